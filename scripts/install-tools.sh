@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Installs the local infrastructure into .tools/ (git-ignored), pinned and idempotent:
+#   - Temporal CLI dev server, built from its official Go module
+#   - FerretDB (MongoDB wire protocol, SQLite backend), built from its downloaded Go module
+#   - Temporal's Java time-skipping test server (Maven Central) plus a launcher script
+# Each step prints one progress line and skips itself when its pinned version is present.
+# Why the FerretDB build is not a plain `go install`: see docs/decisions.md.
+set -euo pipefail
+
+TEMPORAL_CLI_VERSION="v1.5.1"
+FERRETDB_VERSION="v1.24.2"
+TEMPORAL_TEST_SERVER_VERSION="1.38.0" # also pinned in scripts/tools/temporal-test-server.pom.xml
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tools="${TOOLS_DIR:-$root/.tools}"
+bin="$tools/bin"
+stamps="$tools/stamps"
+mkdir -p "$bin" "$stamps"
+
+step() { printf '[tools] %s\n' "$*"; }
+fail() { printf '[tools] error: %s\n' "$*" >&2; exit 1; }
+
+require() {
+  local cmd="$1" why="$2"
+  command -v "$cmd" >/dev/null 2>&1 || fail "'$cmd' is missing; it is needed to $why. Install it (Debian: $3) and run again."
+}
+
+installed() { [[ -f "$stamps/$1" && -x "$2" ]]; }
+
+install_temporal_cli() {
+  local stamp="temporal-cli-$TEMPORAL_CLI_VERSION"
+  if installed "$stamp" "$bin/temporal"; then step "temporal CLI $TEMPORAL_CLI_VERSION: present"; return; fi
+  require go "build the Temporal CLI dev server" "apt-get install golang, or go.dev/dl"
+  step "temporal CLI $TEMPORAL_CLI_VERSION: building from github.com/temporalio/cli (a few minutes on a cold Go cache)"
+  GOBIN="$bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  touch "$stamps/$stamp"
+  step "temporal CLI $TEMPORAL_CLI_VERSION: installed at $bin/temporal"
+}
+
+install_ferretdb() {
+  local stamp="ferretdb-$FERRETDB_VERSION"
+  if installed "$stamp" "$bin/ferretdb"; then step "FerretDB $FERRETDB_VERSION: present"; return; fi
+  require go "build FerretDB" "apt-get install golang, or go.dev/dl"
+  step "FerretDB $FERRETDB_VERSION: downloading module github.com/FerretDB/FerretDB"
+  local module_dir
+  module_dir="$(cd "$tools" && go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$module_dir" ]] || fail "go mod download gave no module directory for FerretDB $FERRETDB_VERSION"
+  local src="$tools/src/ferretdb-$FERRETDB_VERSION"
+  rm -rf "$src" && mkdir -p "$tools/src"
+  cp -R "$module_dir" "$src" && chmod -R u+w "$src"
+  # The module zip leaves build/version/version.txt empty (upstream fills it with `git describe`);
+  # FerretDB refuses to start without it.
+  printf '%s\n' "$FERRETDB_VERSION" >"$src/build/version/version.txt"
+  step "FerretDB $FERRETDB_VERSION: building (SQLite backend included)"
+  (cd "$src" && GOFLAGS=-mod=mod go build -trimpath -o "$bin/ferretdb" ./cmd/ferretdb)
+  rm -rf "$src"
+  touch "$stamps/$stamp"
+  step "FerretDB $FERRETDB_VERSION: installed at $bin/ferretdb"
+}
+
+install_temporal_test_server() {
+  local stamp="temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION"
+  local dir="$tools/temporal-test-server"
+  if installed "$stamp" "$dir/temporal-test-server"; then step "Temporal test server $TEMPORAL_TEST_SERVER_VERSION: present"; return; fi
+  require java "run Temporal's time-skipping test server" "apt-get install openjdk-17-jre-headless"
+  require mvn "download Temporal's time-skipping test server from Maven Central" "apt-get install maven"
+  step "Temporal test server $TEMPORAL_TEST_SERVER_VERSION: resolving io.temporal:temporal-test-server and its runtime dependencies"
+  rm -rf "$dir" && mkdir -p "$dir/lib"
+  mvn -B -q -f "$root/scripts/tools/temporal-test-server.pom.xml" \
+    -Dtemporal.test-server.version="$TEMPORAL_TEST_SERVER_VERSION" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir/lib"
+  # TestWorkflowEnvironment.createTimeSkipping runs `<path> <port> --enable-time-skipping`.
+  cat >"$dir/temporal-test-server" <<'LAUNCHER'
+#!/usr/bin/env bash
+exec java -cp "$(dirname "$0")/lib/*" io.temporal.testserver.TestServer "$@"
+LAUNCHER
+  chmod +x "$dir/temporal-test-server"
+  touch "$stamps/$stamp"
+  step "Temporal test server $TEMPORAL_TEST_SERVER_VERSION: installed at $dir/temporal-test-server"
+}
+
+case "${1:-all}" in
+  all) install_temporal_cli; install_ferretdb; install_temporal_test_server ;;
+  dev) install_temporal_cli; install_ferretdb ;;
+  *) fail "usage: install-tools.sh [all|dev]" ;;
+esac

@@ -80,8 +80,13 @@ LAUNCHER
   step "Temporal test server $TEMPORAL_TEST_SERVER_VERSION: installed at $dir/temporal-test-server"
 }
 
-case "${1:-all}" in
-  all) install_temporal_cli; install_ferretdb; install_temporal_test_server ;;
-  dev) install_temporal_cli; install_ferretdb ;;
-  *) fail "usage: install-tools.sh [all|dev]" ;;
-esac
+# Usage: install-tools.sh [temporal] [ferretdb] [test-server]   (none: all three)
+[[ $# -gt 0 ]] || set -- temporal ferretdb test-server
+for tool in "$@"; do
+  case "$tool" in
+    temporal) install_temporal_cli ;;
+    ferretdb) install_ferretdb ;;
+    test-server) install_temporal_test_server ;;
+    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server]" ;;
+  esac
+done

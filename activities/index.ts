@@ -1,0 +1,23 @@
+import { createProbeActivities } from './probes';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface ActivityDeps {
+  clock: Clock;
+}
+
+/**
+ * Every activity, built from its dependencies. Workflows see only the type
+ * (`ReturnType<typeof createActivities>`), never these values.
+ */
+export function createActivities(deps: ActivityDeps = { clock: systemClock }) {
+  return {
+    ...createProbeActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

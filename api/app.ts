@@ -1,0 +1,58 @@
+import express, { type Express } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config/env';
+import { jsonLogger, type Logger } from './logger';
+import { errorHandler, notFound } from './middleware/errors';
+import { requestId } from './middleware/request-id';
+import { renderDatesInZone, timezone } from './middleware/timezone';
+import { openApiDocument } from './openapi-document';
+import { healthRoutes } from './routes/health';
+
+export interface AppDeps {
+  config: Pick<Config, 'defaultTimezone' | 'validateResponses'>;
+  temporal: Client;
+  logger?: Logger;
+  /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
+  extraRoutes?: (app: Express) => void;
+}
+
+/** The public API under /api/v1 and its console alias /api: the same routes, mounted twice. */
+export const API_BASE_PATHS = ['/api/v1', '/api'] as const;
+
+/** Builds the Express app without listening, so tests and the server share it. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+
+  app.use(requestId());
+  app.use(timezone(deps.config.defaultTimezone));
+
+  const document = openApiDocument();
+  for (const base of ['', ...API_BASE_PATHS]) {
+    app.get(`${base}/openapi.json`, (_req, res) => {
+      res.json(document);
+    });
+  }
+
+  app.use(express.json({ limit: '1mb' }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: structuredClone(document) as never,
+      validateRequests: { allErrors: true },
+      validateResponses: deps.config.validateResponses,
+      validateFormats: true,
+    }),
+  );
+  app.use(renderDatesInZone());
+
+  const api = express.Router();
+  api.use(healthRoutes({ temporal: deps.temporal }));
+  for (const base of API_BASE_PATHS) app.use(base, api);
+
+  deps.extraRoutes?.(app);
+  app.use(notFound());
+  app.use(errorHandler(deps.logger ?? jsonLogger));
+  return app;
+}

@@ -1,0 +1,78 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { HttpError } from '../http-error';
+import type { Logger } from '../logger';
+import { toValidationIssues, type ValidatorErrorItem } from '../validation-issues';
+
+/** Any path no route serves: 404 in the contract's shape. */
+export function notFound(): RequestHandler {
+  return (req, _res, next) => next(new HttpError(404, `no route for ${req.method} ${req.path}`));
+}
+
+interface ValidatorError {
+  status: number;
+  message: string;
+  errors?: ValidatorErrorItem[];
+}
+
+function isValidatorError(err: unknown): err is ValidatorError {
+  return typeof err === 'object' && err !== null && typeof (err as ValidatorError).status === 'number' && Array.isArray((err as ValidatorError).errors);
+}
+
+interface BodyParserError {
+  type: string;
+  status: number;
+  message: string;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as BodyParserError).type === 'string' && 'status' in err;
+}
+
+/**
+ * The one place errors become responses: HttpError as is, validator failures as 422
+ * `{detail: [...]}`, Temporal conflicts as 409/404, and anything unexpected as a 500 that
+ * carries the request id and no stack trace.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    if (err instanceof HttpError) {
+      res.set(err.headers).status(err.status).json({ detail: err.detail, ...err.extra });
+      return;
+    }
+    if (isBodyParserError(err)) {
+      if (err.type === 'entity.parse.failed') {
+        res.status(422).json({
+          detail: [{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${err.message}`, input: null }],
+        });
+        return;
+      }
+      res.status(err.status).json({ detail: err.message });
+      return;
+    }
+    if (isValidatorError(err)) {
+      if (err.status === 400) {
+        res.status(422).json({ detail: toValidationIssues(err.errors ?? [], req) });
+        return;
+      }
+      if (err.status === 404) {
+        res.status(404).json({ detail: `no route for ${req.method} ${req.path}` });
+        return;
+      }
+      res.status(err.status).json({ detail: err.message });
+      return;
+    }
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      res.status(409).json({ detail: 'already in progress' });
+      return;
+    }
+    if (err instanceof WorkflowNotFoundError) {
+      res.status(404).json({ detail: 'not found' });
+      return;
+    }
+    const requestId = res.locals.requestId as string;
+    logger.error({ request_id: requestId, method: req.method, path: req.path, error: String(err?.stack ?? err) });
+    res.status(500).json({ detail: 'internal server error', request_id: requestId });
+  };
+}

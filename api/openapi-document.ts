@@ -1,0 +1,19 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+/** Path of the contract; found from source (tsx) and from dist/ alike. */
+export function openApiPath(): string {
+  const candidates = [path.resolve(__dirname, '../schemas/openapi.yaml'), path.resolve(__dirname, '../../schemas/openapi.yaml')];
+  const found = candidates.find((p) => fs.existsSync(p));
+  if (!found) throw new Error(`schemas/openapi.yaml not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+let cached: Record<string, unknown> | undefined;
+
+/** The OpenAPI document as parsed JSON (anchors resolved), read once per process. */
+export function openApiDocument(): Record<string, unknown> {
+  cached ??= parse(fs.readFileSync(openApiPath(), 'utf8')) as Record<string, unknown>;
+  return cached;
+}

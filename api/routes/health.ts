@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { Router } from 'express';
+import type { Client } from '@temporalio/client';
+import { pingMongo } from '../../activities/db/connect';
+import { Probe } from '../../activities/db/models/probe';
+import type { operations } from '../../schemas/api-types';
+import type { roundTripWorkflow } from '../../workflows/roundtrip';
+import { workflowIds } from '../../workflows/shared/ids';
+import { Kind } from '../../workflows/shared/search-attributes';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { HttpError } from '../http-error';
+import { pingTemporal } from '../temporal';
+
+type Health = operations['getHealth']['responses']['200']['content']['application/json'];
+type RoundTripBody = NonNullable<operations['runRoundTrip']['requestBody']>['content']['application/json'];
+type RoundTrip = operations['runRoundTrip']['responses']['200']['content']['application/json'];
+
+/** How long the API waits for a round trip before answering 503 (the workflow goes on). */
+const ROUND_TRIP_WAIT_MS = 60_000;
+
+export function healthRoutes({ temporal }: { temporal: Client }): Router {
+  const router = Router();
+
+  router.get('/health', async (_req, res) => {
+    const [mongodb, temporalHealth] = await Promise.all([pingMongo(), pingTemporal(temporal)]);
+    const ok = mongodb.ok && temporalHealth.ok;
+    const body: Health = { status: ok ? 'ok' : 'degraded', mongodb, temporal: temporalHealth, checked_at: new Date().toISOString() };
+    res.status(ok ? 200 : 503).json(body);
+  });
+
+  router.post('/health/roundtrip', async (req, res) => {
+    const input = (req.body ?? {}) as RoundTripBody;
+    const probeId = randomBytes(16).toString('hex');
+    const started = performance.now();
+    const handle = await temporal.workflow.start<typeof roundTripWorkflow>('roundTripWorkflow', {
+      taskQueue: TASK_QUEUES.ops,
+      workflowId: workflowIds.roundTrip(probeId),
+      workflowIdConflictPolicy: 'FAIL', // a fresh random id: a conflict would be a bug
+      workflowExecutionTimeout: '5 minutes',
+      args: [{ probeId, note: input.note ?? '', delaySeconds: input.delay_seconds ?? 0 }],
+      typedSearchAttributes: [{ key: Kind, value: 'probe' }],
+      staticSummary: `round-trip probe ${probeId}`,
+    });
+    const result = await waitFor(handle.result(), ROUND_TRIP_WAIT_MS);
+    if (!result) {
+      throw new HttpError(503, `the round trip did not finish within ${ROUND_TRIP_WAIT_MS / 1000} s; is a worker polling the "${TASK_QUEUES.ops}" task queue?`);
+    }
+    const probe = await Probe.findById(probeId).lean();
+    if (!probe) throw new Error(`probe ${probeId} finished its workflow but is not in MongoDB`);
+    const body: RoundTrip = {
+      probe_id: probeId,
+      workflow_id: handle.workflowId,
+      run_id: handle.firstExecutionRunId,
+      note: probe.note ?? '',
+      written_at: probe.written_at.toISOString(),
+      timer_fired_at: result.timerFiredAt,
+      round_trip_ms: Math.round(performance.now() - started),
+    };
+    res.json(body);
+  });
+
+  return router;
+}
+
+async function waitFor<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,31 @@
+import type { Server } from 'node:http';
+import { loadConfig } from '../config/env';
+import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { createApp } from './app';
+import { createTemporalClient } from './temporal';
+
+/** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await connectMongo(config.mongodbUri);
+  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace);
+  const app = createApp({ config, temporal });
+  const server: Server = app.listen(config.port, config.host, () => {
+    console.log(`[api] listening on http://${config.host}:${config.port}/api/v1`);
+  });
+
+  const stop = () => {
+    server.close(async () => {
+      await temporal.connection.close();
+      await disconnectMongo();
+    });
+    server.closeIdleConnections();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err) => {
+  console.error('[api] fatal:', err);
+  process.exitCode = 1;
+});

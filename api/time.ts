@@ -1,0 +1,78 @@
+/**
+ * Time zones and date rendering. Dates leave the API as ISO 8601 with the offset of the
+ * zone the caller asked for; webhooks always use UTC (`+00:00`).
+ */
+
+// IANA names only: letters, digits, `_ + - /`. Rejects offset strings ("+05:30") that newer
+// engines would otherwise accept as zones.
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The canonical spelling of an IANA zone name, or null when there is no such zone. */
+export function canonicalTimeZone(name: string): string | null {
+  if (!IANA_NAME.test(name)) return null;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      timeZoneName: 'longOffset',
+    });
+    formatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+/** `2026-11-21T06:12:20.123+05:30`: the instant as wall time in `zone` with its offset. */
+export function formatInZone(date: Date, zone: string): string {
+  const parts: Record<string, string> = {};
+  for (const part of formatterFor(zone).formatToParts(date)) parts[part.type] = part.value;
+  // longOffset reads "GMT+05:30", or just "GMT" at offset zero.
+  const offset = parts.timeZoneName === 'GMT' ? '+00:00' : parts.timeZoneName.slice(3);
+  const year = parts.year.padStart(4, '0');
+  const millis = String(date.getUTCMilliseconds()).padStart(3, '0');
+  return `${year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${millis}${offset}`;
+}
+
+/** Fields rendered as dates: `at`, `date`, `timestamp` and every `*_at`. */
+export function isDateFieldName(key: string): boolean {
+  return key === 'at' || key === 'date' || key === 'timestamp' || key.endsWith('_at');
+}
+
+// A full ISO date-time (a bare `2026-11-21` date is left as it is).
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A copy of `value` with every date field rendered in `zone`. Date objects and ISO
+ * date-time strings under date-named keys are converted; everything else is kept.
+ */
+export function renderDates(value: unknown, zone: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => renderDates(item, zone));
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    out[key] = isDateFieldName(key) ? renderDateField(field, zone) : renderDates(field, zone);
+  }
+  return out;
+}
+
+function renderDateField(field: unknown, zone: string): unknown {
+  if (field instanceof Date) return Number.isNaN(field.getTime()) ? null : formatInZone(field, zone);
+  if (typeof field === 'string' && ISO_DATE_TIME.test(field)) return formatInZone(new Date(field), zone);
+  return renderDates(field, zone);
+}

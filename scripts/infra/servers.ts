@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
+
+export interface FerretDbOptions {
+  host?: string;
+  port: number;
+  /** SQLite files and FerretDB's state live here. */
+  dataDir: string;
+  /** Trade durability for speed (tests): SQLite `synchronous(off)`. */
+  fast?: boolean;
+  output: StartOptions['output'];
+  ownProcessGroup?: boolean;
+}
+
+/** FerretDB with its SQLite backend; resolves once it accepts connections. */
+export async function startFerretDb(options: FerretDbOptions): Promise<ManagedProcess & { uri: (db: string) => string }> {
+  const host = options.host ?? '127.0.0.1';
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const pragma = options.fast ? '?_pragma=synchronous(off)&_pragma=journal_mode(wal)' : '';
+  const proc = startProcess({
+    name: 'ferretdb',
+    command: requireTool('ferretdb'),
+    args: [
+      '--handler=sqlite',
+      `--sqlite-url=file:${options.dataDir}/${pragma}`,
+      `--listen-addr=${host}:${options.port}`,
+      `--state-dir=${options.dataDir}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=warn',
+    ],
+    output: options.output,
+    ownProcessGroup: options.ownProcessGroup,
+  });
+  await waitForPort(host, options.port, 30_000, proc);
+  return { ...proc, uri: (db) => `mongodb://${host}:${options.port}/${db}` };
+}
+
+export interface TemporalDevServerOptions {
+  host?: string;
+  port: number;
+  uiPort: number;
+  /** SQLite file of the dev server (kept across restarts). */
+  dbFile: string;
+  namespace?: string;
+  output: StartOptions['output'];
+  ownProcessGroup?: boolean;
+}
+
+/**
+ * The Temporal CLI dev server with the Web UI and our custom search attributes registered.
+ * Resolves once the frontend accepts connections.
+ */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<ManagedProcess & { address: string }> {
+  const host = options.host ?? '127.0.0.1';
+  fs.mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  const proc = startProcess({
+    name: 'temporal',
+    command: requireTool('temporal'),
+    args: [
+      'server',
+      'start-dev',
+      '--ip',
+      host,
+      '--port',
+      String(options.port),
+      '--ui-port',
+      String(options.uiPort),
+      '--db-filename',
+      options.dbFile,
+      '--namespace',
+      options.namespace ?? 'default',
+      '--log-level',
+      'warn',
+      ...searchAttributeRegistrations(),
+    ],
+    output: options.output,
+    ownProcessGroup: options.ownProcessGroup,
+  });
+  await waitForPort(host, options.port, 60_000, proc);
+  return { ...proc, address: `${host}:${options.port}` };
+}

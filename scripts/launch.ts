@@ -1,0 +1,134 @@
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { loadConfig } from '../config/env';
+import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
+import { startFerretDb, startTemporalDevServer } from './infra/servers';
+
+/**
+ * `npm start`: the whole stack in one terminal. Starts FerretDB and the Temporal dev server
+ * (data in .data/, kept across restarts) unless MONGODB_URI / TEMPORAL_ADDRESS name servers
+ * to use, then the API, the workers and the media service. Ctrl-C stops everything, the
+ * application first and the infrastructure last, so no worker loses its server mid-task.
+ */
+
+const env = process.env;
+const port = (name: string, fallback: number) => Number(env[name] || fallback);
+
+async function main(): Promise<void> {
+  const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
+  const infrastructure: ManagedProcess[] = [];
+  const application: ManagedProcess[] = [];
+  let stopping = false;
+
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('[launcher] stopping...');
+    await Promise.all(application.map((p) => p.stop()));
+    await Promise.all(infrastructure.map((p) => p.stop()));
+    console.log('[launcher] stopped');
+    process.exit(exitCode);
+  };
+  // Children run in their own process groups; if the launcher dies without stopping them,
+  // take them down with it rather than leave servers holding the ports.
+  process.on('exit', () => [...application, ...infrastructure].forEach((p) => p.child.kill('SIGKILL')));
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+  const superviseExit = (proc: ManagedProcess) =>
+    void proc.exited.then((code) => {
+      if (stopping) return;
+      console.error(`[launcher] ${proc.name} exited unexpectedly (${code}); stopping the stack`);
+      void stopAll(1);
+    });
+
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  try {
+    if (!env.MONGODB_URI) {
+      console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
+      const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
+      infrastructure.push(ferret);
+      superviseExit(ferret);
+      childEnv.MONGODB_URI = ferret.uri('voice_agents');
+    }
+    if (!env.TEMPORAL_ADDRESS) {
+      console.log(`[launcher] starting the Temporal dev server (data in ${path.join(dataDir, 'temporal.db')})`);
+      const temporal = await startTemporalDevServer({
+        port: port('TEMPORAL_PORT', 7233),
+        uiPort: port('TEMPORAL_UI_PORT', 8233),
+        dbFile: path.join(dataDir, 'temporal.db'),
+        namespace: env.TEMPORAL_NAMESPACE || 'default',
+        output: 'inherit-prefixed',
+        ownProcessGroup: true,
+      });
+      infrastructure.push(temporal);
+      superviseExit(temporal);
+      childEnv.TEMPORAL_ADDRESS = temporal.address;
+    }
+    const config = loadConfig(childEnv);
+    await waitForNamespace(config.temporalAddress, config.temporalNamespace);
+
+    for (const [name, entry] of [
+      ['api', 'api/server'],
+      ['worker', 'workers/main'],
+      ['media', 'media/server'],
+    ] as const) {
+      const proc = startProcess({ name, command: process.execPath, args: [...process.execArgv, appEntry(entry)], env: childEnv, output: 'inherit-prefixed', ownProcessGroup: true });
+      application.push(proc);
+      superviseExit(proc);
+    }
+    await waitForPort(config.host, config.port, 60_000, application[0]);
+    await waitForPort(config.host, config.mediaPort, 60_000, application[2]);
+
+    const uiNote = env.TEMPORAL_ADDRESS ? '(external Temporal: its own UI)' : `http://127.0.0.1:${port('TEMPORAL_UI_PORT', 8233)}`;
+    console.log(
+      [
+        '',
+        'Voice agent service is up:',
+        `  API          http://${config.host}:${config.port}/api/v1   (health: /api/v1/health)`,
+        `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
+        `  Media        http://${config.host}:${config.mediaPort}`,
+        `  Temporal UI  ${uiNote}`,
+        `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
+        `  MongoDB      ${redact(config.mongodbUri)}`,
+        'Press Ctrl-C to stop.',
+        '',
+      ].join('\n'),
+    );
+  } catch (err) {
+    console.error(`[launcher] ${(err as Error).message}`);
+    await stopAll(1);
+  }
+}
+
+/** The compiled entry next to this file (dist/) or the TypeScript source under tsx. */
+function appEntry(entry: string): string {
+  const extension = path.extname(__filename);
+  return path.resolve(__dirname, '..', entry + extension);
+}
+
+/** The dev server accepts connections before its namespace is ready; wait for both. */
+async function waitForNamespace(address: string, namespace: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  throw new Error(`Temporal at ${address} did not serve namespace "${namespace}" within 60 s: ${(lastError as Error)?.message}`);
+}
+
+function redact(uri: string): string {
+  return uri.replace(/\/\/([^@/]*)@/, '//***@');
+}
+
+void main();

@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { createApp } from '../../api/app';
+import type { Logger } from '../../api/logger';
+import { createWorkers } from '../../workers/bootstrap';
+import type { TaskQueueRole } from '../../workflows/shared/task-queues';
+import { createLocal, workflowBundle } from './servers';
+
+export interface RunningApi {
+  baseUrl: string;
+  /** `fetch` against the API; paths are relative to the server root, e.g. `/api/v1/health`. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface StartApiOptions {
+  /** Temporal client of the app (default: the shared dev server's). */
+  temporal?: Client;
+  /** Run real workers for these roles beside the API (on the shared dev server by default). */
+  workers?: TaskQueueRole[];
+  workerConnection?: NativeConnection;
+  namespace?: string;
+  extraRoutes?: (app: Express) => void;
+  logger?: Logger;
+}
+
+/** The real app on a free port, with real workers when asked; close() stops both. */
+export async function startApi(options: StartApiOptions = {}): Promise<RunningApi> {
+  const env = createLocal();
+  const app = createApp({
+    config: { defaultTimezone: 'Asia/Kolkata', validateResponses: true },
+    temporal: options.temporal ?? env.client,
+    extraRoutes: options.extraRoutes,
+    logger: options.logger,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let workers: Worker[] = [];
+  let running: Promise<unknown> = Promise.resolve();
+  if (options.workers?.length) {
+    workers = await createWorkers({
+      connection: options.workerConnection ?? env.nativeConnection,
+      namespace: options.namespace ?? env.namespace ?? 'default',
+      roles: options.workers,
+      workflows: { workflowBundle: await workflowBundle() },
+    });
+    running = Promise.all(workers.map((w) => w.run()));
+  }
+
+  return {
+    baseUrl,
+    request: (path, init) => fetch(baseUrl + path, init),
+    async close() {
+      workers.forEach((w) => w.shutdown());
+      await running;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export function jsonBody(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}

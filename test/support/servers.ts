@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
+import { startFerretDb } from '../../scripts/infra/servers';
+import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+
+/**
+ * The servers every test shares, started once by the root hook (hooks.ts):
+ * - FerretDB on a free port with a temporary data folder (or TEST_MONGODB_URI);
+ * - the Temporal dev server through TestWorkflowEnvironment.createLocal with our built
+ *   binary as an `existing-path` executable (or TEST_TEMPORAL_ADDRESS).
+ */
+export interface TestServers {
+  mongodbUri: string;
+  temporal: TestWorkflowEnvironment;
+  tempDir: string;
+  ferret?: ManagedProcess;
+}
+
+let servers: TestServers | undefined;
+
+export function testServers(): TestServers {
+  if (!servers) throw new Error('test servers are not started: is test/support/hooks.ts the mocha root hook?');
+  return servers;
+}
+
+export async function startTestServers(): Promise<TestServers> {
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-test-'));
+  const dbName = `test_${process.pid}`;
+  let ferret: (ManagedProcess & { uri: (db: string) => string }) | undefined;
+  let mongodbUri = process.env.TEST_MONGODB_URI;
+  if (!mongodbUri) {
+    ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+    mongodbUri = ferret.uri(dbName);
+  }
+  const temporal = process.env.TEST_TEMPORAL_ADDRESS
+    ? await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEST_TEMPORAL_ADDRESS })
+    : await TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: { type: 'existing-path', path: requireTool('temporal') },
+          extraArgs: searchAttributeRegistrations(),
+          log: { format: 'pretty', level: 'error' },
+        },
+      });
+  servers = { mongodbUri, temporal, tempDir, ferret };
+  return servers;
+}
+
+export async function stopTestServers(): Promise<void> {
+  if (!servers) return;
+  const { temporal, ferret, tempDir } = servers;
+  servers = undefined;
+  await temporal.teardown();
+  await ferret?.stop();
+  fs.rmSync(tempDir, { recursive: true, force: true });
+}
+
+/** A time-skipping environment on Temporal's Java test server (`existing-path`). */
+export function createTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: requireTool('temporalTestServer') } },
+  });
+}
+
+/** The shared dev-server environment (for updates, signals and end-to-end tests). */
+export function createLocal(): TestWorkflowEnvironment {
+  return testServers().temporal;
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflow code, bundled once per run and shared by every test's workers. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: silentLogger });
+  return bundle;
+}
+
+const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) };

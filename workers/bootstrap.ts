@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { systemClock, type ActivityDeps } from '../activities';
+import type { TaskQueueRole } from '../workflows/shared/task-queues';
+import { WORKER_ROLES } from './roles';
+
+/** The prebuilt bundle (npm run build) when there is one; otherwise bundle from source. */
+export function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const prebuilt = path.resolve(__dirname, '..', 'workflow-bundle.js');
+  if (fs.existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath: require.resolve('../workflows') };
+}
+
+export interface CreateWorkersOptions {
+  connection: NativeConnection;
+  namespace: string;
+  roles: TaskQueueRole[];
+  deps?: ActivityDeps;
+  /** Tests pass one bundle built once per run. */
+  workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
+}
+
+/** One worker per role, each on its own task queue. */
+export async function createWorkers(options: CreateWorkersOptions): Promise<Worker[]> {
+  const deps = options.deps ?? { clock: systemClock };
+  const workflows = options.workflows ?? workflowSource();
+  return Promise.all(
+    options.roles.map((role) => {
+      const definition = WORKER_ROLES[role];
+      if (!definition) throw new Error(`no worker definition for role ${role}`);
+      return Worker.create({
+        connection: options.connection,
+        namespace: options.namespace,
+        taskQueue: definition.taskQueue,
+        activities: definition.activities(deps),
+        ...(definition.workflows ? workflows : {}),
+      });
+    }),
+  );
+}

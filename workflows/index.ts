@@ -1,0 +1,2 @@
+// The workflow bundle's entry: every workflow type the workers register.
+export { roundTripWorkflow } from './roundtrip';

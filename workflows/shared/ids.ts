@@ -1,0 +1,8 @@
+/**
+ * Readable workflow ids built from business keys, so that ops can find a workflow in the
+ * Temporal UI from an id they already have. One helper per workflow kind; nothing else
+ * builds these strings.
+ */
+export const workflowIds = {
+  roundTrip: (probeId: string) => `roundtrip-${probeId}`,
+} as const;

@@ -9,10 +9,14 @@ import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import { createLocal, workflowBundle } from './servers';
 
+/** A fetch Response whose JSON tests read without declaring every shape. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ApiResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
 export interface RunningApi {
   baseUrl: string;
   /** `fetch` against the API; paths are relative to the server root, e.g. `/api/v1/health`. */
-  request(path: string, init?: RequestInit): Promise<Response>;
+  request(path: string, init?: RequestInit): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 

@@ -10,7 +10,7 @@ import { openApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
 
 export interface AppDeps {
-  config: Pick<Config, 'defaultTimezone' | 'validateResponses'>;
+  config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs'>;
   temporal: Client;
   logger?: Logger;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
@@ -48,7 +48,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(renderDatesInZone());
 
   const api = express.Router();
-  api.use(healthRoutes({ temporal: deps.temporal }));
+  api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   for (const base of API_BASE_PATHS) app.use(base, api);
 
   deps.extraRoutes?.(app);

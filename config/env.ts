@@ -20,6 +20,8 @@ export interface Config {
   /** Check every response against the OpenAPI document (on in tests, off in production). */
   validateResponses: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** How long `POST /health/roundtrip` waits for its workflow before answering 503. */
+  roundTripWaitMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -41,6 +43,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultTimezone: env.DEFAULT_TIMEZONE || 'Asia/Kolkata',
     validateResponses: parseBoolean(env, 'VALIDATE_RESPONSES', nodeEnv === 'test'),
     logLevel: parseEnum(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    roundTripWaitMs: parsePositiveInteger(env, 'ROUND_TRIP_WAIT_MS', 60_000),
   };
 }
 
@@ -58,6 +61,14 @@ function parsePort(env: Env, name: string, fallback: number): number {
     throw new Error(`${name} must be a port number from 0 to 65535, got "${raw}"`);
   }
   return port;
+}
+
+function parsePositiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
 }
 
 function parseBoolean(env: Env, name: string, fallback: boolean): boolean {

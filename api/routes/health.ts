@@ -15,10 +15,8 @@ type Health = operations['getHealth']['responses']['200']['content']['applicatio
 type RoundTripBody = NonNullable<operations['runRoundTrip']['requestBody']>['content']['application/json'];
 type RoundTrip = operations['runRoundTrip']['responses']['200']['content']['application/json'];
 
-/** How long the API waits for a round trip before answering 503 (the workflow goes on). */
-const ROUND_TRIP_WAIT_MS = 60_000;
-
-export function healthRoutes({ temporal }: { temporal: Client }): Router {
+/** `roundTripWaitMs`: how long to wait for the probe before answering 503 (the workflow goes on). */
+export function healthRoutes({ temporal, roundTripWaitMs }: { temporal: Client; roundTripWaitMs: number }): Router {
   const router = Router();
 
   router.get('/health', async (_req, res) => {
@@ -41,9 +39,9 @@ export function healthRoutes({ temporal }: { temporal: Client }): Router {
       typedSearchAttributes: [{ key: Kind, value: 'probe' }],
       staticSummary: `round-trip probe ${probeId}`,
     });
-    const result = await waitFor(handle.result(), ROUND_TRIP_WAIT_MS);
+    const result = await resultWithin(temporal, () => handle.result(), roundTripWaitMs);
     if (!result) {
-      throw new HttpError(503, `the round trip did not finish within ${ROUND_TRIP_WAIT_MS / 1000} s; is a worker polling the "${TASK_QUEUES.ops}" task queue?`);
+      throw new HttpError(503, `the round trip did not finish within ${roundTripWaitMs / 1000} s; is a worker polling the "${TASK_QUEUES.ops}" task queue?`);
     }
     const probe = await Probe.findById(probeId).lean();
     if (!probe) throw new Error(`probe ${probeId} finished its workflow but is not in MongoDB`);
@@ -62,11 +60,18 @@ export function healthRoutes({ temporal }: { temporal: Client }): Router {
   return router;
 }
 
-async function waitFor<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+/**
+ * The workflow's result, or undefined after `ms`. The long-poll is aborted at the deadline so
+ * that no request is left polling (and later rejecting) after the caller has been answered.
+ */
+async function resultWithin<T>(temporal: Client, getResult: () => Promise<T>, ms: number): Promise<T | undefined> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
   try {
-    return await Promise.race([promise, timeout]);
+    return await temporal.withAbortSignal(controller.signal, getResult);
+  } catch (err) {
+    if (controller.signal.aborted) return undefined;
+    throw err;
   } finally {
     clearTimeout(timer);
   }

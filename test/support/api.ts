@@ -29,13 +29,14 @@ export interface StartApiOptions {
   namespace?: string;
   extraRoutes?: (app: Express) => void;
   logger?: Logger;
+  roundTripWaitMs?: number;
 }
 
 /** The real app on a free port, with real workers when asked; close() stops both. */
 export async function startApi(options: StartApiOptions = {}): Promise<RunningApi> {
   const env = createLocal();
   const app = createApp({
-    config: { defaultTimezone: 'Asia/Kolkata', validateResponses: true },
+    config: { defaultTimezone: 'Asia/Kolkata', validateResponses: true, roundTripWaitMs: options.roundTripWaitMs ?? 30_000 },
     temporal: options.temporal ?? env.client,
     extraRoutes: options.extraRoutes,
     logger: options.logger,

@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
-import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS, searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
 
 /**
  * The servers every test shares, started once by the root hook (hooks.ts):
@@ -58,10 +60,23 @@ export async function stopTestServers(): Promise<void> {
   fs.rmSync(tempDir, { recursive: true, force: true });
 }
 
-/** A time-skipping environment on Temporal's Java test server (`existing-path`). */
-export function createTimeSkipping(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+/**
+ * A time-skipping environment on Temporal's Java test server (`existing-path`), with our
+ * custom search attributes registered as on the dev server.
+ */
+export async function createTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: requireTool('temporalTestServer') } },
+  });
+  await registerSearchAttributes(env.connection, env.namespace ?? 'default');
+  return env;
+}
+
+/** Our custom search attributes, registered on a namespace the dev server did not create itself. */
+export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((key) => [key.name, encodeSearchAttributeIndexedValueType(key.type)!])),
   });
 }
 

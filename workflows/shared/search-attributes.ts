@@ -10,11 +10,11 @@ export const AgentId = defineSearchAttributeKey('AgentId', SearchAttributeType.K
 export const CallStatus = defineSearchAttributeKey('CallStatus', SearchAttributeType.KEYWORD);
 export const Kind = defineSearchAttributeKey('Kind', SearchAttributeType.KEYWORD);
 
-const ALL = [WorkspaceId, AgentId, CallStatus, Kind];
+export const SEARCH_ATTRIBUTE_KEYS = [WorkspaceId, AgentId, CallStatus, Kind];
 
 /** `--search-attribute Name=Keyword` arguments for `temporal server start-dev`. */
 export function searchAttributeRegistrations(): string[] {
-  return ALL.flatMap((key) => ['--search-attribute', `${key.name}=${CLI_TYPE_NAMES[key.type]}`]);
+  return SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${CLI_TYPE_NAMES[key.type]}`]);
 }
 
 /** The type names the Temporal CLI takes, as in `temporal operator search-attribute create`. */

@@ -5,18 +5,24 @@
 
 // IANA names only: letters, digits, `_ + - /`. Rejects offset strings ("+05:30") that newer
 // engines would otherwise accept as zones.
-const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** The canonical spelling of an IANA zone name, or null when there is no such zone. */
+// Known names by lower case, to give back the usual spelling of `asia/tokyo`. ICU resolves
+// some current names to legacy ones (Asia/Kolkata -> Asia/Calcutta), so a valid name the
+// caller spelled is kept rather than replaced by ICU's resolution.
+const KNOWN_ZONES = new Map([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Asia/Kolkata'].map((zone) => [zone.toLowerCase(), zone]));
+
+/** The zone name to use and echo (usual spelling when known), or null when there is no such zone. */
 export function canonicalTimeZone(name: string): string | null {
   if (!IANA_NAME.test(name)) return null;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
   } catch {
     return null;
   }
+  return KNOWN_ZONES.get(name.toLowerCase()) ?? name;
 }
 
 function formatterFor(zone: string): Intl.DateTimeFormat {

@@ -1,0 +1,48 @@
+// Lint rules. The block for workflows/ keeps the Temporal workflow sandbox deterministic:
+// no Node built-ins, no I/O libraries, no worker/client packages, and activities only as types.
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
+
+export const workflowImportBans = {
+  paths: [
+    ...nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not available in workflow code; use an activity.' })),
+    ...['mongoose', 'mongodb', 'express', 'express-openapi-validator', 'ws', 'openai', 'jose'].map((name) => ({
+      name,
+      message: 'I/O belongs in activities, not in deterministic workflow code.',
+    })),
+    ...['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@temporalio/testing'].map((name) => ({
+      name,
+      message: 'Workflow code may import only @temporalio/workflow and @temporalio/common.',
+    })),
+  ],
+  patterns: [
+    { group: ['node:*'], message: 'Node built-ins are not available in workflow code; use an activity.' },
+    { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
+    { group: ['**/api/**', '**/workers/**', '**/media/**', '**/config/**'], message: 'Workflow code must not depend on process-level modules.' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'schemas/api-types.d.ts', 'eslint.config.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImportBans] },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-unused-expressions': 'off' },
+  },
+);

@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { LOCAL_MONGODB_URI, LOCAL_TEMPORAL_ADDRESS, loadConfig } from '../../config/env';
+
+describe('configuration', () => {
+  it('defaults run the local stack', () => {
+    const config = loadConfig({});
+    expect(config).to.include({ port: 8080, mediaPort: 8081, mongodbUri: LOCAL_MONGODB_URI, temporalAddress: LOCAL_TEMPORAL_ADDRESS });
+    expect(config).to.include({ temporalNamespace: 'default', defaultTimezone: 'Asia/Kolkata', validateResponses: false });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      MEDIA_PORT: '9001',
+      MONGODB_URI: 'mongodb://db:27017/x',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      VALIDATE_RESPONSES: 'yes',
+      ROUND_TRIP_WAIT_MS: '1500',
+    });
+    expect(config).to.include({ port: 9000, mediaPort: 9001, mongodbUri: 'mongodb://db:27017/x', temporalAddress: 'temporal:7233' });
+    expect(config).to.include({ temporalNamespace: 'prod', validateResponses: true, roundTripWaitMs: 1500 });
+  });
+
+  it('validates responses in tests by default', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).validateResponses).to.equal(true);
+  });
+
+  it('fails loudly in production without the server addresses', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_ADDRESS: 't:7233' })).to.throw('MONGODB_URI');
+    expect(() => loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x' })).to.throw('TEMPORAL_ADDRESS');
+  });
+
+  it('rejects malformed values, naming the variable', () => {
+    expect(() => loadConfig({ PORT: '80a' })).to.throw('PORT');
+    expect(() => loadConfig({ PORT: '70000' })).to.throw('PORT');
+    expect(() => loadConfig({ VALIDATE_RESPONSES: 'maybe' })).to.throw('VALIDATE_RESPONSES');
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw('LOG_LEVEL');
+    expect(() => loadConfig({ NODE_ENV: 'staging' })).to.throw('NODE_ENV');
+    expect(() => loadConfig({ ROUND_TRIP_WAIT_MS: '0' })).to.throw('ROUND_TRIP_WAIT_MS');
+  });
+});

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { expect } from 'chai';
+import { ESLint } from 'eslint';
+import { ROOT } from '../../scripts/infra/processes';
+
+/** The workflow-sandbox import bans of eslint.config.mjs, exercised on sample workflow code. */
+describe('lint: workflow sandbox import bans', function () {
+  this.timeout(60_000);
+  // Type-aware rules need files of the TypeScript project; the import bans do not.
+  const eslint = new ESLint({
+    cwd: ROOT,
+    overrideConfig: {
+      languageOptions: { parserOptions: { projectService: false, project: null } },
+      rules: { '@typescript-eslint/no-floating-promises': 'off' },
+    },
+  });
+  const lintWorkflow = async (code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, 'workflows', 'sample.ts') });
+    return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  };
+
+  for (const [what, line] of [
+    ['a Node built-in', "import fs from 'fs';"],
+    ['a node: built-in', "import { randomUUID } from 'node:crypto';"],
+    ['mongoose', "import mongoose from 'mongoose';"],
+    ['express', "import express from 'express';"],
+    ['the worker package', "import { Worker } from '@temporalio/worker';"],
+    ['the client package', "import { Client } from '@temporalio/client';"],
+    ['a value import of activities', "import { createActivities } from '../activities';"],
+    ['a value import of an activity module', "import { createProbeActivities } from '../activities/probes';"],
+  ] as const) {
+    it(`rejects ${what}`, async () => {
+      expect(await lintWorkflow(`${line}\nexport const x = 1;\n`)).to.have.length(1);
+    });
+  }
+
+  it('allows the workflow SDK, shared modules and type imports of activities', async () => {
+    const code = [
+      "import { sleep } from '@temporalio/workflow';",
+      "import { defineSearchAttributeKey } from '@temporalio/common';",
+      "import type { createActivities } from '../activities';",
+      "import { TASK_QUEUES } from './shared/task-queues';",
+      'export type A = ReturnType<typeof createActivities>;',
+      'export const x = [sleep, defineSearchAttributeKey, TASK_QUEUES];',
+    ].join('\n');
+    expect(await lintWorkflow(code)).to.deep.equal([]);
+  });
+
+  it('does not apply the bans outside workflows/', async () => {
+    const [result] = await eslint.lintText("import fs from 'fs';\nexport const x = fs;\n", { filePath: path.join(ROOT, 'activities', 'sample.ts') });
+    expect(result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports')).to.deep.equal([]);
+  });
+});

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace);
   const app = createApp({ config, temporal });
   const server: Server = app.listen(config.port, config.host, () => {
-    console.log(`[api] listening on http://${config.host}:${config.port}/api/v1`);
+    console.log(`API listening on http://${config.host}:${config.port}/api/v1`);
   });
 
   const stop = () => {
@@ -26,6 +26,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error('[api] fatal:', err);
+  console.error('API failed to start:', err);
   process.exitCode = 1;
 });

@@ -19,7 +19,7 @@ function main(): void {
     res.end(JSON.stringify({ detail: `no route for ${req.method} ${req.url}` }));
   });
   server.listen(config.mediaPort, config.host, () => {
-    console.log(`[media] listening on http://${config.host}:${config.mediaPort}`);
+    console.log(`media service listening on http://${config.host}:${config.mediaPort}`);
   });
   const stop = () => {
     server.close();

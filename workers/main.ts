@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
 
-  console.log(`[worker] polling ${roles.join(', ')} on ${config.temporalAddress}`);
+  console.log(`worker polling ${roles.join(', ')} on ${config.temporalAddress}`);
   try {
     await Promise.all(workers.map((worker) => worker.run()));
   } finally {
@@ -31,6 +31,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error('[worker] fatal:', err);
+  console.error('worker failed:', err);
   process.exitCode = 1;
 });

@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { Connection, Client } from '@temporalio/client';
+import mongoose from 'mongoose';
+import { freePort, ROOT, waitForPort } from '../../scripts/infra/processes';
+
+/**
+ * `npm start`'s launcher, run as a user runs it: the whole stack on free ports with its own
+ * data folder; used over HTTP; stopped with Ctrl-C (SIGINT); started again on the same data.
+ */
+describe('the launcher (npm start)', function () {
+  this.timeout(240_000);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-launcher-'));
+  let ports: Record<'PORT' | 'MEDIA_PORT' | 'MONGODB_PORT' | 'TEMPORAL_PORT' | 'TEMPORAL_UI_PORT', number>;
+  let launcher: Launched | undefined;
+
+  before(async () => {
+    ports = { PORT: await freePort(), MEDIA_PORT: await freePort(), MONGODB_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort() };
+  });
+  after(async () => {
+    if (launcher && launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let probe: { probe_id: string; workflow_id: string };
+
+  it('starts every service, prints the URLs, and serves the API, the media service and the Temporal UI', async () => {
+    launcher = await launch(ports, dataDir);
+    const api = `http://127.0.0.1:${ports.PORT}`;
+    expect(launcher.output()).to.include(`${api}/api/v1`).and.include(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`);
+
+    const health = await fetch(`${api}/api/v1/health`);
+    expect(health.status).to.equal(200);
+    expect(health.headers.get('x-request-id')).to.match(/^[0-9a-f]{32}$/);
+    expect(health.headers.get('x-timezone')).to.equal('Asia/Kolkata');
+
+    const roundTrip = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"note":"before restart"}' });
+    expect(roundTrip.status).to.equal(200);
+    probe = (await roundTrip.json()) as typeof probe;
+
+    expect((await fetch(`http://127.0.0.1:${ports.MEDIA_PORT}/health`)).status).to.equal(200);
+    const ui = await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`);
+    expect(ui.status).to.equal(200);
+    expect(await ui.text()).to.match(/<html/i);
+  });
+
+  it('stops every child on Ctrl-C and exits 0', async () => {
+    const code = await launcher!.interrupt();
+    expect(code).to.equal(0);
+    for (const port of Object.values(ports)) expect(await isListening(port), `port ${port} is released`).to.equal(false);
+  });
+
+  it('keeps the data across a restart: the workflow in Temporal and the document in MongoDB', async () => {
+    launcher = await launch(ports, dataDir);
+    const connection = await Connection.connect({ address: `127.0.0.1:${ports.TEMPORAL_PORT}` });
+    const db = await mongoose.createConnection(`mongodb://127.0.0.1:${ports.MONGODB_PORT}/voice_agents`).asPromise();
+    try {
+      const description = await new Client({ connection }).workflow.getHandle(probe.workflow_id).describe();
+      expect(description.status.name).to.equal('COMPLETED');
+      const saved = await db.collection('probes').findOne({ _id: probe.probe_id as never });
+      expect(saved?.note).to.equal('before restart');
+    } finally {
+      await connection.close();
+      await db.close();
+    }
+    expect(await launcher.interrupt()).to.equal(0);
+  });
+});
+
+interface Launched {
+  child: ChildProcess;
+  output(): string;
+  /** Sends SIGINT as a terminal's Ctrl-C would and resolves with the exit code. */
+  interrupt(): Promise<number | null>;
+}
+
+async function launch(ports: Record<string, number>, dataDir: string): Promise<Launched> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), DATA_DIR: dataDir, NODE_ENV: 'development' };
+  delete env.MONGODB_URI;
+  delete env.TEMPORAL_ADDRESS;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'launch.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const deadline = Date.now() + 180_000;
+  while (!output.includes('Press Ctrl-C to stop.')) {
+    if (child.exitCode !== null) throw new Error(`launcher exited early (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`launcher did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await waitForPort('127.0.0.1', ports.PORT, 10_000);
+  return {
+    child,
+    output: () => output,
+    async interrupt() {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+async function isListening(port: number): Promise<boolean> {
+  try {
+    await waitForPort('127.0.0.1', port, 200);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -25,34 +25,48 @@ export function canonicalTimeZone(name: string): string | null {
   return KNOWN_ZONES.get(name.toLowerCase()) ?? name;
 }
 
-function formatterFor(zone: string): Intl.DateTimeFormat {
+function offsetFormatterFor(zone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(zone);
   if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      timeZoneName: 'longOffset',
-    });
+    formatter = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
     formatters.set(zone, formatter);
   }
   return formatter;
 }
 
+// Offsets change only at transitions, which tzdb places on 15-minute boundaries of UTC; so one
+// Intl lookup serves every instant of a zone within the same 15 minutes.
+const OFFSET_SLOT_MS = 15 * 60 * 1000;
+const offsetCache = new Map<string, number>();
+
+/** The zone's UTC offset in minutes at that instant. */
+function offsetMinutes(date: Date, zone: string): number {
+  const key = `${zone}|${Math.floor(date.getTime() / OFFSET_SLOT_MS)}`;
+  let offset = offsetCache.get(key);
+  if (offset === undefined) {
+    const name = offsetFormatterFor(zone).formatToParts(date).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+    // longOffset reads "GMT+05:30", or just "GMT" at offset zero.
+    const match = /^GMT([+-])(\d{2}):(\d{2})/.exec(name);
+    offset = match ? (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) : 0;
+    if (offsetCache.size > 10_000) offsetCache.clear();
+    offsetCache.set(key, offset);
+  }
+  return offset;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
 /** `2026-11-21T06:12:20.123+05:30`: the instant as wall time in `zone` with its offset. */
 export function formatInZone(date: Date, zone: string): string {
-  const parts: Record<string, string> = {};
-  for (const part of formatterFor(zone).formatToParts(date)) parts[part.type] = part.value;
-  // longOffset reads "GMT+05:30", or just "GMT" at offset zero.
-  const offset = parts.timeZoneName === 'GMT' ? '+00:00' : parts.timeZoneName.slice(3);
-  const year = parts.year.padStart(4, '0');
-  const millis = String(date.getUTCMilliseconds()).padStart(3, '0');
-  return `${year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${millis}${offset}`;
+  const offset = offsetMinutes(date, zone);
+  const wall = new Date(date.getTime() + offset * 60_000);
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return (
+    `${pad(wall.getUTCFullYear(), 4)}-${pad(wall.getUTCMonth() + 1)}-${pad(wall.getUTCDate())}` +
+    `T${pad(wall.getUTCHours())}:${pad(wall.getUTCMinutes())}:${pad(wall.getUTCSeconds())}.${pad(wall.getUTCMilliseconds(), 3)}` +
+    `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
+  );
 }
 
 /** Fields rendered as dates: `at`, `date`, `timestamp` and every `*_at`. */

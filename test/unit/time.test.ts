@@ -16,6 +16,24 @@ describe('time zones and date rendering', () => {
     expect(formatInZone(new Date('2026-07-01T12:00:00Z'), 'Europe/London')).to.equal('2026-07-01T13:00:00.000+01:00');
   });
 
+  it('switches offset exactly at a daylight-saving transition', () => {
+    expect(formatInZone(new Date('2026-03-08T06:59:59.999Z'), 'America/New_York')).to.equal('2026-03-08T01:59:59.999-05:00');
+    expect(formatInZone(new Date('2026-03-08T07:00:00.000Z'), 'America/New_York')).to.equal('2026-03-08T03:00:00.000-04:00');
+    expect(formatInZone(new Date('2026-04-04T14:59:59.999Z'), 'Australia/Lord_Howe')).to.equal('2026-04-05T01:59:59.999+11:00');
+    expect(formatInZone(new Date('2026-04-04T15:00:00.000Z'), 'Australia/Lord_Howe')).to.equal('2026-04-05T01:30:00.000+10:30');
+  });
+
+  it('agrees with Intl for every hour of a year in several zones', () => {
+    for (const zone of ['Asia/Kolkata', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'America/St_Johns']) {
+      const wall = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+      for (let t = Date.UTC(2026, 0, 1); t < Date.UTC(2027, 0, 1); t += 3_600_000 + 7 * 60_000) {
+        const rendered = formatInZone(new Date(t), zone);
+        expect(rendered.slice(0, 19).replace('T', ' '), `${zone} ${new Date(t).toISOString()}`).to.equal(wall.format(new Date(t)));
+        expect(Date.parse(rendered)).to.equal(t);
+      }
+    }
+  });
+
   it('renders midnight as 00, not 24', () => {
     expect(formatInZone(new Date('2026-03-01T18:30:00Z'), 'Asia/Kolkata')).to.equal('2026-03-02T00:00:00.000+05:30');
   });

@@ -193,6 +193,18 @@ describe('API common rules', () => {
       expect((await res.json()).detail).to.be.a('string');
     });
 
+    it('a body over 1 MB is 413 JSON {detail}', async () => {
+      const res = await api.request('/api/v1/health/roundtrip', jsonBody({ note: 'x'.repeat(1_100_000) }));
+      expect(res.status).to.equal(413);
+      expect((await res.json()).detail).to.be.a('string');
+    });
+
+    it('a body in a media type the operation does not take is 415 JSON {detail}', async () => {
+      const res = await api.request('/api/v1/health/roundtrip', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+      expect(res.status).to.equal(415);
+      expect((await res.json()).detail).to.be.a('string');
+    });
+
     it('an uncaught error is 500 with the request id and no stack trace', async () => {
       const res = await api.request('/__test/boom', { headers: { 'X-Request-ID': 'trace-me-1' } });
       expect(res.status).to.equal(500);

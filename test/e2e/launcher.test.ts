@@ -5,7 +5,9 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Connection, Client } from '@temporalio/client';
 import mongoose from 'mongoose';
+import { Probe } from '../../activities/db/models/probe';
 import { freePort, ROOT, waitForPort } from '../../scripts/infra/processes';
+import { createLocal, testServers } from '../support/servers';
 
 /**
  * `npm start`'s launcher, run as a user runs it: the whole stack on free ports with its own
@@ -68,6 +70,22 @@ describe('the launcher (npm start)', function () {
     }
     expect(await launcher.interrupt()).to.equal(0);
   });
+
+  it('uses MONGODB_URI and TEMPORAL_ADDRESS when set, and starts no server for them', async () => {
+    const external = { MONGODB_URI: testServers().mongodbUri, TEMPORAL_ADDRESS: createLocal().address };
+    launcher = await launch(ports, dataDir, external);
+    try {
+      expect(launcher.output()).not.to.include('starting FerretDB').and.not.to.include('starting the Temporal dev server');
+      expect(await isListening(ports.MONGODB_PORT)).to.equal(false);
+      expect(await isListening(ports.TEMPORAL_PORT)).to.equal(false);
+      const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"note":"external"}' });
+      expect(res.status).to.equal(200);
+      const { probe_id } = (await res.json()) as { probe_id: string };
+      expect((await Probe.findById(probe_id).lean())?.note, 'written to the configured database').to.equal('external');
+    } finally {
+      expect(await launcher.interrupt()).to.equal(0);
+    }
+  });
 });
 
 interface Launched {
@@ -77,10 +95,11 @@ interface Launched {
   interrupt(): Promise<number | null>;
 }
 
-async function launch(ports: Record<string, number>, dataDir: string): Promise<Launched> {
+async function launch(ports: Record<string, number>, dataDir: string, external: Record<string, string> = {}): Promise<Launched> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), DATA_DIR: dataDir, NODE_ENV: 'development' };
   delete env.MONGODB_URI;
   delete env.TEMPORAL_ADDRESS;
+  Object.assign(env, external);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'launch.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));

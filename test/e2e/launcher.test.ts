@@ -47,6 +47,8 @@ describe('the launcher (npm start)', function () {
     const ui = await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`);
     expect(ui.status).to.equal(200);
     expect(await ui.text()).to.match(/<html/i);
+    // The UI lists the round-trip workflow (through its own HTTP API, as its pages do).
+    expect(await uiListsWorkflow(ports.TEMPORAL_UI_PORT, probe.workflow_id)).to.equal('WORKFLOW_EXECUTION_STATUS_COMPLETED');
   });
 
   it('stops every child on Ctrl-C and exits 0', async () => {
@@ -121,6 +123,18 @@ async function launch(ports: Record<string, number>, dataDir: string, external: 
       return exited;
     },
   };
+}
+
+/** The workflow's status as the Temporal UI lists it; visibility is eventually consistent. */
+async function uiListsWorkflow(uiPort: number, workflowId: string): Promise<string | undefined> {
+  const query = encodeURIComponent(`WorkflowId="${workflowId}"`);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const res = await fetch(`http://127.0.0.1:${uiPort}/api/v1/namespaces/default/workflows?query=${query}`);
+    const { executions = [] } = (await res.json()) as { executions?: { status: string }[] };
+    if (executions[0]?.status === 'WORKFLOW_EXECUTION_STATUS_COMPLETED') return executions[0].status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return undefined;
 }
 
 async function isListening(port: number): Promise<boolean> {

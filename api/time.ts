@@ -7,8 +7,6 @@
 // engines would otherwise accept as zones.
 const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 // Known names by lower case, to give back the usual spelling of `asia/tokyo`. ICU resolves
 // some current names to legacy ones (Asia/Kolkata -> Asia/Calcutta), so a valid name the
 // caller spelled is kept rather than replaced by ICU's resolution.
@@ -25,11 +23,13 @@ export function canonicalTimeZone(name: string): string | null {
   return KNOWN_ZONES.get(name.toLowerCase()) ?? name;
 }
 
+const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
+
 function offsetFormatterFor(zone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(zone);
+  let formatter = offsetFormatters.get(zone);
   if (!formatter) {
     formatter = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
-    formatters.set(zone, formatter);
+    offsetFormatters.set(zone, formatter);
   }
   return formatter;
 }

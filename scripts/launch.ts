@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { createTemporalClient, pingTemporal } from '../api/temporal';
 import { loadConfig } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startFerretDb, startTemporalDevServer } from './infra/servers';
@@ -108,23 +108,18 @@ function appEntry(entry: string): string {
 
 /** The dev server accepts connections before its namespace is ready; wait for both. */
 async function waitForNamespace(address: string, namespace: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 2000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (err) {
-      lastError = err;
+  const client = createTemporalClient(address, namespace);
+  try {
+    const deadline = Date.now() + 60_000;
+    let health = await pingTemporal(client);
+    while (!health.ok && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 500));
+      health = await pingTemporal(client);
     }
+    if (!health.ok) throw new Error(`Temporal at ${address} did not serve namespace "${namespace}" within 60 s: ${health.error}`);
+  } finally {
+    await client.connection.close();
   }
-  throw new Error(`Temporal at ${address} did not serve namespace "${namespace}" within 60 s: ${(lastError as Error)?.message}`);
 }
 
 function redact(uri: string): string {

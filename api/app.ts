@@ -3,6 +3,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { jsonLogger, type Logger } from './logger';
+import { accessLog } from './middleware/access-log';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestId } from './middleware/request-id';
 import { renderDatesInZone, timezone } from './middleware/timezone';
@@ -22,11 +23,13 @@ export const API_BASE_PATHS = ['/api/v1', '/api'] as const;
 
 /** Builds the Express app without listening, so tests and the server share it. */
 export function createApp(deps: AppDeps): Express {
+  const logger = deps.logger ?? jsonLogger();
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
 
   app.use(requestId());
+  app.use(accessLog(logger));
   app.use(timezone(deps.config.defaultTimezone));
 
   const document = openApiDocument();
@@ -53,6 +56,6 @@ export function createApp(deps: AppDeps): Express {
 
   deps.extraRoutes?.(app);
   app.use(notFound());
-  app.use(errorHandler(deps.logger ?? jsonLogger));
+  app.use(errorHandler(logger));
   return app;
 }

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { loadConfig } from '../config/env';
 import { connectMongo, disconnectMongo } from '../activities/db/connect';
 import { createApp } from './app';
+import { jsonLogger } from './logger';
 import { createTemporalClient } from './temporal';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
@@ -9,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   await connectMongo(config.mongodbUri);
   const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace);
-  const app = createApp({ config, temporal });
+  const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel) });
   const server: Server = app.listen(config.port, config.host, () => {
     console.log(`API listening on http://${config.host}:${config.port}/api/v1`);
   });

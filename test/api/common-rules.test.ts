@@ -8,7 +8,7 @@ describe('API common rules', () => {
   before(async () => {
     api = await startApi({
       workers: ['ops'],
-      logger: { error: (fields) => logged.push(fields) },
+      logger: { info: (fields) => logged.push(fields), error: (fields) => logged.push(fields) },
       extraRoutes: (app) => {
         app.get('/__test/boom', () => {
           throw new Error('secret internals /srv/app.ts:12');
@@ -54,6 +54,13 @@ describe('API common rules', () => {
     it('replaces an id that is unsafe to echo', async () => {
       const res = await api.request('/api/v1/health', { headers: { 'X-Request-ID': 'a b<script>' } });
       expect(res.headers.get('x-request-id')).to.match(/^[0-9a-f]{32}$/);
+    });
+
+    it('is in the access log line of the request, with status and latency', async () => {
+      await api.request('/api/v1/health?timezone=UTC', { headers: { 'X-Request-ID': 'access-1' } });
+      const line = logged.find((e) => e.request_id === 'access-1' && e.msg === 'request');
+      expect(line).to.include({ method: 'GET', path: '/api/v1/health', status: 200 });
+      expect(line?.duration_ms).to.be.a('number');
     });
 
     it('is on errors too: 404, 422, 400 and 500', async () => {

@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ROOT, TOOLS_DIR } from '../../scripts/infra/processes';
+
+/** scripts/install-tools.sh: idempotent, one progress line per step, clear about what is missing. */
+describe('the tools installer', () => {
+  const run = (args: string[], env: NodeJS.ProcessEnv) =>
+    spawnSync('bash', [path.join(ROOT, 'scripts', 'install-tools.sh'), ...args], { cwd: ROOT, env, encoding: 'utf8' });
+
+  it('skips every tool that is already installed at its pinned version', () => {
+    // The root hook's servers came from these tools, so they are installed.
+    const result = run([], { ...process.env, TOOLS_DIR });
+    expect(result.status, result.stderr).to.equal(0);
+    expect(result.stdout.trim().split('\n')).to.deep.equal([
+      '[tools] temporal CLI v1.5.1: present',
+      '[tools] FerretDB v1.24.2: present',
+      '[tools] Temporal test server 1.38.0: present',
+    ]);
+  });
+
+  for (const [tool, missing] of [
+    ['temporal', 'go'],
+    ['ferretdb', 'go'],
+    ['test-server', 'java'],
+  ] as const) {
+    it(`names "${missing}" when it is needed for ${tool} and missing`, () => {
+      const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-tools-'));
+      try {
+        const result = run([tool], { PATH: shellOnlyPath(scratch), HOME: scratch, TOOLS_DIR: path.join(scratch, 'tools') });
+        expect(result.status).to.equal(1);
+        expect(result.stderr).to.match(new RegExp(`error: '${missing}' is missing; it is needed to`));
+      } finally {
+        fs.rmSync(scratch, { recursive: true, force: true });
+      }
+    });
+  }
+
+  /** A PATH holding only the shell utilities the script uses: no go, java or mvn. */
+  function shellOnlyPath(scratch: string): string {
+    const bin = path.join(scratch, 'bin');
+    fs.mkdirSync(bin);
+    for (const util of ['bash', 'cat', 'chmod', 'cp', 'dirname', 'mkdir', 'rm', 'sed', 'touch']) {
+      const found = ['/usr/bin', '/bin'].map((dir) => path.join(dir, util)).find((file) => fs.existsSync(file));
+      if (found) fs.symlinkSync(found, path.join(bin, util));
+    }
+    return bin;
+  }
+
+  it('refuses an unknown tool name with its usage', () => {
+    const result = run(['mongodb'], { ...process.env, TOOLS_DIR });
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.include("unknown tool 'mongodb'");
+  });
+});

@@ -14,7 +14,7 @@ export interface ActivityDeps {
  * Every activity, built from its dependencies. Workflows see only the type
  * (`ReturnType<typeof createActivities>`), never these values.
  */
-export function createActivities(deps: ActivityDeps = { clock: systemClock }) {
+export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(deps),
   };

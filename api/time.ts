@@ -14,13 +14,15 @@ const KNOWN_ZONES = new Map([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Asia
 
 /** The zone name to use and echo (usual spelling when known), or null when there is no such zone. */
 export function canonicalTimeZone(name: string): string | null {
+  const known = KNOWN_ZONES.get(name.toLowerCase());
+  if (known) return known;
   if (!IANA_NAME.test(name)) return null;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
   } catch {
     return null;
   }
-  return KNOWN_ZONES.get(name.toLowerCase()) ?? name;
+  return name;
 }
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>();

@@ -26,7 +26,9 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
-export const LOCAL_MONGODB_URI = 'mongodb://127.0.0.1:27017/voice_agents';
+/** The database the service uses on the local (embedded) server. */
+export const DATABASE_NAME = 'voice_agents';
+export const LOCAL_MONGODB_URI = `mongodb://127.0.0.1:27017/${DATABASE_NAME}`;
 export const LOCAL_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 
 export function loadConfig(env: Env = process.env): Config {
@@ -53,7 +55,7 @@ function required(env: Env, name: string, fallback: string | undefined): string 
   return value;
 }
 
-function parsePort(env: Env, name: string, fallback: number): number {
+export function parsePort(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const port = Number(raw);

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { createTemporalClient, pingTemporal } from '../api/temporal';
-import { loadConfig } from '../config/env';
+import { pingTemporal } from '../api/health-checks';
+import { createTemporalClient } from '../api/temporal';
+import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startFerretDb, startTemporalDevServer } from './infra/servers';
 
@@ -12,7 +13,7 @@ import { startFerretDb, startTemporalDevServer } from './infra/servers';
  */
 
 const env = process.env;
-const port = (name: string, fallback: number) => Number(env[name] || fallback);
+const port = (name: string, fallback: number) => parsePort(env, name, fallback);
 
 async function main(): Promise<void> {
   const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
       const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
       infrastructure.push(ferret);
       superviseExit(ferret);
-      childEnv.MONGODB_URI = ferret.uri('voice_agents');
+      childEnv.MONGODB_URI = ferret.uri(DATABASE_NAME);
     }
     if (!env.TEMPORAL_ADDRESS) {
       console.log(`[launcher] starting the Temporal dev server (data in ${path.join(dataDir, 'temporal.db')})`);

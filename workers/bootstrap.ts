@@ -1,16 +1,32 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemClock, type ActivityDeps } from '../activities';
 import type { TaskQueueRole } from '../workflows/shared/task-queues';
 import { WORKER_ROLES } from './roles';
+
+const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /** The prebuilt bundle (npm run build) when there is one; otherwise bundle from source. */
 export function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   const prebuilt = path.resolve(__dirname, '..', 'workflow-bundle.js');
   if (fs.existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
-  return { workflowsPath: require.resolve('../workflows') };
+  return { workflowsPath: WORKFLOWS_PATH };
 }
+
+/** Bundles every workflow once (webpack); the bundler reports only warnings and errors. */
+export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+}
+
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
 
 export interface CreateWorkersOptions {
   connection: NativeConnection;

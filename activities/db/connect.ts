@@ -15,15 +15,3 @@ export async function disconnectMongo(): Promise<void> {
   await mongoose.disconnect();
 }
 
-/** Round-trip time of a `ping`, or the reason it failed. */
-export async function pingMongo(): Promise<{ ok: boolean; latency_ms: number; error?: string }> {
-  const started = performance.now();
-  try {
-    const db = mongoose.connection.db;
-    if (!db || mongoose.connection.readyState !== 1) throw new Error('not connected');
-    await db.admin().command({ ping: 1 });
-    return { ok: true, latency_ms: Math.round(performance.now() - started) };
-  } catch (err) {
-    return { ok: false, latency_ms: Math.round(performance.now() - started), error: (err as Error).message };
-  }
-}

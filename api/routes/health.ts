@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
-import { pingMongo } from '../../activities/db/connect';
 import { Probe } from '../../activities/db/models/probe';
 import type { operations } from '../../schemas/api-types';
 import type { roundTripWorkflow } from '../../workflows/roundtrip';
@@ -9,7 +8,7 @@ import { workflowIds } from '../../workflows/shared/ids';
 import { Kind } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { HttpError } from '../http-error';
-import { pingTemporal } from '../temporal';
+import { pingMongo, pingTemporal } from '../health-checks';
 
 type Health = operations['getHealth']['responses']['200']['content']['application/json'];
 type RoundTripBody = NonNullable<operations['runRoundTrip']['requestBody']>['content']['application/json'];

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows } from '../../workers/bootstrap';
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
@@ -89,8 +90,6 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** The workflow code, bundled once per run and shared by every test's workers. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: silentLogger });
+  bundle ??= bundleWorkflows();
   return bundle;
 }
-
-const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) };

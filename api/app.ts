@@ -9,11 +9,18 @@ import { requestId } from './middleware/request-id';
 import { renderDatesInZone, timezone } from './middleware/timezone';
 import { openApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
+import { authRoutes } from './routes/auth';
+import { access } from './middleware/access';
+import { OperationIndex } from './operation-index';
+import { SessionTokens } from './auth/session-tokens';
+import type { AuthDeps } from './auth/deps';
 
 export interface AppDeps {
-  config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs'>;
+  config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise'>;
   temporal: Client;
   logger?: Logger;
+  /** The time as the API sees it (tests of time windows pass their own). */
+  now?: () => Date;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -40,18 +47,26 @@ export function createApp(deps: AppDeps): Express {
   }
 
   app.use(express.json({ limit: '1mb' }));
+  const now = deps.now ?? (() => new Date());
+  const auth: AuthDeps = { config: deps.config.auth, tokens: new SessionTokens(deps.config.auth.secret), welcomeCreditsPaise: deps.config.welcomeCreditsPaise, now };
+  // Access is decided before the validator reads the body: a caller without access learns
+  // nothing about the body's rules, and uploads are not parsed for nobody.
+  const operations = new OperationIndex(document);
+  for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(document) as never,
       validateRequests: { allErrors: true },
       validateResponses: deps.config.validateResponses,
       validateFormats: true,
+      validateSecurity: false, // the access middleware above enforces every x-access rule
     }),
   );
   app.use(renderDatesInZone());
 
   const api = express.Router();
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
+  api.use(authRoutes(auth));
   for (const base of API_BASE_PATHS) app.use(base, api);
 
   deps.extraRoutes?.(app);

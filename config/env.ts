@@ -22,7 +22,21 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** How long `POST /health/roundtrip` waits for its workflow before answering 503. */
   roundTripWaitMs: number;
+  auth: AuthConfig;
+  /** Credits every new workspace starts with, as a `grant` ledger item. */
+  welcomeCreditsPaise: number;
 }
+
+export interface AuthConfig {
+  /** Signs session tokens (HS256). Required in production; at least 32 characters. */
+  secret: string;
+  sessionTtlSeconds: number;
+  /** log2 of scrypt's N for new password hashes (17 = 128 MiB per hash, OWASP's figure). */
+  passwordHashLogN: number;
+}
+
+/** Used only outside production, where a missing AUTH_SECRET must not stop a local run. */
+const DEVELOPMENT_AUTH_SECRET = 'development-only-secret-do-not-use-in-production';
 
 type Env = Record<string, string | undefined>;
 
@@ -46,6 +60,12 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses: parseBoolean(env, 'VALIDATE_RESPONSES', nodeEnv === 'test'),
     logLevel: parseEnum(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     roundTripWaitMs: parsePositiveInteger(env, 'ROUND_TRIP_WAIT_MS', 60_000),
+    auth: {
+      secret: authSecret(env, production),
+      sessionTtlSeconds: parsePositiveInteger(env, 'SESSION_TTL_HOURS', 24 * 14) * 3600,
+      passwordHashLogN: parseIntegerInRange(env, 'PASSWORD_HASH_LOG_N', 10, 20, 17),
+    },
+    welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
   };
 }
 
@@ -70,6 +90,20 @@ function parsePositiveInteger(env: Env, name: string, fallback: number): number 
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
+}
+
+function authSecret(env: Env, production: boolean): string {
+  const secret = required(env, 'AUTH_SECRET', production ? undefined : DEVELOPMENT_AUTH_SECRET);
+  if (secret.length < 32) throw new Error('AUTH_SECRET must be at least 32 characters');
+  return secret;
+}
+
+function parseIntegerInRange(env: Env, name: string, min: number, max: number, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return value;
 }
 

@@ -1,4 +1,5 @@
 import mongoose from 'mongoose';
+import './models';
 
 /**
  * Connects mongoose once per process and builds the declared indexes. The same code runs

@@ -30,13 +30,32 @@ export interface StartApiOptions {
   extraRoutes?: (app: Express) => void;
   logger?: Logger;
   roundTripWaitMs?: number;
+  /** The API's clock (time-window tests move it). */
+  now?: () => Date;
 }
+
+/**
+ * The production code paths with a cheaper scrypt cost (2^12 instead of 2^17), so that the
+ * hundreds of sign-ups in the suite do not dominate its run time.
+ */
+export const TEST_AUTH_CONFIG = {
+  secret: 'test-secret-that-is-at-least-32-characters-long',
+  sessionTtlSeconds: 3600,
+  passwordHashLogN: 12,
+};
 
 /** The real app on a free port, with real workers when asked; close() stops both. */
 export async function startApi(options: StartApiOptions = {}): Promise<RunningApi> {
   const env = createLocal();
   const app = createApp({
-    config: { defaultTimezone: 'Asia/Kolkata', validateResponses: true, roundTripWaitMs: options.roundTripWaitMs ?? 30_000 },
+    config: {
+      defaultTimezone: 'Asia/Kolkata',
+      validateResponses: true,
+      roundTripWaitMs: options.roundTripWaitMs ?? 30_000,
+      auth: TEST_AUTH_CONFIG,
+      welcomeCreditsPaise: 50_000,
+    },
+    now: options.now,
     temporal: options.temporal ?? env.client,
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,

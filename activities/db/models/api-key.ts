@@ -1,0 +1,24 @@
+import { Schema, model, type InferSchemaType } from 'mongoose';
+import { rateWindowFields } from './rate-window';
+
+/** A workspace API key. Only the SHA-256 of the key is stored; `prefix` is what lists show. */
+const apiKeySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    workspace_id: { type: String, required: true },
+    name: { type: String, required: true },
+    prefix: { type: String, required: true },
+    key_hash: { type: String, required: true },
+    created_by: { user_id: { type: String, default: null }, name: { type: String, required: true } },
+    created_at: { type: Date, required: true },
+    last_used_at: { type: Date, default: null },
+    revoked_at: { type: Date, default: null },
+    ...rateWindowFields,
+  },
+  { collection: 'api_keys', versionKey: false },
+);
+apiKeySchema.index({ key_hash: 1 }, { unique: true });
+apiKeySchema.index({ workspace_id: 1, created_at: -1 });
+
+export type ApiKeyDocument = InferSchemaType<typeof apiKeySchema>;
+export const ApiKey = model('ApiKey', apiKeySchema);

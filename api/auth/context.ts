@@ -1,0 +1,70 @@
+import type { Response } from 'express';
+import type { Permission, Role } from './permissions';
+import type { WorkspaceStatus } from '../../activities/db/models/workspace';
+
+/** Who is calling: one of the three credentials of the contract. */
+export type Credential =
+  | { kind: 'session'; sessionId: string }
+  | { kind: 'api_key'; keyId: string; name: string; workspaceId: string }
+  | { kind: 'oauth'; tokenId: string; clientName: string; workspaceId: string };
+
+export interface UserSummary {
+  id: string;
+  name: string;
+  email: string;
+}
+
+export interface Principal {
+  credential: Credential;
+  /** The person behind a session or a connected app; null for an API key. */
+  user: UserSummary | null;
+}
+
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  status: WorkspaceStatus;
+  plan: string;
+}
+
+export interface WorkspaceAccess {
+  workspace: WorkspaceSummary;
+  /** The member's role; null for an API key (which has its own fixed permissions). */
+  role: Role | null;
+  permissions: ReadonlySet<Permission>;
+}
+
+/** The audit record's view of the caller. */
+export interface Actor {
+  type: 'user' | 'api_key' | 'oauth_app' | 'anonymous';
+  id: string | null;
+  name: string | null;
+}
+
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw new Error('no principal: the route is missing its x-access rule');
+  return principal;
+}
+
+export function workspaceAccessOf(res: Response): WorkspaceAccess {
+  const access = res.locals.workspaceAccess as WorkspaceAccess | undefined;
+  if (!access) throw new Error('no workspace: the route is missing its x-access rule');
+  return access;
+}
+
+/** The signed-in user of a session-only route. */
+export function sessionUserOf(res: Response): UserSummary & { sessionId: string } {
+  const { credential, user } = principalOf(res);
+  if (credential.kind !== 'session' || !user) throw new Error('not a session: the route must be session-only');
+  return { ...user, sessionId: credential.sessionId };
+}
+
+export function actorOf(res: Response): Actor {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) return { type: 'anonymous', id: null, name: null };
+  const { credential, user } = principal;
+  if (credential.kind === 'api_key') return { type: 'api_key', id: credential.keyId, name: `key:${credential.name}` };
+  if (credential.kind === 'oauth') return { type: 'oauth_app', id: user?.id ?? null, name: `${user?.name ?? 'unknown'} via ${credential.clientName}` };
+  return { type: 'user', id: user?.id ?? null, name: user?.name ?? null };
+}

@@ -1,0 +1,48 @@
+import { SignJWT, jwtVerify, errors } from 'jose';
+
+/**
+ * Session tokens are HS256 JWTs naming a session record (`sid`). The signature only proves
+ * the token is ours; whether it still counts is decided by the record (see credentials.ts).
+ * Two-factor challenges are short-lived JWTs of another type, good only for /auth/login/2fa.
+ */
+export type TokenPurpose = 'session' | 'two_factor';
+
+export interface TokenClaims {
+  userId: string;
+  sessionId?: string;
+  purpose: TokenPurpose;
+}
+
+const ISSUER = 'voice-agent-service';
+
+export class SessionTokens {
+  private readonly key: Uint8Array;
+
+  constructor(secret: string) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  sign(claims: TokenClaims, expiresAt: Date): Promise<string> {
+    return new SignJWT({ typ: claims.purpose, ...(claims.sessionId ? { sid: claims.sessionId } : {}) })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(claims.userId)
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(this.key);
+  }
+
+  /** The claims of a valid, unexpired token of the given purpose; null for anything else. */
+  async verify(token: string, purpose: TokenPurpose): Promise<TokenClaims | null> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
+      if (payload.typ !== purpose || typeof payload.sub !== 'string') return null;
+      const sessionId = typeof payload.sid === 'string' ? payload.sid : undefined;
+      if (purpose === 'session' && !sessionId) return null;
+      return { userId: payload.sub, sessionId, purpose };
+    } catch (err) {
+      if (err instanceof errors.JOSEError) return null;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import type { Request, RequestHandler } from 'express';
+import { Membership } from '../../activities/db/models/membership';
+import { Workspace } from '../../activities/db/models/workspace';
+import type { Principal, WorkspaceAccess } from '../auth/context';
+import { authenticate, unauthorized, type AuthenticateDeps } from '../auth/credentials';
+import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Role } from '../auth/permissions';
+import { HttpError } from '../http-error';
+import type { AccessRule, OperationIndex } from '../operation-index';
+
+const WORKSPACE_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * Enforces each operation's `x-access` rule before its body is read: credentials (401),
+ * session-only (403), the workspace (400/404), the permission (403 naming it), then the
+ * onboarding gate (403 `workspace_inactive`). Paths the document does not know pass through
+ * to the validator's 404.
+ */
+export function access(index: OperationIndex, deps: AuthenticateDeps): RequestHandler {
+  return async (req, res, next) => {
+    const operation = index.match(req.method, req.path);
+    if (!operation || operation.access.credentials === 'public') return next();
+    try {
+      const principal = await authenticate(req, res, deps);
+      res.locals.principal = principal;
+      checkCredentialKind(operation.access, principal);
+      if (operation.access.workspace) {
+        const workspaceAccess = await resolveWorkspace(req, principal);
+        res.locals.workspaceAccess = workspaceAccess;
+        checkPermission(operation.access, principal, workspaceAccess);
+        checkWorkspaceActive(operation.access, workspaceAccess);
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+function checkCredentialKind(rule: AccessRule, principal: Principal): void {
+  if (rule.credentials === 'session' && principal.credential.kind !== 'session') {
+    const who = principal.credential.kind === 'api_key' ? 'API keys' : 'connected apps';
+    throw new HttpError(403, `${who} cannot use this endpoint; it needs a signed-in user session`);
+  }
+}
+
+async function resolveWorkspace(req: Request, principal: Principal): Promise<WorkspaceAccess> {
+  const { credential, user } = principal;
+  if (credential.kind === 'api_key') {
+    const workspace = await loadWorkspace(credential.workspaceId);
+    if (!workspace) throw unauthorized('the API key belongs to a workspace that no longer exists', 'invalid_token');
+    return { workspace, role: null, permissions: API_KEY_PERMISSIONS };
+  }
+  if (!user) throw new Error('a session or app credential without a user');
+  if (credential.kind === 'oauth') {
+    const [workspace, membership] = await Promise.all([
+      loadWorkspace(credential.workspaceId),
+      Membership.findOne({ workspace_id: credential.workspaceId, user_id: user.id }, { role: 1 }).lean(),
+    ]);
+    if (!workspace || !membership) throw unauthorized('the app was connected by someone no longer in its workspace', 'invalid_token');
+    return { workspace, role: membership.role as Role, permissions: oauthPermissions(membership.role as Role) };
+  }
+  const chosen = req.get('X-Workspace-ID');
+  if (chosen !== undefined && !WORKSPACE_ID.test(chosen)) {
+    throw new HttpError(400, 'X-Workspace-ID must be a workspace id (32 hexadecimal characters)');
+  }
+  const membership = chosen
+    ? await Membership.findOne({ workspace_id: chosen, user_id: user.id }, { role: 1, workspace_id: 1 }).lean()
+    : await Membership.findOne({ user_id: user.id }, { role: 1, workspace_id: 1 }).sort({ joined_at: 1, _id: 1 }).lean();
+  if (!membership) {
+    if (chosen) throw new HttpError(404, 'workspace not found');
+    throw new HttpError(400, 'no workspace chosen: you are not a member of any workspace; accept an invite first');
+  }
+  const workspace = await loadWorkspace(membership.workspace_id);
+  if (!workspace) throw new HttpError(404, 'workspace not found');
+  const role = membership.role as Role;
+  return { workspace, role, permissions: ROLE_PERMISSIONS[role] };
+}
+
+async function loadWorkspace(id: string) {
+  const workspace = await Workspace.findById(id, { name: 1, status: 1, plan: 1 }).lean();
+  return workspace ? { id: workspace._id, name: workspace.name, status: workspace.status, plan: workspace.plan } : null;
+}
+
+function checkPermission(rule: AccessRule, principal: Principal, access: WorkspaceAccess): void {
+  if (!rule.permission || access.permissions.has(rule.permission)) return;
+  const who =
+    principal.credential.kind === 'api_key'
+      ? 'an API key'
+      : principal.credential.kind === 'oauth'
+        ? `a connected app (acting as ${access.role})`
+        : `the role ${access.role}`;
+  throw new HttpError(403, `${who} cannot do this: it needs the permission ${rule.permission}`, { permission: rule.permission });
+}
+
+function checkWorkspaceActive(rule: AccessRule, access: WorkspaceAccess): void {
+  if (access.workspace.status === 'active' || rule.onboarding) return;
+  throw new HttpError(403, 'workspace not active', { code: 'workspace_inactive' });
+}

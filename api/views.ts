@@ -1,0 +1,44 @@
+import type { Role } from './auth/permissions';
+
+/**
+ * How stored records look on the wire. One function per record, so every endpoint shows a
+ * user or a workspace the same way.
+ */
+interface UserRecord {
+  _id: string;
+  name: string;
+  email: string;
+  two_factor?: { enabled?: boolean | null } | null;
+  created_at: Date;
+}
+
+export function userView(user: UserRecord) {
+  return {
+    id: user._id,
+    name: user.name,
+    email: user.email,
+    two_factor_enabled: Boolean(user.two_factor?.enabled),
+    created_at: user.created_at,
+  };
+}
+
+interface WorkspaceRecord {
+  _id: string;
+  name: string;
+  status: string;
+  plan: string;
+  created_at: Date;
+  activated_at?: Date | null;
+}
+
+export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
+  return {
+    id: workspace._id,
+    name: workspace.name,
+    status: workspace.status,
+    plan: workspace.plan,
+    role,
+    created_at: workspace.created_at,
+    activated_at: workspace.activated_at ?? null,
+  };
+}

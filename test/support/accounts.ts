@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import { Workspace } from '../../activities/db/models/workspace';
+import { jsonBody, type RunningApi } from './api';
+
+export interface SignedUp {
+  token: string;
+  email: string;
+  password: string;
+  userId: string;
+  workspaceId: string;
+  /** `Authorization: Bearer <session token>`. */
+  auth: Record<string, string>;
+}
+
+/** A unique address per call, so tests never collide on the unique email index. */
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${randomBytes(6).toString('hex')}@example.com`;
+}
+
+/** Signs up through the real endpoint. */
+export async function signUp(api: RunningApi, fields: { name?: string; email?: string; password?: string; workspace_name?: string } = {}): Promise<SignedUp> {
+  const email = fields.email ?? uniqueEmail();
+  const password = fields.password ?? 'correct horse battery';
+  const res = await api.request('/api/v1/auth/signup', jsonBody({ name: fields.name ?? 'Asha Rao', email, password, ...(fields.workspace_name ? { workspace_name: fields.workspace_name } : {}) }));
+  if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+  const body = await res.json();
+  return { token: body.token, email, password, userId: body.user.id, workspaceId: body.workspace.id, auth: { Authorization: `Bearer ${body.token}` } };
+}
+
+/**
+ * Arranges an active workspace without going through KYC, for tests about something else.
+ * (The KYC tests activate workspaces the real way: submission, workflow, staff signal.)
+ */
+export async function activateWorkspace(workspaceId: string): Promise<void> {
+  await Workspace.updateOne({ _id: workspaceId }, { $set: { status: 'active', activated_at: new Date() } });
+}
+
+/** Signs up and activates: a workspace ready for everything. */
+export async function activeOwner(api: RunningApi, fields: Parameters<typeof signUp>[1] = {}): Promise<SignedUp> {
+  const owner = await signUp(api, fields);
+  await activateWorkspace(owner.workspaceId);
+  return owner;
+}
+
+export function withJson(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return { method, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}

@@ -1,4 +1,4 @@
-import { mongo } from 'mongoose';
+import { isDuplicateKeyError } from './db/errors';
 import { newId } from './db/ids';
 import { LedgerItem, type LedgerKind } from './db/models/ledger-item';
 
@@ -46,7 +46,7 @@ export async function appendLedgerItem(entry: LedgerEntry) {
       await LedgerItem.create(item);
       return item;
     } catch (err) {
-      if (!(err instanceof mongo.MongoServerError && err.code === 11000)) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
     }
   }
   throw new Error(`could not append to the ledger of workspace ${entry.workspaceId} after ${MAX_ATTEMPTS} attempts`);

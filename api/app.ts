@@ -10,6 +10,7 @@ import { renderDatesInZone, timezone } from './middleware/timezone';
 import { openApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
 import { authRoutes } from './routes/auth';
+import { accountRoutes } from './routes/account';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
+  api.use(accountRoutes(auth));
   for (const base of API_BASE_PATHS) app.use(base, api);
 
   deps.extraRoutes?.(app);

@@ -38,7 +38,7 @@ export async function countRequest<T extends RateWindowFields>(
   const windowStart = Math.floor(now.getTime() / 60_000) * 60;
   const inWindow = () =>
     model
-      .findOneAndUpdate({ ...filter, rate_window_start: windowStart }, { $inc: { rate_window_count: 1 }, $set: { last_used_at: now, ...extraSet } }, { new: true })
+      .findOneAndUpdate({ ...filter, rate_window_start: windowStart }, { $inc: { rate_window_count: 1 }, $set: { last_used_at: now, ...extraSet } }, { returnDocument: 'after' })
       .lean<T>();
   let credential = await inWindow();
   if (!credential) {
@@ -46,7 +46,7 @@ export async function countRequest<T extends RateWindowFields>(
       .findOneAndUpdate(
         { ...filter, rate_window_start: { $lt: windowStart } },
         { $set: { rate_window_start: windowStart, rate_window_count: 1, last_used_at: now, ...extraSet } },
-        { new: true },
+        { returnDocument: 'after' },
       )
       .lean<T>();
   }

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { mongo } from 'mongoose';
+import { isDuplicateKeyError } from '../../activities/db/errors';
 import { recordUserAudit, recordWorkspaceAudit } from '../../activities/audit';
 import { newId } from '../../activities/db/ids';
 import { Membership } from '../../activities/db/models/membership';
@@ -42,7 +42,7 @@ export function authRoutes(deps: AuthDeps): Router {
     try {
       await User.create(user);
     } catch (err) {
-      if (err instanceof mongo.MongoServerError && err.code === 11000) throw new HttpError(409, 'an account with this email already exists; sign in instead');
+      if (isDuplicateKeyError(err)) throw new HttpError(409, 'an account with this email already exists; sign in instead');
       throw err;
     }
     const workspace = await createWorkspace(user, body.workspace_name?.trim() || `${user.name}'s workspace`, deps);

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { newId } from '../../activities/db/ids';
+import { Membership } from '../../activities/db/models/membership';
 import { Workspace } from '../../activities/db/models/workspace';
 import { jsonBody, type RunningApi } from './api';
 
@@ -44,4 +46,14 @@ export async function activeOwner(api: RunningApi, fields: Parameters<typeof sig
 
 export function withJson(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {
   return { method, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
+
+/**
+ * Adds a signed-up person to a workspace with a role, as an accepted invite would (the
+ * invite tests cover that path); answers headers that act in that workspace.
+ */
+export async function memberWithRole(api: RunningApi, workspaceId: string, role: string): Promise<SignedUp & { headers: Record<string, string> }> {
+  const person = await signUp(api, { name: `${role} person` });
+  await Membership.create({ _id: newId(), workspace_id: workspaceId, user_id: person.userId, role, joined_at: new Date() });
+  return { ...person, headers: { ...person.auth, 'X-Workspace-ID': workspaceId } };
 }

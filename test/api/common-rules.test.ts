@@ -1,9 +1,12 @@
 import { expect } from 'chai';
 import { jsonBody, startApi, type RunningApi } from '../support/api';
+import { signUp } from '../support/accounts';
 
 /** The API's common rules (issue: foundation, deliverable 7), over real HTTP. */
 describe('API common rules', () => {
   let api: RunningApi;
+  /** The round-trip probe needs a signed-in caller. */
+  let auth: Record<string, string>;
   const logged: Record<string, unknown>[] = [];
   before(async () => {
     api = await startApi({
@@ -15,6 +18,7 @@ describe('API common rules', () => {
         });
       },
     });
+    auth = (await signUp(api)).auth;
   });
   after(() => api.close());
 
@@ -66,7 +70,7 @@ describe('API common rules', () => {
     it('is on errors too: 404, 422, 400 and 500', async () => {
       const responses = await Promise.all([
         api.request('/api/v1/nope'),
-        api.request('/api/v1/health/roundtrip', jsonBody({ delay_seconds: 99 })),
+        api.request('/api/v1/health/roundtrip', jsonBody({ delay_seconds: 99 }, auth)),
         api.request('/api/v1/health?timezone=Mars/Olympus'),
         api.request('/__test/boom'),
       ]);
@@ -95,7 +99,7 @@ describe('API common rules', () => {
     });
 
     it('renders the same instant in every zone', async () => {
-      const res = await api.request('/api/v1/health/roundtrip?timezone=Asia/Tokyo', jsonBody({}));
+      const res = await api.request('/api/v1/health/roundtrip?timezone=Asia/Tokyo', jsonBody({}, auth));
       const body = await res.json();
       expect(body.written_at).to.match(/\+09:00$/);
       const utc = await api.request('/api/v1/health?timezone=UTC');
@@ -121,7 +125,7 @@ describe('API common rules', () => {
   });
 
   describe('validation errors (422)', () => {
-    const roundTrip = (body: unknown) => api.request('/api/v1/health/roundtrip', jsonBody(body));
+    const roundTrip = (body: unknown) => api.request('/api/v1/health/roundtrip', jsonBody(body, auth));
 
     it('an upper bound exceeded: less_than_equal at body.delay_seconds', async () => {
       const res = await roundTrip({ delay_seconds: 31 });
@@ -169,7 +173,7 @@ describe('API common rules', () => {
     it('malformed JSON: 422 json_invalid at body', async () => {
       const res = await api.request('/api/v1/health/roundtrip', {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', ...auth },
         body: '{"note": ',
       });
       expect(res.status).to.equal(422);
@@ -201,13 +205,13 @@ describe('API common rules', () => {
     });
 
     it('a body over 1 MB is 413 JSON {detail}', async () => {
-      const res = await api.request('/api/v1/health/roundtrip', jsonBody({ note: 'x'.repeat(1_100_000) }));
+      const res = await api.request('/api/v1/health/roundtrip', jsonBody({ note: 'x'.repeat(1_100_000) }, auth));
       expect(res.status).to.equal(413);
       expect((await res.json()).detail).to.be.a('string');
     });
 
     it('a body in a media type the operation does not take is 415 JSON {detail}', async () => {
-      const res = await api.request('/api/v1/health/roundtrip', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+      const res = await api.request('/api/v1/health/roundtrip', { method: 'POST', headers: { 'Content-Type': 'text/plain', ...auth }, body: 'hello' });
       expect(res.status).to.equal(415);
       expect((await res.json()).detail).to.be.a('string');
     });

@@ -4,6 +4,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { Probe } from '../../activities/db/models/probe';
 import { Kind } from '../../workflows/shared/search-attributes';
 import { jsonBody, startApi, type RunningApi } from '../support/api';
+import { signUp } from '../support/accounts';
 import { createLocal, registerSearchAttributes } from '../support/servers';
 
 /** API -> workflow -> activity -> MongoDB -> API, on the Temporal dev server with real workers. */
@@ -13,7 +14,7 @@ describe('POST /health/roundtrip on the dev server', () => {
   after(() => api.close());
 
   it('goes through the workflow and its activity to MongoDB and back', async () => {
-    const res = await api.request('/api/v1/health/roundtrip', jsonBody({ note: 'hello from the test' }));
+    const res = await api.request('/api/v1/health/roundtrip', jsonBody({ note: 'hello from the test' }, (await signUp(api)).auth));
     expect(res.status).to.equal(200);
     const body = await res.json();
     expect(body.probe_id).to.match(/^[0-9a-f]{32}$/);
@@ -41,7 +42,7 @@ describe('POST /health/roundtrip on the dev server', () => {
     const temporal = new Client({ connection: createLocal().connection, namespace: await freshNamespace() });
     const lonely = await startApi({ temporal, roundTripWaitMs: 1500 });
     try {
-      const res = await lonely.request('/api/v1/health/roundtrip', jsonBody({}));
+      const res = await lonely.request('/api/v1/health/roundtrip', jsonBody({}, (await signUp(lonely)).auth));
       expect(res.status).to.equal(503);
       expect((await res.json()).detail).to.include('"ops" task queue');
     } finally {

@@ -39,7 +39,7 @@ describe('the launcher (npm start)', function () {
     expect(health.headers.get('x-request-id')).to.match(/^[0-9a-f]{32}$/);
     expect(health.headers.get('x-timezone')).to.equal('Asia/Kolkata');
 
-    const roundTrip = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"note":"before restart"}' });
+    const roundTrip = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) }, body: '{"note":"before restart"}' });
     expect(roundTrip.status).to.equal(200);
     probe = (await roundTrip.json()) as typeof probe;
 
@@ -80,7 +80,8 @@ describe('the launcher (npm start)', function () {
       expect(launcher.output()).not.to.include('starting FerretDB').and.not.to.include('starting the Temporal dev server');
       expect(await isListening(ports.MONGODB_PORT)).to.equal(false);
       expect(await isListening(ports.TEMPORAL_PORT)).to.equal(false);
-      const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"note":"external"}' });
+      const api = `http://127.0.0.1:${ports.PORT}`;
+      const res = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) }, body: '{"note":"external"}' });
       expect(res.status).to.equal(200);
       const { probe_id } = (await res.json()) as { probe_id: string };
       expect((await Probe.findById(probe_id).lean())?.note, 'written to the configured database').to.equal('external');
@@ -144,4 +145,12 @@ async function isListening(port: number): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The round-trip probe needs a signed-in caller: sign up through the launched API. */
+async function signedIn(api: string): Promise<Record<string, string>> {
+  const email = `launcher-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
+  const res = await fetch(`${api}/api/v1/auth/signup`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Launcher Test', email, password: 'launcher password' }) });
+  if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+  return { Authorization: `Bearer ${((await res.json()) as { token: string }).token}` };
 }

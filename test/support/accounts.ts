@@ -5,6 +5,7 @@ import { Membership } from '../../activities/db/models/membership';
 import { OAuthToken } from '../../activities/db/models/oauth-token';
 import { Workspace } from '../../activities/db/models/workspace';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, OAUTH_TOKEN_PREFIX, shownPrefix } from '../../api/auth/secret-tokens';
+import type { Role } from '../../api/auth/permissions';
 import { jsonBody, type RunningApi } from './api';
 
 export interface SignedUp {
@@ -55,7 +56,7 @@ export function withJson(method: string, body: unknown, headers: Record<string, 
  * Adds a signed-up person to a workspace with a role, as an accepted invite would (the
  * invite tests cover that path); answers headers that act in that workspace.
  */
-export async function memberWithRole(api: RunningApi, workspaceId: string, role: string): Promise<SignedUp & { headers: Record<string, string> }> {
+export async function memberWithRole(api: RunningApi, workspaceId: string, role: Role): Promise<SignedUp & { headers: Record<string, string> }> {
   const person = await signUp(api, { name: `${role} person` });
   await Membership.create({ _id: newId(), workspace_id: workspaceId, user_id: person.userId, role, joined_at: new Date() });
   return { ...person, headers: { ...person.auth, 'X-Workspace-ID': workspaceId } };

@@ -6,6 +6,7 @@ import { createWorkers } from '../../workers/bootstrap';
 import { roundTripWorkflow } from '../../workflows/roundtrip';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { jsonBody, startApi } from '../support/api';
+import { signUp } from '../support/accounts';
 import { createTimeSkipping, workflowBundle } from '../support/servers';
 
 describe('roundTripWorkflow under time skipping', () => {
@@ -43,7 +44,7 @@ describe('roundTripWorkflow under time skipping', () => {
   it('the API accepts the largest delay (30 s) and answers once the timer has fired', async () => {
     const api = await startApi({ temporal: env.client, workers: ['ops'], workerConnection: env.nativeConnection, namespace: env.namespace });
     try {
-      const res = await api.request('/api/v1/health/roundtrip?timezone=UTC', jsonBody({ delay_seconds: 30 }));
+      const res = await api.request('/api/v1/health/roundtrip?timezone=UTC', jsonBody({ delay_seconds: 30 }, (await signUp(api)).auth));
       expect(res.status).to.equal(200);
       const body = await res.json();
       const description = await env.client.workflow.getHandle(body.workflow_id).describe();

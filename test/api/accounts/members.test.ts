@@ -74,7 +74,7 @@ describe('workspace and members', () => {
       expect((await res.json()).role).to.equal('developer');
       const event = await AuditEvent.findOne({ workspace_id: owner.workspaceId, action: 'member.role_changed' }).lean();
       expect(event).to.deep.include({ actor: { type: 'user', id: owner.userId, name: 'Asha Rao' }, details: { from: 'viewer', to: 'developer' } });
-      expect(event?.target.id).to.equal(viewer.userId);
+      expect(event?.target?.id).to.equal(viewer.userId);
       expect(event?.ip).to.be.a('string');
     });
 

@@ -29,6 +29,18 @@ describe('configuration', () => {
   it('fails loudly in production without the server addresses', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_ADDRESS: 't:7233' })).to.throw('MONGODB_URI');
     expect(() => loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x' })).to.throw('TEMPORAL_ADDRESS');
+    expect(() => loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233' })).to.throw('AUTH_SECRET');
+  });
+
+  it('takes the auth settings, with a development secret only outside production', () => {
+    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100' });
+    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15 });
+    expect(config.welcomeCreditsPaise).to.equal(100);
+    expect(loadConfig({}).auth.secret).to.have.length.of.at.least(32);
+    expect(loadConfig({}).auth.passwordHashLogN).to.equal(17);
+    expect(loadConfig({}).welcomeCreditsPaise).to.equal(50_000);
+    expect(() => loadConfig({ AUTH_SECRET: 'short' })).to.throw('AUTH_SECRET');
+    expect(() => loadConfig({ PASSWORD_HASH_LOG_N: '9' })).to.throw('PASSWORD_HASH_LOG_N');
   });
 
   it('rejects malformed values, naming the variable', () => {

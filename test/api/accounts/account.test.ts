@@ -125,6 +125,18 @@ describe('the account', () => {
       expect((await api.request('/api/v1/account/sessions/nope', { method: 'DELETE', headers: me.auth })).status).to.equal(422);
     });
 
+    it('records password changes and revoked sessions in the audit log of every workspace of the person', async () => {
+      const me = await signUp(api);
+      const second = await signUp(api);
+      await Membership.create({ _id: newId(), workspace_id: second.workspaceId, user_id: me.userId, role: 'viewer', joined_at: new Date() });
+      await api.request('/api/v1/account/password', jsonBody({ current_password: me.password, new_password: 'a brand new secret' }, me.auth));
+      await api.request('/api/v1/account/sessions/revoke-others', { method: 'POST', headers: me.auth });
+      for (const workspaceId of [me.workspaceId, second.workspaceId]) {
+        const actions = (await AuditEvent.find({ workspace_id: workspaceId, 'actor.id': me.userId }).lean()).map((e) => e.action);
+        expect(actions, workspaceId).to.include.members(['account.password_changed', 'account.sessions_revoked']);
+      }
+    });
+
     it('revoke-others ends all but this session', async () => {
       const me = await signUp(api);
       const others = [(await login(me.email, me.password)).body.token, (await login(me.email, me.password)).body.token];

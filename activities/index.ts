@@ -1,3 +1,4 @@
+import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
 
 export interface Clock {
@@ -17,6 +18,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(deps),
+    ...createKycActivities(deps),
   };
 }
 

@@ -10,7 +10,12 @@ import { renderDatesInZone, timezone } from './middleware/timezone';
 import { openApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
 import { authRoutes } from './routes/auth';
+import { keyRoutes } from './routes/keys';
+import { kycRoutes } from './routes/kyc';
+import { FILE_UPLOADER_OPTIONS } from './uploads';
 import { accountRoutes } from './routes/account';
+import { inviteRoutes } from './routes/invites';
+import { workspaceRoutes } from './routes/workspace';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
@@ -47,13 +52,13 @@ export function createApp(deps: AppDeps): Express {
     });
   }
 
-  app.use(express.json({ limit: '1mb' }));
   const now = deps.now ?? (() => new Date());
   const auth: AuthDeps = { config: deps.config.auth, tokens: new SessionTokens(deps.config.auth.secret), welcomeCreditsPaise: deps.config.welcomeCreditsPaise, now };
   // Access is decided before the validator reads the body: a caller without access learns
   // nothing about the body's rules, and uploads are not parsed for nobody.
   const operations = new OperationIndex(document);
   for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
+  app.use(express.json({ limit: '1mb' }));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(document) as never,
@@ -61,6 +66,7 @@ export function createApp(deps: AppDeps): Express {
       validateResponses: deps.config.validateResponses,
       validateFormats: true,
       validateSecurity: false, // the access middleware above enforces every x-access rule
+      fileUploader: FILE_UPLOADER_OPTIONS, // multipart bodies are parsed in memory, capped (413 beyond)
     }),
   );
   app.use(renderDatesInZone());
@@ -68,7 +74,11 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
+  api.use(keyRoutes(auth));
+  api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
+  api.use(workspaceRoutes(auth));
+  api.use(inviteRoutes(auth));
   for (const base of API_BASE_PATHS) app.use(base, api);
 
   deps.extraRoutes?.(app);

@@ -1,2 +1,3 @@
 // The workflow bundle's entry: every workflow type the workers register.
 export { roundTripWorkflow } from './roundtrip';
+export { kycReviewWorkflow } from './kyc';

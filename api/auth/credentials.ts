@@ -1,11 +1,13 @@
 import type { Request, Response } from 'express';
-import { ApiKey, type ApiKeyDocument } from '../../activities/db/models/api-key';
-import { OAuthToken, type OAuthTokenDocument } from '../../activities/db/models/oauth-token';
+import { ApiKey } from '../../activities/db/models/api-key';
+import { OAuthToken } from '../../activities/db/models/oauth-token';
 import { Session } from '../../activities/db/models/session';
 import { User } from '../../activities/db/models/user';
+import { Workspace } from '../../activities/db/models/workspace';
 import { HttpError } from '../http-error';
-import type { Principal } from './context';
-import { countRequest, type CountedRequest } from './rate-limit';
+import type { Principal, WorkspaceSummary } from './context';
+import type { RateLimitedKind } from '../../activities/db/models/rate-window';
+import { countRequest, rateLimitState, type RateLimitState } from './rate-limit';
 import { API_KEY_PREFIX, hashSecretToken, OAUTH_TOKEN_PREFIX } from './secret-tokens';
 import type { SessionTokens } from './session-tokens';
 
@@ -44,19 +46,26 @@ export async function authenticate(req: Request, res: Response, deps: Authentica
   const now = deps.now();
 
   if (presented.startsWith(API_KEY_PREFIX)) {
-    const counted = await countRequest<ApiKeyDocument>(ApiKey, { key_hash: hashSecretToken(presented), revoked_at: null }, now);
-    if (!counted) throw unauthorized('the API key is not valid or has been revoked', 'invalid_token');
-    applyRateLimit(res, counted);
-    const key = counted.credential;
+    const found = await findCounted(req, 'api_key', presented, now, (hash) => ApiKey.findOne({ key_hash: hash }, KEY_FIELDS).lean(), (id) => ApiKey.findById(id, KEY_FIELDS).lean());
+    if (!found) throw unauthorized('the API key is not valid or has been revoked', 'invalid_token');
+    const { credential: key } = found;
+    applyRateLimit(res, rateLimitState(key.rate_limit_per_minute, found.count, now));
     return { credential: { kind: 'api_key', keyId: key._id, name: key.name, workspaceId: key.workspace_id }, user: null };
   }
 
   if (presented.startsWith(OAUTH_TOKEN_PREFIX)) {
-    const counted = await countRequest<OAuthTokenDocument>(OAuthToken, { token_hash: hashSecretToken(presented), revoked_at: null, expires_at: { $gt: now } }, now);
-    if (!counted) throw unauthorized('the access token is not valid, has expired or has been revoked', 'invalid_token');
-    applyRateLimit(res, counted);
-    const token = counted.credential;
-    const user = await User.findById(token.user_id, { name: 1, email: 1 }).lean();
+    const found = await findCounted(
+      req,
+      'oauth',
+      presented,
+      now,
+      (hash) => OAuthToken.findOne({ token_hash: hash }, TOKEN_FIELDS).lean(),
+      (id) => OAuthToken.findById(id, TOKEN_FIELDS).lean(),
+      { idOf: (token) => token.user_id, load: (id) => User.findById(id, { name: 1, email: 1 }).lean() },
+    );
+    if (!found) throw unauthorized('the access token is not valid, has expired or has been revoked', 'invalid_token');
+    const { credential: token, related: user } = found;
+    applyRateLimit(res, rateLimitState(token.rate_limit_per_minute, found.count, now));
     if (!user) throw unauthorized('the access token belongs to an account that no longer exists', 'invalid_token');
     return {
       credential: { kind: 'oauth', tokenId: token._id, clientName: token.client_name, workspaceId: token.workspace_id },
@@ -79,12 +88,117 @@ export async function authenticate(req: Request, res: Response, deps: Authentica
   return { credential: { kind: 'session', sessionId: session._id }, user: { id: user._id, name: user.name, email: user.email } };
 }
 
-function applyRateLimit(res: Response, counted: CountedRequest<unknown>): void {
-  res.setHeader('X-RateLimit-Limit', String(counted.limit));
-  res.setHeader('X-RateLimit-Remaining', String(counted.remaining));
-  res.setHeader('X-RateLimit-Reset', String(counted.resetAt));
-  if (counted.exceeded) {
-    const retryAfter = Math.max(1, counted.resetAt - Math.floor(Date.now() / 1000));
-    throw new HttpError(429, 'rate limit exceeded; slow down', {}, { 'Retry-After': String(retryAfter) });
+function applyRateLimit(res: Response, state: RateLimitState): void {
+  res.setHeader('X-RateLimit-Limit', String(state.limit));
+  res.setHeader('X-RateLimit-Remaining', String(state.remaining));
+  res.setHeader('X-RateLimit-Reset', String(state.resetAt));
+  if (state.exceeded) throw new HttpError(429, 'rate limit exceeded; slow down', {}, { 'Retry-After': String(state.retryAfter) });
+}
+
+const KEY_FIELDS = { workspace_id: 1, name: 1, key_hash: 1, revoked_at: 1, rate_limit_per_minute: 1 } as const;
+const TOKEN_FIELDS = { workspace_id: 1, user_id: 1, client_name: 1, token_hash: 1, revoked_at: 1, expires_at: 1, rate_limit_per_minute: 1 } as const;
+
+interface StoredSecret {
+  _id: string;
+  workspace_id: string;
+  key_hash?: string;
+  token_hash?: string;
+  revoked_at?: Date | null;
+  expires_at?: Date;
+}
+
+interface KnownSecret {
+  id: string;
+  workspaceId: string;
+  relatedId?: string;
+}
+
+/**
+ * The credential id of each secret's hash seen by this process (with its workspace and user,
+ * which never change either). Only this immutable fact is
+ * cached: with it, a later request reads the credential by `_id` (the one lookup FerretDB v1
+ * does without scanning the collection) and counts it in the same round trip, and every
+ * request still reads the credential itself, so a revocation counts at once everywhere.
+ */
+const idByHash = new Map<string, KnownSecret>();
+const ID_CACHE_SIZE = 10_000;
+
+function remember(hash: string, entry: KnownSecret): void {
+  if (idByHash.size >= ID_CACHE_SIZE) idByHash.delete(idByHash.keys().next().value as string);
+  idByHash.set(hash, entry);
+}
+
+function isUsable(credential: StoredSecret, hash: string, now: Date): boolean {
+  if ((credential.key_hash ?? credential.token_hash) !== hash) return false;
+  if (credential.revoked_at) return false;
+  return !credential.expires_at || credential.expires_at > now;
+}
+
+/** A record read beside the credential: the user of an app token. */
+interface Related<T, R> {
+  idOf: (credential: T) => string;
+  load: (id: string) => Promise<R | null>;
+}
+
+/**
+ * Finds the valid credential of a presented secret and counts the request. When this process
+ * has seen the secret before, the credential read, the count and the related record go out
+ * together (one round trip); the first time, they follow the lookup by hash.
+ */
+async function findCounted<T extends StoredSecret, R = never>(
+  req: Request,
+  kind: RateLimitedKind,
+  presented: string,
+  now: Date,
+  byHash: (hash: string) => Promise<T | null>,
+  byId: (id: string) => Promise<T | null>,
+  related?: Related<T, R>,
+): Promise<{ credential: T; count: number; related: R | null } | null> {
+  const hash = hashSecretToken(presented);
+  const known = idByHash.get(hash);
+  if (known) {
+    prefetchWorkspace(req, known.workspaceId);
+    const [credential, count, relatedDoc] = await Promise.all([
+      byId(known.id),
+      countRequest(kind, known.id, now),
+      related && known.relatedId !== undefined ? related.load(known.relatedId) : null,
+    ]);
+    if (!credential) idByHash.delete(hash);
+    if (!credential || !isUsable(credential, hash, now)) return null;
+    return { credential, count: count ?? (await countNew(kind, credential._id, now)), related: relatedDoc };
   }
+  const credential = await byHash(hash);
+  if (!credential || !isUsable(credential, hash, now)) return null;
+  const relatedId = related?.idOf(credential);
+  remember(hash, { id: credential._id, workspaceId: credential.workspace_id, relatedId });
+  const [count, relatedDoc] = await Promise.all([countNew(kind, credential._id, now), related && relatedId !== undefined ? related.load(relatedId) : null]);
+  return { credential, count, related: relatedDoc };
+}
+
+async function countNew(kind: RateLimitedKind, id: string, now: Date): Promise<number> {
+  return (await countRequest(kind, id, now, true)) ?? 1;
+}
+
+const prefetched = new WeakMap<Request, { id: string; workspace: Promise<WorkspaceSummary | null> }>();
+
+/**
+ * Starts reading the workspace of a key or app token beside the credential itself, so that
+ * the access step (`api/middleware/access.ts`) finds it without another round trip. The
+ * workspace id is immutable; its record (status, name) is read on every request as before.
+ */
+function prefetchWorkspace(req: Request, id: string): void {
+  const workspace = readWorkspace(id);
+  workspace.catch(() => undefined); // awaited by loadWorkspace, or dropped when auth fails first
+  prefetched.set(req, { id, workspace });
+}
+
+/** The workspace as access decisions need it: read already beside the credential, or now. */
+export function loadWorkspace(req: Request, id: string): Promise<WorkspaceSummary | null> {
+  const early = prefetched.get(req);
+  return early?.id === id ? early.workspace : readWorkspace(id);
+}
+
+async function readWorkspace(id: string): Promise<WorkspaceSummary | null> {
+  const workspace = await Workspace.findById(id, { name: 1, status: 1, plan: 1 }).lean();
+  return workspace ? { id: workspace._id, name: workspace.name, status: workspace.status, plan: workspace.plan } : null;
 }

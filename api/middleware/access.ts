@@ -1,8 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { Membership } from '../../activities/db/models/membership';
-import { Workspace } from '../../activities/db/models/workspace';
 import type { Principal, WorkspaceAccess } from '../auth/context';
-import { authenticate, unauthorized, type AuthenticateDeps } from '../auth/credentials';
+import { authenticate, loadWorkspace, unauthorized, type AuthenticateDeps } from '../auth/credentials';
 import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Role } from '../auth/permissions';
 import { HttpError } from '../http-error';
 import type { AccessRule, OperationIndex } from '../operation-index';
@@ -46,14 +45,14 @@ function checkCredentialKind(rule: AccessRule, principal: Principal): void {
 async function resolveWorkspace(req: Request, principal: Principal): Promise<WorkspaceAccess> {
   const { credential, user } = principal;
   if (credential.kind === 'api_key') {
-    const workspace = await loadWorkspace(credential.workspaceId);
+    const workspace = await loadWorkspace(req, credential.workspaceId);
     if (!workspace) throw unauthorized('the API key belongs to a workspace that no longer exists', 'invalid_token');
     return { workspace, role: null, permissions: API_KEY_PERMISSIONS };
   }
   if (!user) throw new Error('a session or app credential without a user');
   if (credential.kind === 'oauth') {
     const [workspace, membership] = await Promise.all([
-      loadWorkspace(credential.workspaceId),
+      loadWorkspace(req, credential.workspaceId),
       Membership.findOne({ workspace_id: credential.workspaceId, user_id: user.id }, { role: 1 }).lean(),
     ]);
     if (!workspace || !membership) throw unauthorized('the app was connected by someone no longer in its workspace', 'invalid_token');
@@ -70,15 +69,10 @@ async function resolveWorkspace(req: Request, principal: Principal): Promise<Wor
     if (chosen) throw new HttpError(404, 'workspace not found');
     throw new HttpError(400, 'no workspace chosen: you are not a member of any workspace; accept an invite first');
   }
-  const workspace = await loadWorkspace(membership.workspace_id);
+  const workspace = await loadWorkspace(req, membership.workspace_id);
   if (!workspace) throw new HttpError(404, 'workspace not found');
   const role = membership.role as Role;
   return { workspace, role, permissions: ROLE_PERMISSIONS[role] };
-}
-
-async function loadWorkspace(id: string) {
-  const workspace = await Workspace.findById(id, { name: 1, status: 1, plan: 1 }).lean();
-  return workspace ? { id: workspace._id, name: workspace.name, status: workspace.status, plan: workspace.plan } : null;
 }
 
 function checkPermission(rule: AccessRule, principal: Principal, access: WorkspaceAccess): void {

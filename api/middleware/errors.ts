@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { HttpError } from '../http-error';
 import type { Logger } from '../logger';
+import { uploadTooLargeDetail } from '../uploads';
 import { toValidationIssues, type ValidatorErrorItem } from '../validation-issues';
 
 /** Any path no route serves: 404 in the contract's shape. */
@@ -58,6 +59,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       }
       if (err.status === 404) {
         res.status(404).json({ detail: `no route for ${req.method} ${req.path}` });
+        return;
+      }
+      if (err.status === 413) {
+        // The file uploader (multer) refused a multipart body over UPLOAD_LIMITS.
+        res.status(413).json({ detail: uploadTooLargeDetail(err.message) });
         return;
       }
       res.status(err.status).json({ detail: err.message });

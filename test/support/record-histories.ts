@@ -6,10 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../../activities/db/connect';
 import { createWorkers } from '../../workers/bootstrap';
+import { KycRecord } from '../../activities/db/models/kyc';
+import { Workspace } from '../../activities/db/models/workspace';
+import { kycReviewWorkflow } from '../../workflows/kyc';
 import { roundTripWorkflow } from '../../workflows/roundtrip';
+import { workflowIds } from '../../workflows/shared/ids';
+import { approveSignal, stateQuery } from '../../workflows/shared/kyc';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { requireTool } from '../../scripts/infra/processes';
 import { startTestServers, stopTestServers, workflowBundle } from './servers';
@@ -30,17 +36,39 @@ async function main(): Promise<void> {
       for (const scenario of scenarios) {
         const handle = await env.client.workflow.start(roundTripWorkflow, { taskQueue: TASK_QUEUES.ops, workflowId: `roundtrip-${scenario.args.probeId}`, args: [scenario.args] });
         await handle.result();
-        const file = path.join(__dirname, '..', 'fixtures', 'histories', `${scenario.name}.json`);
-        // The CLI's export is the history JSON format Worker.runReplayHistories reads.
-        const json = execFileSync(requireTool('temporal'), ['workflow', 'show', '--workflow-id', handle.workflowId, '--address', env.address, '--output', 'json']);
-        fs.writeFileSync(file, json);
-        console.log(`recorded ${path.relative(process.cwd(), file)}`);
+        save(scenario.name, handle.workflowId, env.address);
       }
+      await recordKycReview(env.client);
+      save('kyc-review-approved', workflowIds.kyc(KYC_WORKSPACE_ID), env.address);
     });
   } finally {
     await disconnectMongo();
     await stopTestServers();
   }
+}
+
+/** The CLI's export is the history JSON format Worker.runReplayHistories reads. */
+function save(name: string, workflowId: string, address: string): void {
+  const file = path.join(__dirname, '..', 'fixtures', 'histories', `${name}.json`);
+  fs.writeFileSync(file, execFileSync(requireTool('temporal'), ['workflow', 'show', '--workflow-id', workflowId, '--address', address, '--output', 'json']));
+  console.log(`recorded ${path.relative(process.cwd(), file)}`);
+}
+
+const KYC_WORKSPACE_ID = '2'.repeat(32);
+
+/** A KYC review submitted, awaiting review (queried), then approved by a staff signal. */
+async function recordKycReview(client: Client): Promise<void> {
+  const now = new Date();
+  await Workspace.create({ _id: KYC_WORKSPACE_ID, name: 'Recorded', status: 'onboarding', created_by: '3'.repeat(32), created_at: now, updated_at: now });
+  await KycRecord.create({ _id: KYC_WORKSPACE_ID, status: 'draft' });
+  const handle = await client.workflow.start(kycReviewWorkflow, {
+    taskQueue: TASK_QUEUES.ops,
+    workflowId: workflowIds.kyc(KYC_WORKSPACE_ID),
+    args: [{ workspaceId: KYC_WORKSPACE_ID, submissionId: '4'.repeat(32), submittedBy: { id: '3'.repeat(32), name: 'Recorded Owner' }, ip: null }],
+  });
+  while ((await handle.query(stateQuery)).status !== 'awaiting_review') await new Promise((r) => setTimeout(r, 100));
+  await handle.signal(approveSignal, { by: 'ops@example.com' });
+  await handle.result();
 }
 
 void main();

@@ -5,4 +5,5 @@
  */
 export const workflowIds = {
   roundTrip: (probeId: string) => `roundtrip-${probeId}`,
+  kyc: (workspaceId: string) => `kyc-${workspaceId}`,
 } as const;

@@ -1,7 +1,11 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { rateWindowFields } from './rate-window';
+import { rateLimitField } from './rate-window';
 
-/** A workspace API key. Only the SHA-256 of the key is stored; `prefix` is what lists show. */
+/**
+ * A workspace API key. Only the SHA-256 of the key is stored; `prefix` is what lists show.
+ * Requests never write this document (their counts and `last_used_at` live in
+ * `rate_windows`), so the only writes are creation and revocation.
+ */
 const apiKeySchema = new Schema(
   {
     _id: { type: String, required: true },
@@ -11,9 +15,8 @@ const apiKeySchema = new Schema(
     key_hash: { type: String, required: true },
     created_by: { user_id: { type: String, default: null }, name: { type: String, required: true } },
     created_at: { type: Date, required: true },
-    last_used_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
-    ...rateWindowFields,
+    ...rateLimitField,
   },
   { collection: 'api_keys', versionKey: false },
 );

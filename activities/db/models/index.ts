@@ -2,6 +2,7 @@
 export * from './api-key';
 export * from './audit-event';
 export * from './invite';
+export * from './kyc';
 export * from './ledger-item';
 export * from './membership';
 export * from './oauth-token';

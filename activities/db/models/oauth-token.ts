@@ -1,10 +1,11 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { rateWindowFields } from './rate-window';
+import { rateLimitField } from './rate-window';
 
 /**
  * An access token of a connected app (an MCP client). It acts as the user who connected it,
  * in one workspace, limited to what an API key may do. Only the SHA-256 is stored. Tokens are
- * issued by the MCP server's OAuth flow; this store and the validation path come first.
+ * issued by the MCP server's OAuth flow (`api/auth/oauth-tokens.ts`); requests never write
+ * this document (counts and `last_used_at` live in `rate_windows`).
  */
 const oauthTokenSchema = new Schema(
   {
@@ -16,9 +17,8 @@ const oauthTokenSchema = new Schema(
     token_hash: { type: String, required: true },
     created_at: { type: Date, required: true },
     expires_at: { type: Date, required: true },
-    last_used_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
-    ...rateWindowFields,
+    ...rateLimitField,
   },
   { collection: 'oauth_tokens', versionKey: false },
 );

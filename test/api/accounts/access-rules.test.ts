@@ -44,7 +44,8 @@ describe('access rules of every operation', () => {
 
   before(async function () {
     this.timeout(120_000);
-    api = await startApi();
+    // A worker, so that operations starting workflows (the round-trip probe) finish quickly.
+    api = await startApi({ workers: ['ops'] });
     owner = await signUp(api);
     await activateWorkspace(owner.workspaceId);
     const roles: Role[] = ['owner', 'admin', 'developer', 'viewer'];

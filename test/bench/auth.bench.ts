@@ -6,10 +6,9 @@ import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { connectMongo, disconnectMongo } from '../../activities/db/connect';
 import { newId } from '../../activities/db/ids';
-import { ApiKey } from '../../activities/db/models/api-key';
 import { Workspace } from '../../activities/db/models/workspace';
 import { createApp } from '../../api/app';
-import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../api/auth/secret-tokens';
+import { apiKeyFor } from '../support/accounts';
 import { freePort } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
 
@@ -47,17 +46,7 @@ export async function authBench(): Promise<AuthBenchResult> {
     const workspaceId = newId();
     const now = new Date();
     await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'starter', created_by: newId(), created_at: now, updated_at: now });
-    const key = newSecretToken(API_KEY_PREFIX);
-    await ApiKey.create({
-      _id: newId(),
-      workspace_id: workspaceId,
-      name: 'bench',
-      prefix: shownPrefix(key),
-      key_hash: hashSecretToken(key),
-      created_by: { user_id: null, name: 'bench' },
-      created_at: now,
-      rate_limit_per_minute: 1_000_000, // measured, never refused
-    });
+    const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000); // measured, never refused
     const app = createApp({
       config: {
         defaultTimezone: 'Asia/Kolkata',

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '../../activities/db/ids';
 import { ApiKey } from '../../activities/db/models/api-key';
 import { Membership } from '../../activities/db/models/membership';
-import { OAuthToken } from '../../activities/db/models/oauth-token';
 import { Workspace } from '../../activities/db/models/workspace';
-import { API_KEY_PREFIX, hashSecretToken, newSecretToken, OAUTH_TOKEN_PREFIX, shownPrefix } from '../../api/auth/secret-tokens';
+import { issueOAuthToken } from '../../api/auth/oauth-tokens';
+import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../api/auth/secret-tokens';
 import type { Role } from '../../api/auth/permissions';
 import { jsonBody, type RunningApi } from './api';
 
@@ -63,18 +63,15 @@ export async function memberWithRole(api: RunningApi, workspaceId: string, role:
 }
 
 /** An API key of the workspace, stored as POST /keys stores one (hash only). */
-export async function apiKeyFor(workspaceId: string, name = 'test key'): Promise<{ id: string; key: string; headers: Record<string, string> }> {
+export async function apiKeyFor(workspaceId: string, name = 'test key', rateLimitPerMinute?: number): Promise<{ id: string; key: string; headers: Record<string, string> }> {
   const key = newSecretToken(API_KEY_PREFIX);
   const id = newId();
-  await ApiKey.create({ _id: id, workspace_id: workspaceId, name, prefix: shownPrefix(key), key_hash: hashSecretToken(key), created_by: { user_id: null, name: 'test' }, created_at: new Date() });
+  await ApiKey.create({ _id: id, workspace_id: workspaceId, name, prefix: shownPrefix(key), key_hash: hashSecretToken(key), created_by: { user_id: null, name: 'test' }, created_at: new Date(), ...(rateLimitPerMinute ? { rate_limit_per_minute: rateLimitPerMinute } : {}) });
   return { id, key, headers: { 'X-API-Key': key } };
 }
 
-/** An access token of a connected app acting for a member (the MCP server will issue these). */
-export async function oauthTokenFor(workspaceId: string, userId: string, ttlMs = 3_600_000): Promise<{ id: string; token: string; headers: Record<string, string> }> {
-  const token = newSecretToken(OAUTH_TOKEN_PREFIX);
-  const id = newId();
-  const now = new Date();
-  await OAuthToken.create({ _id: id, workspace_id: workspaceId, user_id: userId, client_id: 'test-client', client_name: 'Test App', token_hash: hashSecretToken(token), created_at: now, expires_at: new Date(now.getTime() + ttlMs) });
+/** An access token of a connected app acting for a member, from the real token store. */
+export async function oauthTokenFor(workspaceId: string, userId: string, ttlSeconds = 3600): Promise<{ id: string; token: string; headers: Record<string, string> }> {
+  const { id, token } = await issueOAuthToken({ workspaceId, userId, clientId: 'test-client', clientName: 'Test App', ttlSeconds });
   return { id, token, headers: { Authorization: `Bearer ${token}` } };
 }

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { ApiKey } from '../../../activities/db/models/api-key';
 import { openApiDocument } from '../../../api/openapi-document';
 import { OperationIndex, type IndexedOperation } from '../../../api/operation-index';
 import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Permission, type Role } from '../../../api/auth/permissions';
@@ -59,9 +58,8 @@ describe('access rules of every operation', () => {
       const app = await oauthTokenFor(owner.workspaceId, member.userId);
       callers.push({ label: `app connected by a ${role}`, headers: app.headers, kind: 'oauth', permissions: oauthPermissions(role) });
     }
-    const key = await apiKeyFor(owner.workspaceId);
     // The matrix sends hundreds of keyed requests; the limit itself is tested elsewhere.
-    await ApiKey.updateOne({ _id: key.id }, { $set: { rate_limit_per_minute: 100_000 } });
+    const key = await apiKeyFor(owner.workspaceId, 'matrix', 100_000);
     callers.push({ label: 'API key', headers: key.headers, kind: 'api_key', permissions: API_KEY_PERMISSIONS });
   });
   after(() => api.close());

@@ -1,10 +1,7 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { ApiKey } from '../../../activities/db/models/api-key';
 import { KycRecord } from '../../../activities/db/models/kyc';
-import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../../api/auth/secret-tokens';
 import { startApi, type RunningApi } from '../../support/api';
-import { activateWorkspace, signUp, withJson, type SignedUp } from '../../support/accounts';
+import { activateWorkspace, apiKeyFor, signUp, withJson, type SignedUp } from '../../support/accounts';
 import { memberHeaders, validDetails } from './fixtures';
 
 type Details = ReturnType<typeof validDetails>;
@@ -160,17 +157,8 @@ describe('KYC business details: GET and PUT /kyc', () => {
     const anonymous = await api.request('/api/v1/kyc');
     expect(anonymous.status).to.equal(401);
     expect(anonymous.headers.get('www-authenticate')).to.match(/^Bearer/);
-    const key = newSecretToken(API_KEY_PREFIX);
-    await ApiKey.create({
-      _id: newId(),
-      workspace_id: owner.workspaceId,
-      name: 'ci',
-      prefix: shownPrefix(key),
-      key_hash: hashSecretToken(key),
-      created_by: { user_id: owner.userId, name: 'Asha Rao' },
-      created_at: new Date(),
-    });
-    const res = await api.request('/api/v1/kyc', { headers: { 'X-API-Key': key } });
+    const key = await apiKeyFor(owner.workspaceId);
+    const res = await api.request('/api/v1/kyc', { headers: key.headers });
     expect(res.status).to.equal(403);
     expect((await res.json()).detail).to.include('session');
   });

@@ -1,8 +1,6 @@
-import { newId } from '../../../activities/db/ids';
-import { Membership } from '../../../activities/db/models/membership';
 import type { Role } from '../../../api/auth/permissions';
 import type { RunningApi } from '../../support/api';
-import { signUp, withJson } from '../../support/accounts';
+import { memberWithRole, withJson } from '../../support/accounts';
 
 /** Complete, valid business details: a private limited company in Karnataka. */
 export function validDetails() {
@@ -47,7 +45,5 @@ export async function readyToSubmit(api: RunningApi, headers: Record<string, str
 
 /** Headers of a new user who holds `role` in the workspace (added directly, not by invite). */
 export async function memberHeaders(api: RunningApi, workspaceId: string, role: Role): Promise<Record<string, string>> {
-  const person = await signUp(api);
-  await Membership.create({ _id: newId(), workspace_id: workspaceId, user_id: person.userId, role, joined_at: new Date() });
-  return { ...person.auth, 'X-Workspace-ID': workspaceId };
+  return (await memberWithRole(api, workspaceId, role)).headers;
 }

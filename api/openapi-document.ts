@@ -12,8 +12,11 @@ export function openApiPath(): string {
 
 let cached: Record<string, unknown> | undefined;
 
-/** The OpenAPI document as parsed JSON (anchors and `<<` merge keys resolved), read once per process. */
+/**
+ * The OpenAPI document as parsed JSON (anchors and `<<` merge keys resolved), read once per
+ * process. Every response reuses the shared header anchors, so the alias count is unlimited.
+ */
 export function openApiDocument(): Record<string, unknown> {
-  cached ??= parse(fs.readFileSync(openApiPath(), 'utf8'), { merge: true }) as Record<string, unknown>;
+  cached ??= parse(fs.readFileSync(openApiPath(), 'utf8'), { merge: true, maxAliasCount: -1 }) as Record<string, unknown>;
   return cached;
 }

@@ -10,6 +10,12 @@ import { renderDatesInZone, timezone } from './middleware/timezone';
 import { openApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
 import { authRoutes } from './routes/auth';
+import { agentRoutes } from './routes/agents';
+import { knowledgeBaseRoutes } from './routes/knowledge-bases';
+import { toolTestRoutes } from './routes/tool-tests';
+import { catalogRoutes } from './routes/catalog';
+import { phoneNumberRoutes } from './routes/phone-numbers';
+import { createProviders } from '../media/providers';
 import { keyRoutes } from './routes/keys';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS } from './uploads';
@@ -22,7 +28,9 @@ import { SessionTokens } from './auth/session-tokens';
 import type { AuthDeps } from './auth/deps';
 
 export interface AppDeps {
-  config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise'>;
+  config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
+    /** The outside services (none configured: their endpoints answer 502). */
+    Partial<Pick<Config, 'providers'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -74,6 +82,12 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
+  const providers = createProviders(deps.config.providers);
+  api.use(catalogRoutes(providers));
+  api.use(phoneNumberRoutes(providers));
+  api.use(agentRoutes(auth));
+  api.use(knowledgeBaseRoutes({ now }));
+  api.use(toolTestRoutes({ allowPrivateNetworks: deps.config.toolsAllowPrivateNetworks }));
   api.use(keyRoutes(auth));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));

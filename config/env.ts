@@ -25,6 +25,19 @@ export interface Config {
   auth: AuthConfig;
   /** Credits every new workspace starts with, as a `grant` ledger item. */
   welcomeCreditsPaise: number;
+  /** Let agents' HTTP tools reach private, loopback and link-local addresses (off: the SSRF guard refuses them). */
+  toolsAllowPrivateNetworks: boolean;
+  providers: ProvidersConfig;
+  /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
+  embeddings: EmbeddingsConfig | null;
+}
+
+/** An OpenAI-compatible `/embeddings` endpoint (`EMBEDDINGS_BASE_URL` ends in `/v1`). */
+export interface EmbeddingsConfig {
+  baseUrl: string;
+  /** Empty when the server needs none. */
+  apiKey: string;
+  model: string;
 }
 
 export interface AuthConfig {
@@ -33,6 +46,20 @@ export interface AuthConfig {
   sessionTtlSeconds: number;
   /** log2 of scrypt's N for new password hashes (17 = 128 MiB per hash, OWASP's figure). */
   passwordHashLogN: number;
+}
+
+/**
+ * Outside services behind adapters (media/providers/). A service without a base URL is not
+ * configured: its endpoints answer 502 saying so. `npm start` runs a local simulator for each
+ * one left unset and hands its address (and credentials) to the services.
+ */
+export interface ProvidersConfig {
+  /** Plivo's REST API (https://api.plivo.com), HTTP Basic auth with the account's id and token. */
+  telephony: { baseUrl: string; authId: string; authToken: string } | null;
+  /** An OpenAI-compatible speech server (voices at `GET /v1/audio/voices`); empty key: none sent. */
+  tts: { baseUrl: string; apiKey: string } | null;
+  /** How long an adapter waits for an answer before the API answers 502. */
+  timeoutMs: number;
 }
 
 /** Used only outside production, where a missing AUTH_SECRET must not stop a local run. */
@@ -66,7 +93,45 @@ export function loadConfig(env: Env = process.env): Config {
       passwordHashLogN: parseIntegerInRange(env, 'PASSWORD_HASH_LOG_N', 10, 20, 17),
     },
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
+    toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
+    providers: providersConfig(env),
+    embeddings: embeddingsConfig(env),
   };
+}
+
+function providersConfig(env: Env): ProvidersConfig {
+  return {
+    telephony: env.TELEPHONY_BASE_URL
+      ? {
+          baseUrl: baseUrl('TELEPHONY_BASE_URL', env.TELEPHONY_BASE_URL),
+          authId: requiredWith(env, 'PLIVO_AUTH_ID', 'TELEPHONY_BASE_URL'),
+          authToken: requiredWith(env, 'PLIVO_AUTH_TOKEN', 'TELEPHONY_BASE_URL'),
+        }
+      : null,
+    tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
+    timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
+  };
+}
+
+/** Read on its own too: knowledge-base retrieval runs in processes without the whole config at hand. */
+export function embeddingsConfig(env: Env): EmbeddingsConfig | null {
+  if (!env.EMBEDDINGS_BASE_URL) return null;
+  return {
+    baseUrl: baseUrl('EMBEDDINGS_BASE_URL', env.EMBEDDINGS_BASE_URL),
+    apiKey: env.EMBEDDINGS_API_KEY ?? '',
+    model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small',
+  };
+}
+
+function baseUrl(name: string, value: string): string {
+  if (!/^https?:\/\/[^/]+/.test(value)) throw new Error(`${name} must be an http(s) URL, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
+function requiredWith(env: Env, name: string, because: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} must be set when ${because} is set`);
+  return value;
 }
 
 function required(env: Env, name: string, fallback: string | undefined): string {

@@ -4,6 +4,7 @@ import { createTemporalClient } from '../api/temporal';
 import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startFerretDb, startTemporalDevServer } from './infra/servers';
+import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
 
 /**
  * `npm start`: the whole stack in one terminal. Starts FerretDB and the Temporal dev server
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
   const infrastructure: ManagedProcess[] = [];
   const application: ManagedProcess[] = [];
+  let simulators: LocalSimulators | undefined;
   let stopping = false;
 
   const stopAll = async (exitCode: number) => {
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
     stopping = true;
     console.log('[launcher] stopping...');
     await Promise.all(application.map((p) => p.stop()));
+    await simulators?.close();
     await Promise.all(infrastructure.map((p) => p.stop()));
     console.log('[launcher] stopped');
     process.exit(exitCode);
@@ -65,6 +68,8 @@ async function main(): Promise<void> {
       superviseExit(temporal);
       childEnv.TEMPORAL_ADDRESS = temporal.address;
     }
+    simulators = await startLocalSimulators(env);
+    Object.assign(childEnv, simulators.env);
     const config = loadConfig(childEnv);
     await waitForNamespace(config.temporalAddress, config.temporalNamespace);
 
@@ -89,6 +94,7 @@ async function main(): Promise<void> {
         `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
         `  Media        http://${config.host}:${config.mediaPort}`,
         `  Temporal UI  ${uiNote}`,
+        ...simulators.lines,
         `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
         `  MongoDB      ${redact(config.mongodbUri)}`,
         'Press Ctrl-C to stop.',

@@ -54,6 +54,7 @@ export async function authBench(): Promise<AuthBenchResult> {
         roundTripWaitMs: 30_000,
         auth: { secret: 'bench-secret-that-is-at-least-32-characters-long', sessionTtlSeconds: 3600, passwordHashLogN: 12 },
         welcomeCreditsPaise: 0,
+        toolsAllowPrivateNetworks: false,
       },
       temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), // no route measured here uses it
       logger: { info: () => undefined, error: () => undefined },

@@ -1,3 +1,4 @@
+import { agentsBench } from './agents.bench';
 import { authBench } from './auth.bench';
 import { renderDatesBench } from './render-dates.bench';
 
@@ -18,6 +19,9 @@ async function main(): Promise<void> {
 
   const auth = await authBench();
   report(auth.ok, auth.name, auth.lines);
+
+  const agents = await agentsBench();
+  report(agents.ok, agents.name, agents.lines);
 
   process.exitCode = failed ? 1 : 0;
 }

@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import type { Logger } from '../../api/logger';
+import type { ProvidersConfig } from '../../config/env';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import { createLocal, workflowBundle } from './servers';
@@ -30,8 +31,12 @@ export interface StartApiOptions {
   extraRoutes?: (app: Express) => void;
   logger?: Logger;
   roundTripWaitMs?: number;
+  /** Let HTTP tools reach private addresses (default true: tool tests call servers on 127.0.0.1). */
+  toolsAllowPrivateNetworks?: boolean;
   /** The API's clock (time-window tests move it). */
   now?: () => Date;
+  /** Outside services, e.g. simulators started by the test (default: none, their endpoints answer 502). */
+  providers?: ProvidersConfig;
 }
 
 /**
@@ -54,6 +59,8 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       roundTripWaitMs: options.roundTripWaitMs ?? 30_000,
       auth: TEST_AUTH_CONFIG,
       welcomeCreditsPaise: 50_000,
+      providers: options.providers,
+      toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
     },
     now: options.now,
     temporal: options.temporal ?? env.client,

@@ -1,0 +1,133 @@
+import { Router, type Response } from 'express';
+import type { AgentSettings, StoredAgent } from '../../activities/db/models/agent';
+import { planOf } from '../../activities/plans';
+import { assignPhoneNumber, checkMayChangeNumber, releasePhoneNumbers, unknownKnowledgeBaseIssues } from '../agents/links';
+import { settingsIssues } from '../agents/rules';
+import { settingsFromInput, type AgentInput } from '../agents/settings';
+import { createAgent, deleteAgent, findAgent, findVersion, keptVersions, listAgents, saveNewVersion } from '../agents/store';
+import { agentView, settingsFromStored, versionView } from '../agents/views';
+import { actorOf, principalOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
+import type { AuthDeps } from '../auth/deps';
+import { validationFailed } from '../http-error';
+import type { ValidationIssue } from '../validation-issues';
+
+/** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
+export function agentRoutes(deps: Pick<AuthDeps, 'now'>): Router {
+  const router = Router();
+
+  router.get('/agents', async (_req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    res.json((await listAgents(workspace.id)).map(agentView));
+  });
+
+  router.post('/agents', async (req, res) => {
+    const access = workspaceAccessOf(res);
+    const settings = settingsFromInput(req.body as AgentInput, null);
+    if (settings.phone_number !== null) checkMayChangeNumber(principalOf(res), access);
+    await checkSettings(access, settings);
+    const agent = await createAgent(access.workspace.id, settings, savedBy(res), deps.now(), planOf(access.workspace.plan).maxAgents);
+    if (settings.phone_number !== null) await connectNumberOrWithdraw(agent, settings.phone_number);
+    res.status(201).json(agentView(agent));
+  });
+
+  router.get('/agents/:agent_id', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    res.json(agentView(await findAgent(workspace.id, req.params.agent_id)));
+  });
+
+  router.put('/agents/:agent_id', async (req, res) => {
+    const access = workspaceAccessOf(res);
+    const current = await findAgent(access.workspace.id, req.params.agent_id);
+    const settings = settingsFromInput(req.body as AgentInput, current.phone_number);
+    const numberChanges = settings.phone_number !== current.phone_number;
+    if (numberChanges) checkMayChangeNumber(principalOf(res), access);
+    await checkSettings(access, settings);
+    if (numberChanges) await assignPhoneNumber(access.workspace.id, current._id, settings.phone_number);
+    res.json(agentView(await saveNewVersion(current, settings, savedBy(res), deps.now())));
+  });
+
+  router.delete('/agents/:agent_id', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const agent = await findAgent(workspace.id, req.params.agent_id);
+    // Calls still queued for the agent are to be canceled here ("agent deleted") once calls exist.
+    await releasePhoneNumbers(workspace.id, agent._id);
+    await deleteAgent(agent);
+    res.status(204).end();
+  });
+
+  router.post('/agents/:agent_id/duplicate', async (req, res) => {
+    const access = workspaceAccessOf(res);
+    const original = await findAgent(access.workspace.id, req.params.agent_id);
+    // A number answers one agent, so the copy has none.
+    const settings = { ...settingsFromStored(original), name: copyName(original.name), phone_number: null };
+    await checkStoredSettings(access, settings, ['path', 'agent_id'], original._id, 'the agent cannot be copied');
+    const copy = await createAgent(access.workspace.id, settings, savedBy(res), deps.now(), planOf(access.workspace.plan).maxAgents);
+    res.status(201).json(agentView(copy));
+  });
+
+  router.get('/agents/:agent_id/versions', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const agent = await findAgent(workspace.id, req.params.agent_id);
+    res.json((await keptVersions(agent)).map((version) => versionView(agent, version)));
+  });
+
+  router.get('/agents/:agent_id/versions/:version', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const agent = await findAgent(workspace.id, req.params.agent_id);
+    res.json(versionView(agent, await findVersion(agent, Number(req.params.version))));
+  });
+
+  router.post('/agents/:agent_id/versions/:version/restore', async (req, res) => {
+    const access = workspaceAccessOf(res);
+    const current = await findAgent(access.workspace.id, req.params.agent_id);
+    const version = await findVersion(current, Number(req.params.version));
+    // Numbers are connected with numbers.manage, so a restore keeps the agent's current one.
+    const settings = { ...settingsFromStored(version.settings), phone_number: current.phone_number };
+    await checkStoredSettings(access, settings, ['path', 'version'], version.version, `version ${version.version} cannot be restored`);
+    res.json(agentView(await saveNewVersion(current, settings, savedBy(res), deps.now())));
+  });
+
+  return router;
+}
+
+/** `updated_by`: the person's name, or `key:<name>` for an API key. */
+function savedBy(res: Response): string {
+  return actorOf(res).name ?? 'unknown';
+}
+
+async function settingsProblems(access: WorkspaceAccess, settings: AgentSettings): Promise<ValidationIssue[]> {
+  return [...settingsIssues(settings, access.workspace.plan), ...(await unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids))];
+}
+
+async function checkSettings(access: WorkspaceAccess, settings: AgentSettings): Promise<void> {
+  const issues = await settingsProblems(access, settings);
+  if (issues.length) throw validationFailed(issues);
+}
+
+/**
+ * Settings saved earlier (a version to restore, an agent to copy) may break a rule today: the
+ * plan changed, a knowledge base was deleted. The request has no body, so each problem is
+ * reported at the path parameter, naming the setting.
+ */
+async function checkStoredSettings(access: WorkspaceAccess, settings: AgentSettings, loc: [string, string], input: unknown, what: string): Promise<void> {
+  const issues = await settingsProblems(access, settings);
+  if (issues.length) throw validationFailed(issues.map((i) => ({ type: i.type, loc, msg: `${what}: ${i.loc.slice(1).join('.')} ${i.msg}`, input })));
+}
+
+/** A new agent whose number cannot be connected is withdrawn, so the request changes nothing. */
+async function connectNumberOrWithdraw(agent: StoredAgent, number: string): Promise<void> {
+  try {
+    await assignPhoneNumber(agent.workspace_id, agent._id, number);
+  } catch (err) {
+    await deleteAgent(agent);
+    throw err;
+  }
+}
+
+const COPY_SUFFIX = ' (copy)';
+const MAX_NAME = 120;
+
+/** `<name> (copy)`, the name cut (by characters) so the whole stays within 120. */
+export function copyName(name: string): string {
+  return [...name].slice(0, MAX_NAME - COPY_SUFFIX.length).join('') + COPY_SUFFIX;
+}

@@ -1,0 +1,39 @@
+import { Router } from 'express';
+import { Agent, toolOf, type StoredAgent } from '../../activities/db/models/agent';
+import { runHttpTool } from '../../media/tools/http-tool';
+import { workspaceAccessOf } from '../auth/context';
+import { HttpError } from '../http-error';
+import type { operations } from '../../schemas/api-types';
+
+type AgentToolTest = operations['testAgentTool']['requestBody']['content']['application/json'];
+type ToolTest = operations['testTool']['requestBody']['content']['application/json'];
+
+export interface ToolTestDeps {
+  /** TOOLS_ALLOW_PRIVATE_NETWORKS: whether tools may reach private, loopback and link-local targets. */
+  allowPrivateNetworks: boolean;
+}
+
+/**
+ * Testing HTTP tools: one request through the same executor a call uses, answered 200 with
+ * its outcome whatever the target said (the test ran; the outcome is the answer).
+ */
+export function toolTestRoutes(deps: ToolTestDeps): Router {
+  const router = Router();
+
+  router.post('/agents/:agent_id/tools/:tool_name/test', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const agent = await Agent.findOne({ _id: req.params.agent_id, workspace_id: workspace.id }, { tools: 1 }).lean<Pick<StoredAgent, 'tools'>>();
+    if (!agent) throw new HttpError(404, 'agent not found');
+    const stored = agent.tools.find((tool) => tool.name === req.params.tool_name);
+    if (!stored) throw new HttpError(404, 'tool not found');
+    const { arguments: args = {} } = req.body as AgentToolTest;
+    res.json(await runHttpTool(toolOf(stored), args, deps));
+  });
+
+  router.post('/tools/test', async (req, res) => {
+    const { tool, arguments: args = {} } = req.body as ToolTest;
+    res.json(await runHttpTool(tool, args, deps));
+  });
+
+  return router;
+}

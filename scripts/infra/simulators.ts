@@ -1,0 +1,34 @@
+import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator } from '../../media/providers/telephony/simulator';
+import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../media/providers/tts/simulator';
+import type { RunningSimulator } from '../../media/providers/simulated-service';
+
+export interface LocalSimulators {
+  /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */
+  env: Record<string, string>;
+  /** One line per simulator for the launcher's banner. */
+  lines: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The simulators of the outside services whose base URL `env` leaves unset, on free loopback
+ * ports inside the launcher's process (they are small HTTP servers; the API, workers and
+ * media service all reach the same ones through the variables in `env`).
+ */
+export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<LocalSimulators> {
+  const running: RunningSimulator[] = [];
+  const result: LocalSimulators = { env: {}, lines: [], close: () => Promise.all(running.map((s) => s.close())).then(() => undefined) };
+  if (!env.TELEPHONY_BASE_URL) {
+    const telephony = await startTelephonySimulator();
+    running.push(telephony);
+    Object.assign(result.env, { TELEPHONY_BASE_URL: telephony.url, PLIVO_AUTH_ID: SIMULATOR_AUTH_ID, PLIVO_AUTH_TOKEN: SIMULATOR_AUTH_TOKEN });
+    result.lines.push(`  Telephony    ${telephony.url} (Plivo simulator; TELEPHONY_BASE_URL to use a real account)`);
+  }
+  if (!env.TTS_BASE_URL) {
+    const speech = await startSpeechSimulator();
+    running.push(speech);
+    Object.assign(result.env, { TTS_BASE_URL: speech.url, TTS_API_KEY: SIMULATOR_API_KEY });
+    result.lines.push(`  Speech       ${speech.url} (speech-synthesis simulator; TTS_BASE_URL to use a real server)`);
+  }
+  return result;
+}

@@ -1,0 +1,197 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type Express } from 'express';
+import { Client, Connection } from '@temporalio/client';
+import { connectMongo, disconnectMongo } from '../../activities/db/connect';
+import { newId } from '../../activities/db/ids';
+import { Workspace } from '../../activities/db/models/workspace';
+import { createApp } from '../../api/app';
+import { apiKeyFor } from '../support/accounts';
+import { freePort } from '../../scripts/infra/processes';
+import { startFerretDb } from '../../scripts/infra/servers';
+
+export interface AgentsBenchResult {
+  name: string;
+  ok: boolean;
+  lines: string[];
+}
+
+const AGENTS = 200;
+/** Requests in flight at once; PUTs go to as many different agents (one agent's saves are serial). */
+const CONCURRENCY = 4;
+const ROUNDS = 3;
+const PER_ROUND = { list: 60, update: 200 };
+const WARM_UP = 20;
+
+/**
+ * What the Agents endpoints cost next to a bare Express route answering the same JSON, on
+ * the real app and a FerretDB of its own (no Temporal needed):
+ * - `GET /agents` of a workspace with 200 agents (each with a prompt, tools and extractions);
+ * - `PUT /agents/{id}`, which validates the body, claims and writes a version, updates the
+ *   agent and drops the version that fell out of the newest 10.
+ * The baseline is `express()` with `express.json()` and one route answering the response
+ * body the real endpoint gave (the same bytes to serialise and send). Real requests carry an
+ * API key, so authentication and the rate-limit count are included. Scenarios alternate in
+ * rounds on the same machine; each reports requests per second (at 4 in flight) and p99.
+ */
+export async function agentsBench(): Promise<AgentsBenchResult> {
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-agents-'));
+  const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+  const servers: Server[] = [];
+  try {
+    await connectMongo(ferret.uri('bench'));
+    const workspaceId = newId();
+    const now = new Date();
+    await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'scale', created_by: newId(), created_at: now, updated_at: now });
+    const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000); // measured, never refused
+    const app = createApp({
+      config: {
+        defaultTimezone: 'Asia/Kolkata',
+        validateResponses: false,
+        roundTripWaitMs: 30_000,
+        auth: { secret: 'bench-secret-that-is-at-least-32-characters-long', sessionTtlSeconds: 3600, passwordHashLogN: 12 },
+        welcomeCreditsPaise: 0,
+        toolsAllowPrivateNetworks: false,
+      },
+      temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), // no route measured here uses it
+      logger: { info: () => undefined, error: () => undefined },
+    });
+    const real = `${await listen(app, servers)}/api/v1`;
+    const headers = { 'Content-Type': 'application/json', 'X-API-Key': key };
+
+    const ids: string[] = [];
+    for (let i = 0; i < AGENTS; i++) {
+      const res = await fetch(`${real}/agents`, { method: 'POST', headers, body: JSON.stringify(agentBody(i)) });
+      if (res.status !== 201) throw new Error(`creating agent ${i} answered ${res.status}: ${await res.text()}`);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const updateBody = JSON.stringify(agentBody(0));
+    const listAnswer = await (await fetch(`${real}/agents`, { headers })).json();
+    const updateAnswer = await (await fetch(`${real}/agents/${ids[0]}`, { method: 'PUT', headers, body: updateBody })).json();
+
+    const bare = express();
+    bare.use(express.json({ limit: '1mb' }));
+    bare.get('/agents', (_req, res) => {
+      res.json(listAnswer);
+    });
+    bare.put('/agents/:id', (_req, res) => {
+      res.json(updateAnswer);
+    });
+    const baseline = await listen(bare, servers);
+
+    const scenarios = {
+      'GET /agents (200 agents)': {
+        ours: (worker: number) => request(`${real}/agents`, { headers }, 200, worker),
+        bare: (worker: number) => request(`${baseline}/agents`, {}, 200, worker),
+        count: PER_ROUND.list,
+      },
+      'PUT /agents/{id}': {
+        ours: (worker: number) => request(`${real}/agents/${ids[worker]}`, { method: 'PUT', headers, body: updateBody }, 200, worker),
+        bare: (worker: number) => request(`${baseline}/agents/${ids[worker]}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: updateBody }, 200, worker),
+        count: PER_ROUND.update,
+      },
+    };
+
+    const lines: string[] = [];
+    for (const [name, scenario] of Object.entries(scenarios)) {
+      await load(scenario.ours, WARM_UP);
+      await load(scenario.bare, WARM_UP);
+      const ours: Load[] = [];
+      const bareRuns: Load[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        bareRuns.push(await load(scenario.bare, scenario.count));
+        ours.push(await load(scenario.ours, scenario.count));
+      }
+      const o = summary(ours);
+      const b = summary(bareRuns);
+      lines.push(
+        `${name}: ours ${o.rps.toFixed(0)} req/s, p99 ${o.p99.toFixed(1)} ms | bare Express ${b.rps.toFixed(0)} req/s, p99 ${b.p99.toFixed(1)} ms | ` +
+          `throughput ${(o.rps / b.rps).toFixed(3)}x of bare, p99 ${(o.p99 / b.p99).toFixed(1)}x`,
+      );
+    }
+    return { name: `Agents endpoints against a bare Express route (${CONCURRENCY} in flight, FerretDB; no target set)`, ok: true, lines };
+  } finally {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    await disconnectMongo();
+    await ferret.stop();
+    fs.rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+/** A realistic agent: a prompt with variables, two tools (one with a JSON Schema using `$ref`), three extractions. */
+function agentBody(i: number) {
+  return {
+    name: `Collections agent ${i}`,
+    welcome_message: 'Namaste {customer_name}, main {company} se baat kar rahi hoon.',
+    system_prompt: `You remind {customer_name} about the EMI of {amount} due on {due_date}. `.repeat(20),
+    llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0.3 },
+    call: { max_duration_seconds: 900, call_start_hour: 10, call_end_hour: 19 },
+    analytics: {
+      summarize: true,
+      extractions: [
+        { key: 'promise_to_pay', type: 'boolean', description: 'Did the customer promise to pay?' },
+        { key: 'promise_date', type: 'date' },
+        { key: 'reason', type: 'choice', choices: [{ value: 'lost_job' }, { value: 'forgot' }, { value: 'dispute' }] },
+      ],
+    },
+    tools: [
+      {
+        name: 'payment_link',
+        description: 'Send the customer a payment link by SMS',
+        url: 'https://api.example.com/payment-links',
+        parameters: { type: 'object', properties: { amount: { $ref: '#/$defs/paise' } }, required: ['amount'], $defs: { paise: { type: 'integer', minimum: 1 } } },
+        headers: { Authorization: 'Bearer example' },
+      },
+      { name: 'loan_status', description: 'Look up the loan status', method: 'GET', url: 'https://api.example.com/loans', timeout_seconds: 4 },
+    ],
+  };
+}
+
+async function listen(app: Express, servers: Server[]): Promise<string> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function request(url: string, init: RequestInit, status: number, worker: number): Promise<void> {
+  const res = await fetch(url, init);
+  await res.arrayBuffer();
+  if (res.status !== status) throw new Error(`worker ${worker}: ${init.method ?? 'GET'} ${url} answered ${res.status}, expected ${status}`);
+}
+
+interface Load {
+  latencies: number[];
+  elapsedMs: number;
+}
+
+/** `count` requests, CONCURRENCY at a time (worker `w` always uses its own agent). */
+async function load(send: (worker: number) => Promise<void>, count: number): Promise<Load> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      while (next < count) {
+        next++;
+        const t = process.hrtime.bigint();
+        await send(worker);
+        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }),
+  );
+  return { latencies, elapsedMs: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
+function summary(runs: Load[]): { rps: number; p99: number } {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const elapsed = runs.reduce((sum, r) => sum + r.elapsedMs, 0);
+  return { rps: (latencies.length / elapsed) * 1000, p99: latencies[Math.min(latencies.length - 1, Math.floor(0.99 * latencies.length))] };
+}

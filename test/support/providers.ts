@@ -1,0 +1,46 @@
+import { randomInt } from 'node:crypto';
+import type { ProvidersConfig } from '../../config/env';
+import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
+import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
+
+export interface TestProviders {
+  telephony: TelephonySimulator;
+  speech: SpeechSimulator;
+  /** The numbers the telephony simulator's account rents, in its order. */
+  pool: string[];
+  /** For `startApi({ providers })`. */
+  config: ProvidersConfig;
+  close(): Promise<void>;
+}
+
+/**
+ * The simulators of the outside services on free ports, for one test file. The telephony
+ * pool holds `poolSize` random Indian numbers, so that files sharing the database never
+ * claim the same number.
+ */
+export async function startTestProviders(options: { poolSize?: number; timeoutMs?: number } = {}): Promise<TestProviders> {
+  const pool = randomNumbers(options.poolSize ?? 10);
+  const telephony = await startTelephonySimulator({ numbers: pool });
+  const speech = await startSpeechSimulator();
+  return {
+    telephony,
+    speech,
+    pool,
+    config: {
+      telephony: { baseUrl: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
+      tts: { baseUrl: speech.url, apiKey: speech.apiKey },
+      timeoutMs: options.timeoutMs ?? 1_000,
+    },
+    close: async () => {
+      await telephony.close();
+      await speech.close();
+    },
+  };
+}
+
+/** Distinct E.164 numbers under +91 80 with random subscriber digits. */
+export function randomNumbers(count: number): string[] {
+  const numbers = new Set<string>();
+  while (numbers.size < count) numbers.add(`+9180${String(randomInt(0, 100_000_000)).padStart(8, '0')}`);
+  return [...numbers];
+}

@@ -2,6 +2,7 @@ import { missingKnowledgeBases } from '../../activities/knowledge-bases';
 import { assignNumberToAgent, NumberNotInWorkspaceError, NumberTakenError, releaseNumbersOfAgent } from '../../activities/phone-numbers';
 import type { Principal, WorkspaceAccess } from '../auth/context';
 import { HttpError, validationFailed } from '../http-error';
+import { requirePermission } from '../middleware/access';
 import type { ValidationIssue } from '../validation-issues';
 
 /**
@@ -15,14 +16,7 @@ import type { ValidationIssue } from '../validation-issues';
  * (not only `agents.edit`); sending the current number again is not a change.
  */
 export function checkMayChangeNumber(principal: Principal, access: WorkspaceAccess): void {
-  if (access.permissions.has('numbers.manage')) return;
-  const who =
-    principal.credential.kind === 'api_key'
-      ? 'an API key'
-      : principal.credential.kind === 'oauth'
-        ? `a connected app (acting as ${access.role})`
-        : `the role ${access.role}`;
-  throw new HttpError(403, `${who} cannot change an agent's phone number: it needs the permission numbers.manage`, { permission: 'numbers.manage' });
+  requirePermission('numbers.manage', principal, access, "change an agent's phone number");
 }
 
 /** Connects `number` to the agent (null: disconnects its number); 422 or 409 as the contract says. */

@@ -1,17 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import express, { type Express } from 'express';
-import { Client, Connection } from '@temporalio/client';
-import { connectMongo, disconnectMongo } from '../../activities/db/connect';
-import { newId } from '../../activities/db/ids';
-import { Workspace } from '../../activities/db/models/workspace';
-import { createApp } from '../../api/app';
-import { apiKeyFor } from '../support/accounts';
-import { freePort } from '../../scripts/infra/processes';
-import { startFerretDb } from '../../scripts/infra/servers';
+import express from 'express';
+import { startBenchStack } from './bench-stack';
 
 export interface AgentsBenchResult {
   name: string;
@@ -38,28 +26,10 @@ const WARM_UP = 20;
  * rounds on the same machine; each reports requests per second (at 4 in flight) and p99.
  */
 export async function agentsBench(): Promise<AgentsBenchResult> {
-  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-agents-'));
-  const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
-  const servers: Server[] = [];
+  const stack = await startBenchStack('scale');
   try {
-    await connectMongo(ferret.uri('bench'));
-    const workspaceId = newId();
-    const now = new Date();
-    await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'scale', created_by: newId(), created_at: now, updated_at: now });
-    const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000); // measured, never refused
-    const app = createApp({
-      config: {
-        defaultTimezone: 'Asia/Kolkata',
-        validateResponses: false,
-        roundTripWaitMs: 30_000,
-        auth: { secret: 'bench-secret-that-is-at-least-32-characters-long', sessionTtlSeconds: 3600, passwordHashLogN: 12 },
-        welcomeCreditsPaise: 0,
-        toolsAllowPrivateNetworks: false,
-      },
-      temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), // no route measured here uses it
-      logger: { info: () => undefined, error: () => undefined },
-    });
-    const real = `${await listen(app, servers)}/api/v1`;
+    const { key } = stack;
+    const real = `${await stack.listen(stack.app)}/api/v1`;
     const headers = { 'Content-Type': 'application/json', 'X-API-Key': key };
 
     const ids: string[] = [];
@@ -80,7 +50,7 @@ export async function agentsBench(): Promise<AgentsBenchResult> {
     bare.put('/agents/:id', (_req, res) => {
       res.json(updateAnswer);
     });
-    const baseline = await listen(bare, servers);
+    const baseline = await stack.listen(bare);
 
     const scenarios = {
       'GET /agents (200 agents)': {
@@ -114,13 +84,7 @@ export async function agentsBench(): Promise<AgentsBenchResult> {
     }
     return { name: `Agents endpoints against a bare Express route (${CONCURRENCY} in flight, FerretDB; no target set)`, ok: true, lines };
   } finally {
-    for (const server of servers) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-    await disconnectMongo();
-    await ferret.stop();
-    fs.rmSync(tempDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 
@@ -151,14 +115,6 @@ function agentBody(i: number) {
       { name: 'loan_status', description: 'Look up the loan status', method: 'GET', url: 'https://api.example.com/loans', timeout_seconds: 4 },
     ],
   };
-}
-
-async function listen(app: Express, servers: Server[]): Promise<string> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 async function request(url: string, init: RequestInit, status: number, worker: number): Promise<void> {

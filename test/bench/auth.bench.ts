@@ -1,16 +1,4 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { Client, Connection } from '@temporalio/client';
-import { connectMongo, disconnectMongo } from '../../activities/db/connect';
-import { newId } from '../../activities/db/ids';
-import { Workspace } from '../../activities/db/models/workspace';
-import { createApp } from '../../api/app';
-import { apiKeyFor } from '../support/accounts';
-import { freePort } from '../../scripts/infra/processes';
-import { startFerretDb } from '../../scripts/infra/servers';
+import { startBenchStack } from './bench-stack';
 
 export interface AuthBenchResult {
   name: string;
@@ -38,31 +26,10 @@ const TARGET_ADDED_P50_MS = 1;
  * on the next request: every keyed request reads the key document.
  */
 export async function authBench(): Promise<AuthBenchResult> {
-  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-'));
-  const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
-  let server: Server | undefined;
+  const stack = await startBenchStack('starter');
   try {
-    await connectMongo(ferret.uri('bench'));
-    const workspaceId = newId();
-    const now = new Date();
-    await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'starter', created_by: newId(), created_at: now, updated_at: now });
-    const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000); // measured, never refused
-    const app = createApp({
-      config: {
-        defaultTimezone: 'Asia/Kolkata',
-        validateResponses: false,
-        roundTripWaitMs: 30_000,
-        auth: { secret: 'bench-secret-that-is-at-least-32-characters-long', sessionTtlSeconds: 3600, passwordHashLogN: 12 },
-        welcomeCreditsPaise: 0,
-        toolsAllowPrivateNetworks: false,
-      },
-      temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), // no route measured here uses it
-      logger: { info: () => undefined, error: () => undefined },
-    });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+    const { key } = stack;
+    const base = `${await stack.listen(stack.app)}/api/v1`;
     const json = { 'Content-Type': 'application/json' };
     const baseline = () => fetch(`${base}/auth/login`, { method: 'POST', headers: json, body: '{}' });
     const keyed = () => fetch(`${base}/keys`, { method: 'POST', headers: { ...json, 'X-API-Key': key }, body: '{}' });
@@ -91,11 +58,7 @@ export async function authBench(): Promise<AuthBenchResult> {
       ],
     };
   } finally {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await disconnectMongo();
-    await ferret.stop();
-    fs.rmSync(tempDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

@@ -11,7 +11,7 @@ import { unauthorized } from '../auth/credentials';
 import type { AuthDeps } from '../auth/deps';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { clientIp, revokeSessions } from '../auth/sessions';
-import { assertSignInAllowed, normalizeEmail, recordSignInFailure } from '../auth/sign-in-throttle';
+import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
 import { matchTotp, newTotpSecret, otpauthUri } from '../auth/totp';
 import { HttpError } from '../http-error';
 import { userView } from '../views';
@@ -152,13 +152,11 @@ export function accountRoutes(deps: AuthDeps): Router {
     const user = await currentUser(res);
     if (!user.two_factor?.enabled || !user.two_factor.secret) throw new HttpError(409, 'two-factor sign-in is already off');
     const now = deps.now();
-    await assertSignInAllowed(user.email, now);
+    const attempt = await claimSignInAttempt(user.email, now);
     const passwordOk = body.password !== undefined && (await verifyPassword(body.password, user.password_hash));
     const codeOk = body.code !== undefined && matchTotp(user.two_factor.secret, body.code, now, user.two_factor.last_step ?? null) !== null;
-    if (!passwordOk && !codeOk) {
-      await recordSignInFailure(user.email, now);
-      throw new HttpError(400, 'send your password or a current code to turn two-factor sign-in off');
-    }
+    if (!passwordOk && !codeOk) throw new HttpError(400, 'send your password or a current code to turn two-factor sign-in off');
+    await attempt.succeeded();
     const updated = await User.findOneAndUpdate(
       { _id: user._id },
       { $set: { 'two_factor.enabled': false, 'two_factor.secret': null, 'two_factor.pending_secret': null, 'two_factor.last_step': null, updated_at: now } },
@@ -183,11 +181,9 @@ export function accountRoutes(deps: AuthDeps): Router {
   async function checkPassword(res: Response, password: string) {
     const user = await currentUser(res);
     const now = deps.now();
-    await assertSignInAllowed(user.email, now);
-    if (!(await verifyPassword(password, user.password_hash))) {
-      await recordSignInFailure(user.email, now);
-      throw new HttpError(400, 'the current password is not correct');
-    }
+    const attempt = await claimSignInAttempt(user.email, now);
+    if (!(await verifyPassword(password, user.password_hash))) throw new HttpError(400, 'the current password is not correct');
+    await attempt.succeeded();
     return user;
   }
 

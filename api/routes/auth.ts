@@ -13,7 +13,7 @@ import type { AuthDeps } from '../auth/deps';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
 import { API_KEY_PERMISSIONS, oauthPermissions, type Role } from '../auth/permissions';
 import { CHALLENGE_TTL_MS, clientIp, startSession } from '../auth/sessions';
-import { assertSignInAllowed, clearSignInFailures, normalizeEmail, recordSignInFailure } from '../auth/sign-in-throttle';
+import { claimSignInAttempt, normalizeEmail, type SignInAttemptClaim } from '../auth/sign-in-throttle';
 import { matchTotp } from '../auth/totp';
 import { HttpError } from '../http-error';
 import { userView, workspaceView } from '../views';
@@ -55,7 +55,7 @@ export function authRoutes(deps: AuthDeps): Router {
   router.post('/auth/login', async (req, res) => {
     const body = req.body as LoginBody;
     const now = deps.now();
-    await assertSignInAllowed(body.email, now);
+    const attempt = await claimSignInAttempt(body.email, now);
     const user = await User.findOne({ email: normalizeEmail(body.email) }).lean();
     const passwordOk = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash(deps.config.passwordHashLogN)));
     if (!user || !passwordOk) {
@@ -63,12 +63,13 @@ export function authRoutes(deps: AuthDeps): Router {
       throw unauthorized('wrong email or password');
     }
     if (user.two_factor?.enabled) {
+      await attempt.release(); // the password was right; the code is its own attempt
       const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_MS);
       const challenge = await deps.tokens.sign({ userId: user._id, purpose: 'two_factor' }, expiresAt);
       res.json({ two_factor_required: true, challenge_token: challenge, expires_at: expiresAt });
       return;
     }
-    res.json(await completeSignIn(req, user, deps));
+    res.json(await completeSignIn(req, user, attempt, deps));
   });
 
   router.post('/auth/login/2fa', async (req, res) => {
@@ -77,7 +78,7 @@ export function authRoutes(deps: AuthDeps): Router {
     const claims = await deps.tokens.verify(body.challenge_token, 'two_factor');
     const user = claims ? await User.findById(claims.userId).lean() : null;
     if (!user?.two_factor?.enabled || !user.two_factor.secret) throw unauthorized('the sign-in challenge is not valid or has expired; sign in again');
-    await assertSignInAllowed(user.email, now);
+    const attempt = await claimSignInAttempt(user.email, now);
     const step = matchTotp(user.two_factor.secret, body.code, now, user.two_factor.last_step ?? null);
     // Claiming the step atomically makes a code single-use even across concurrent requests.
     const claimed =
@@ -90,7 +91,7 @@ export function authRoutes(deps: AuthDeps): Router {
       await failSignIn(req, user.email, user, 'wrong two-factor code', now);
       throw unauthorized('wrong two-factor code');
     }
-    res.json(await completeSignIn(req, user, deps));
+    res.json(await completeSignIn(req, user, attempt, deps));
   });
 
   router.get('/auth/me', async (_req, res) => {
@@ -132,8 +133,8 @@ export function authRoutes(deps: AuthDeps): Router {
 
   return router;
 
+  /** The claimed attempt stays as the failure; this writes the audit record. */
   async function failSignIn(req: Request, email: string, user: { _id: string; name: string } | null, reason: string, now: Date) {
-    await recordSignInFailure(email, now);
     const record = {
       action: 'auth.sign_in_failed',
       actor: { type: 'anonymous' as const, id: null, name: null },
@@ -149,8 +150,8 @@ export function authRoutes(deps: AuthDeps): Router {
 
 type SignedInUser = { _id: string; name: string; email: string; created_at: Date; two_factor?: { enabled?: boolean | null } | null };
 
-async function completeSignIn(req: Request, user: SignedInUser, deps: AuthDeps) {
-  await clearSignInFailures(user.email);
+async function completeSignIn(req: Request, user: SignedInUser, attempt: SignInAttemptClaim, deps: AuthDeps) {
+  await attempt.succeeded();
   const session = await startSession(user._id, req, deps);
   await recordUserAudit(user._id, {
     action: 'auth.signed_in',

@@ -14,7 +14,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import type { Role } from '../auth/permissions';
 import { hashSecretToken, INVITE_TOKEN_PREFIX, newSecretToken } from '../auth/secret-tokens';
 import { clientIp, startSession } from '../auth/sessions';
-import { assertSignInAllowed, normalizeEmail, recordSignInFailure } from '../auth/sign-in-throttle';
+import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
 import { matchTotp } from '../auth/totp';
 import { HttpError, validationFailed } from '../http-error';
 import { userView, workspaceView } from '../views';
@@ -136,9 +136,9 @@ export function inviteRoutes(deps: AuthDeps): Router {
   async function existingAccount(req: Request, email: string, body: AcceptInvite, now: Date) {
     const user = await User.findOne({ email }).lean();
     if (!user) return null;
-    await assertSignInAllowed(email, now);
+    const attempt = await claimSignInAttempt(email, now);
+    // A failure keeps the claimed attempt; this writes the audit record.
     const fail = async (detail: string) => {
-      await recordSignInFailure(email, now);
       await recordUserAudit(user._id, { action: 'auth.sign_in_failed', actor: { type: 'anonymous', id: null, name: null }, target: { type: 'user', id: user._id, name: email }, at: now, ip: clientIp(req), details: { reason: detail } });
       return unauthorized(detail);
     };
@@ -148,6 +148,7 @@ export function inviteRoutes(deps: AuthDeps): Router {
       const claimed = step !== null && (await User.updateOne({ _id: user._id, $or: [{ 'two_factor.last_step': null }, { 'two_factor.last_step': { $lt: step } }] }, { $set: { 'two_factor.last_step': step } })).modifiedCount === 1;
       if (!claimed) throw await fail(body.code ? 'wrong two-factor code' : 'two-factor sign-in is on: send the current code as `code`');
     }
+    await attempt.succeeded();
     return user;
   }
 

@@ -12,6 +12,6 @@ export * from './oauth-token';
 export * from './phone-number';
 export * from './probe';
 export * from './session';
-export * from './sign-in-failure';
+export * from './sign-in-attempt';
 export * from './user';
 export * from './workspace';

@@ -46,6 +46,24 @@ describe('sign-in throttling: 5 failed attempts per address in 5 minutes', () =>
     expect((await login(nobody, 'whatever')).status).to.equal(429);
   });
 
+  it('lets at most 5 of a burst of parallel guesses through, even when they all arrive at once', async () => {
+    const account = await signUp(api);
+    const statuses = (await Promise.all(Array.from({ length: 15 }, (_, i) => login(account.email, `guess ${i}`)))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).to.have.length(5);
+    expect(statuses.filter((s) => s === 429)).to.have.length(10);
+    expect((await login(account.email, account.password)).status).to.equal(429);
+  });
+
+  it('counts wrong current passwords on account changes toward the same allowance', async () => {
+    const account = await signUp(api);
+    for (let i = 0; i < 5; i++) {
+      const res = await api.request('/api/v1/account/password', jsonBody({ current_password: `wrong ${i}`, new_password: 'a brand new secret' }, account.auth));
+      expect(res.status).to.equal(400);
+    }
+    expect((await api.request('/api/v1/account/password', jsonBody({ current_password: account.password, new_password: 'a brand new secret' }, account.auth))).status).to.equal(429);
+    expect((await login(account.email, account.password)).status).to.equal(429);
+  });
+
   it('records failed and successful sign-ins in the audit log with the address and ip', async () => {
     const account = await signUp(api);
     await login(account.email, 'wrong');

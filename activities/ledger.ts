@@ -51,9 +51,3 @@ export async function appendLedgerItem(entry: LedgerEntry) {
   }
   throw new Error(`could not append to the ledger of workspace ${entry.workspaceId} after ${MAX_ATTEMPTS} attempts`);
 }
-
-/** The workspace's balance: the newest item's `balance_after_paise` (0 with no items). */
-export async function balanceOf(workspaceId: string): Promise<number> {
-  const tail = await LedgerItem.findOne({ workspace_id: workspaceId }, { balance_after_paise: 1 }).sort({ seq: -1 }).lean();
-  return tail?.balance_after_paise ?? 0;
-}

@@ -42,7 +42,3 @@ export const API_KEY_PERMISSIONS: ReadonlySet<Permission> = new Set([...DEVELOPE
 export function oauthPermissions(role: Role): ReadonlySet<Permission> {
   return new Set([...ROLE_PERMISSIONS[role]].filter((p) => API_KEY_PERMISSIONS.has(p)));
 }
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}

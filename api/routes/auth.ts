@@ -7,6 +7,7 @@ import { Session } from '../../activities/db/models/session';
 import { User } from '../../activities/db/models/user';
 import { Workspace } from '../../activities/db/models/workspace';
 import { appendLedgerItem } from '../../activities/ledger';
+import { DEFAULT_PLAN } from '../../activities/plans';
 import { principalOf } from '../auth/context';
 import { unauthorized } from '../auth/credentials';
 import type { AuthDeps } from '../auth/deps';
@@ -14,7 +15,8 @@ import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
 import { API_KEY_PERMISSIONS, oauthPermissions, type Role } from '../auth/permissions';
 import { CHALLENGE_TTL_MS, clientIp, startSession } from '../auth/sessions';
 import { claimSignInAttempt, normalizeEmail, type SignInAttemptClaim } from '../auth/sign-in-throttle';
-import { matchTotp } from '../auth/totp';
+import { spendTotpCode } from '../auth/second-factor';
+import { auditFailedSignIn } from '../auth/sign-in-audit';
 import { HttpError } from '../http-error';
 import { userView, workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
@@ -59,7 +61,7 @@ export function authRoutes(deps: AuthDeps): Router {
     const user = await User.findOne({ email: normalizeEmail(body.email) }).lean();
     const passwordOk = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash(deps.config.passwordHashLogN)));
     if (!user || !passwordOk) {
-      await failSignIn(req, body.email, user, 'wrong password', now);
+      await auditFailedSignIn(req, body.email, user, 'wrong password', now); // the claimed attempt stays as the failure
       throw unauthorized('wrong email or password');
     }
     if (user.two_factor?.enabled) {
@@ -79,16 +81,9 @@ export function authRoutes(deps: AuthDeps): Router {
     const user = claims ? await User.findById(claims.userId).lean() : null;
     if (!user?.two_factor?.enabled || !user.two_factor.secret) throw unauthorized('the sign-in challenge is not valid or has expired; sign in again');
     const attempt = await claimSignInAttempt(user.email, now);
-    const step = matchTotp(user.two_factor.secret, body.code, now, user.two_factor.last_step ?? null);
-    // Claiming the step atomically makes a code single-use even across concurrent requests.
-    const claimed =
-      step !== null &&
-      (await User.updateOne(
-        { _id: user._id, $or: [{ 'two_factor.last_step': null }, { 'two_factor.last_step': { $lt: step } }] },
-        { $set: { 'two_factor.last_step': step } },
-      )).modifiedCount === 1;
+    const claimed = await spendTotpCode(user, body.code, now);
     if (!claimed) {
-      await failSignIn(req, user.email, user, 'wrong two-factor code', now);
+      await auditFailedSignIn(req, user.email, user, 'wrong two-factor code', now);
       throw unauthorized('wrong two-factor code');
     }
     res.json(await completeSignIn(req, user, attempt, deps));
@@ -132,20 +127,6 @@ export function authRoutes(deps: AuthDeps): Router {
   });
 
   return router;
-
-  /** The claimed attempt stays as the failure; this writes the audit record. */
-  async function failSignIn(req: Request, email: string, user: { _id: string; name: string } | null, reason: string, now: Date) {
-    const record = {
-      action: 'auth.sign_in_failed',
-      actor: { type: 'anonymous' as const, id: null, name: null },
-      target: { type: 'user', id: user?._id ?? null, name: normalizeEmail(email) },
-      at: now,
-      ip: clientIp(req),
-      details: { reason: user ? reason : 'unknown address' },
-    };
-    if (user) await recordUserAudit(user._id, record);
-    else await recordWorkspaceAudit(null, record);
-  }
 }
 
 type SignedInUser = { _id: string; name: string; email: string; created_at: Date; two_factor?: { enabled?: boolean | null } | null };
@@ -177,7 +158,7 @@ export async function workspacesOf(userId: string) {
 /** A new workspace in onboarding, its owner, and the welcome credits. */
 export async function createWorkspace(owner: { _id: string }, name: string, deps: AuthDeps) {
   const now = deps.now();
-  const workspace = { _id: newId(), name, status: 'onboarding' as const, plan: 'starter', created_by: owner._id, activated_at: null, created_at: now, updated_at: now };
+  const workspace = { _id: newId(), name, status: 'onboarding' as const, plan: DEFAULT_PLAN, created_by: owner._id, activated_at: null, created_at: now, updated_at: now };
   await Workspace.create(workspace);
   await Membership.create({ _id: newId(), workspace_id: workspace._id, user_id: owner._id, role: 'owner', joined_at: now });
   if (deps.welcomeCreditsPaise > 0) {

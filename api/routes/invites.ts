@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { recordUserAudit, recordWorkspaceAudit } from '../../activities/audit';
+import { recordWorkspaceAudit } from '../../activities/audit';
 import { newId } from '../../activities/db/ids';
 import { isDuplicateKeyError } from '../../activities/db/errors';
 import { Invite, type InviteDocument } from '../../activities/db/models/invite';
@@ -15,7 +15,8 @@ import type { Role } from '../auth/permissions';
 import { hashSecretToken, INVITE_TOKEN_PREFIX, newSecretToken } from '../auth/secret-tokens';
 import { clientIp, startSession } from '../auth/sessions';
 import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
-import { matchTotp } from '../auth/totp';
+import { spendTotpCode } from '../auth/second-factor';
+import { auditFailedSignIn } from '../auth/sign-in-audit';
 import { HttpError, validationFailed } from '../http-error';
 import { userView, workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
@@ -139,13 +140,12 @@ export function inviteRoutes(deps: AuthDeps): Router {
     const attempt = await claimSignInAttempt(email, now);
     // A failure keeps the claimed attempt; this writes the audit record.
     const fail = async (detail: string) => {
-      await recordUserAudit(user._id, { action: 'auth.sign_in_failed', actor: { type: 'anonymous', id: null, name: null }, target: { type: 'user', id: user._id, name: email }, at: now, ip: clientIp(req), details: { reason: detail } });
+      await auditFailedSignIn(req, email, user, detail, now);
       return unauthorized(detail);
     };
     if (!(await verifyPassword(body.password, user.password_hash))) throw await fail('wrong password for the invited account');
     if (user.two_factor?.enabled && user.two_factor.secret) {
-      const step = body.code ? matchTotp(user.two_factor.secret, body.code, now, user.two_factor.last_step ?? null) : null;
-      const claimed = step !== null && (await User.updateOne({ _id: user._id, $or: [{ 'two_factor.last_step': null }, { 'two_factor.last_step': { $lt: step } }] }, { $set: { 'two_factor.last_step': step } })).modifiedCount === 1;
+      const claimed = body.code !== undefined && (await spendTotpCode(user, body.code, now));
       if (!claimed) throw await fail(body.code ? 'wrong two-factor code' : 'two-factor sign-in is on: send the current code as `code`');
     }
     await attempt.succeeded();

@@ -98,12 +98,3 @@ export async function startToolTarget(): Promise<ToolTarget> {
     },
   };
 }
-
-/** A port on 127.0.0.1 with nothing listening (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

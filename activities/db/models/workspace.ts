@@ -1,4 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
+import { DEFAULT_PLAN } from '../../plans';
 
 export const WORKSPACE_STATUSES = ['onboarding', 'active'] as const;
 export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
@@ -9,7 +10,7 @@ const workspaceSchema = new Schema(
     _id: { type: String, required: true },
     name: { type: String, required: true },
     status: { type: String, enum: WORKSPACE_STATUSES, required: true },
-    plan: { type: String, required: true, default: 'starter' },
+    plan: { type: String, required: true, default: DEFAULT_PLAN },
     created_by: { type: String, required: true },
     activated_at: { type: Date, default: null },
     created_at: { type: Date, required: true },

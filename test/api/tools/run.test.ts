@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, withJson } from '../../support/accounts';
-import { freePort, startToolTarget, type ToolTarget } from '../../support/tool-target';
+import { freePort } from '../../../scripts/infra/processes';
+import { startToolTarget, type ToolTarget } from '../../support/tool-target';
 
 /**
  * POST /tools/test against a real HTTP server on 127.0.0.1 (private targets allowed, as in

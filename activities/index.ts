@@ -1,5 +1,6 @@
 import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
+import { createWebhookActivities, type WebhookDeps } from './webhooks';
 
 export interface Clock {
   now(): Date;
@@ -7,7 +8,7 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-export interface ActivityDeps {
+export interface ActivityDeps extends WebhookDeps {
   clock: Clock;
 }
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(deps),
     ...createKycActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

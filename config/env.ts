@@ -27,6 +27,14 @@ export interface Config {
   welcomeCreditsPaise: number;
   /** Let agents' HTTP tools reach private, loopback and link-local addresses (off: the SSRF guard refuses them). */
   toolsAllowPrivateNetworks: boolean;
+  /**
+   * Let webhook deliveries reach private and loopback addresses. On by default outside
+   * production (the contract allows `http://localhost` receivers for development), off in
+   * production, where the SSRF guard refuses them.
+   */
+  webhooksAllowPrivateNetworks: boolean;
+  /** Attempts one webhooks worker makes at once (each may wait up to 10 s on a slow target). */
+  webhookAttemptConcurrency: number;
   providers: ProvidersConfig;
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
@@ -94,6 +102,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
+    webhooksAllowPrivateNetworks: parseBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', !production),
+    webhookAttemptConcurrency: parseIntegerInRange(env, 'WEBHOOK_ATTEMPT_CONCURRENCY', 1, 100_000, 2_000),
     providers: providersConfig(env),
     embeddings: embeddingsConfig(env),
   };

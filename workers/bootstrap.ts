@@ -3,7 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemClock, type ActivityDeps } from '../activities';
 import type { TaskQueueRole } from '../workflows/shared/task-queues';
-import { WORKER_ROLES } from './roles';
+import { WORKER_ROLES, type WorkerTuning } from './roles';
 
 const WORKFLOWS_PATH = require.resolve('../workflows');
 
@@ -33,13 +33,17 @@ export interface CreateWorkersOptions {
   namespace: string;
   roles: TaskQueueRole[];
   deps?: ActivityDeps;
+  tuning?: WorkerTuning;
   /** Tests pass one bundle built once per run. */
   workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
 }
 
+const DEFAULT_TUNING: WorkerTuning = { webhookAttemptConcurrency: 2_000 };
+
 /** One worker per role, each on its own task queue. */
 export async function createWorkers(options: CreateWorkersOptions): Promise<Worker[]> {
   const deps = options.deps ?? { clock: systemClock };
+  const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
   return Promise.all(
     options.roles.map((role) => {
@@ -51,6 +55,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
         taskQueue: definition.taskQueue,
         activities: definition.activities(deps),
         ...(definition.workflows ? workflows : {}),
+        ...definition.options?.(tuning),
       });
     }),
   );

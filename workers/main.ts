@@ -1,4 +1,6 @@
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
 import { connectMongo, disconnectMongo } from '../activities/db/connect';
 import { createWorkers } from './bootstrap';
@@ -14,7 +16,15 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  const workers = await createWorkers({ connection, namespace: config.temporalNamespace, roles });
+  // Activities that start workflows (webhook fan-out) use their own client connection.
+  const temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }), namespace: config.temporalNamespace });
+  const workers = await createWorkers({
+    connection,
+    namespace: config.temporalNamespace,
+    roles,
+    deps: { clock: systemClock, temporal, webhooksAllowPrivateNetworks: config.webhooksAllowPrivateNetworks },
+    tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency },
+  });
 
   // SIGINT/SIGTERM: let each worker finish its tasks (shutdownGraceTime) instead of exiting.
   const shutdown = () => workers.forEach((worker) => worker.shutdown());
@@ -26,6 +36,7 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((worker) => worker.run()));
   } finally {
     await connection.close();
+    await temporal.connection.close();
     await disconnectMongo();
   }
 }

@@ -1,3 +1,4 @@
+import type { WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUES, type TaskQueueRole } from '../workflows/shared/task-queues';
 
@@ -10,10 +11,24 @@ export interface RoleDefinition {
   /** Registers the workflow bundle on this queue. */
   workflows: boolean;
   activities: (deps: ActivityDeps) => Record<string, (...args: never[]) => unknown>;
+  /** Tuning of this role's worker. */
+  options?: (tuning: WorkerTuning) => Partial<WorkerOptions>;
+}
+
+export interface WorkerTuning {
+  webhookAttemptConcurrency: number;
 }
 
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: (deps) => createActivities(deps) },
+  webhooks: {
+    taskQueue: TASK_QUEUES.webhooks,
+    workflows: true,
+    activities: (deps) => createActivities(deps),
+    // An attempt mostly waits on the target (up to 10 s): many run at once, so that targets
+    // that time out cannot hold every slot while healthy ones wait.
+    options: (tuning) => ({ maxConcurrentActivityTaskExecutions: tuning.webhookAttemptConcurrency, maxConcurrentActivityTaskPolls: 20, maxConcurrentWorkflowTaskPolls: 10 }),
+  },
 };
 
 export function parseRoles(raw: string | undefined): TaskQueueRole[] {

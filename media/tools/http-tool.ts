@@ -1,6 +1,6 @@
-import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import https from 'node:https';
-import { BlockedAddressError, checkedAddresses, pinnedLookup, type Resolver } from './ssrf-guard';
+import http, { type OutgoingHttpHeaders } from 'node:http';
+import { isRedirect, sendGuarded, type GuardedResponse, type RequestFailureKind } from '../net/guarded-request';
+import type { Resolver } from '../net/ssrf-guard';
 import { prettyJson } from './pretty-json';
 
 /**
@@ -30,7 +30,7 @@ export interface HttpTool {
 
 export type ToolArguments = Record<string, unknown>;
 
-export type HttpToolErrorKind = 'invalid_url' | 'invalid_header' | 'blocked_address' | 'dns' | 'refused' | 'timeout' | 'network' | 'http_status';
+export type HttpToolErrorKind = 'invalid_url' | 'invalid_header' | 'http_status' | RequestFailureKind;
 
 export interface HttpToolRun {
   /** True when the target answered 2xx. */
@@ -70,7 +70,6 @@ const USER_AGENT = 'Service-Tools/1.0';
  * wrong Content-Length breaks the request), and answers must arrive uncompressed to be read.
  */
 const CLIENT_OWNED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'accept-encoding']);
-const DNS_FAILURE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA']);
 
 type Failure = { kind: HttpToolErrorKind; message: string };
 type PreparedRequest = { url: URL; headers: OutgoingHttpHeaders; body: string | null };
@@ -93,28 +92,21 @@ export async function runHttpTool(tool: HttpTool, args: ToolArguments, options: 
   });
   if ('kind' in prepared) return run({ error: prepared });
 
-  const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
-  try {
-    const { url } = prepared;
-    const addresses = await untilAborted(checkedAddresses(url.hostname, options), deadline);
-    const response = await send(prepared, method, pinnedLookup(addresses), deadline);
-    const body = await readBody(response);
-    const status = response.statusCode ?? 0;
-    const text = prettyJson(body.text) ?? body.text;
-    const result = cut(text);
-    const location = isRedirect(status) ? (response.headers.location ?? null) : null;
-    const ok = status >= 200 && status < 300;
-    return run({
-      ok,
-      status,
-      result,
-      truncated: body.cut || result.length < text.length,
-      location,
-      error: ok ? null : { kind: 'http_status', message: statusMessage(response, location) },
-    });
-  } catch (error) {
-    return run({ error: deadline.aborted ? { kind: 'timeout', message: `no complete answer within ${timeoutSeconds} s` } : failureOf(error, prepared.url) });
-  }
+  const outcome = await sendGuarded({ ...prepared, method, timeoutMs: timeoutSeconds * 1000, bodyLimitBytes: BODY_READ_LIMIT_BYTES }, options);
+  if (outcome.failure) return run({ error: outcome.failure });
+  const { response } = outcome;
+  const text = prettyJson(response.text) ?? response.text;
+  const result = cut(text);
+  const location = isRedirect(response.status) ? (response.headers.location ?? null) : null;
+  const ok = response.status >= 200 && response.status < 300;
+  return run({
+    ok,
+    status: response.status,
+    result,
+    truncated: response.cut || result.length < text.length,
+    location,
+    error: ok ? null : { kind: 'http_status', message: statusMessage(response, location) },
+  });
 }
 
 function prepareRequest(method: HttpMethod, tool: HttpTool, args: ToolArguments): PreparedRequest | Failure {
@@ -151,42 +143,6 @@ function prepareRequest(method: HttpMethod, tool: HttpTool, args: ToolArguments)
   return { url, headers, body };
 }
 
-function send({ url, headers, body }: PreparedRequest, method: HttpMethod, lookup: ReturnType<typeof pinnedLookup>, signal: AbortSignal): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    // agent: false - no pooled keep-alive socket, so every request connects through its own pinned lookup.
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, lookup, signal, agent: false }, resolve);
-    request.on('error', reject);
-    request.end(body ?? undefined);
-  });
-}
-
-/** The body as text, reading at most BODY_READ_LIMIT_BYTES. */
-async function readBody(response: IncomingMessage): Promise<{ text: string; cut: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let cut = false;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > BODY_READ_LIMIT_BYTES) {
-      cut = true;
-      break; // ends the iteration and destroys the response: the rest is never downloaded
-    }
-  }
-  const bytes = Buffer.concat(chunks).subarray(0, BODY_READ_LIMIT_BYTES);
-  return { text: decode(bytes, response.headers['content-type']), cut };
-}
-
-/** The body as text in the charset its Content-Type names (UTF-8 when none, or an unknown one). */
-function decode(bytes: Buffer, contentType: string | undefined): string {
-  const charset = /charset="?([^";\s]+)/i.exec(contentType ?? '')?.[1] ?? 'utf-8';
-  try {
-    return new TextDecoder(charset).decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
-  }
-}
-
 /** At most RESULT_MAX_CHARS, never splitting a surrogate pair. */
 function cut(text: string): string {
   if (text.length <= RESULT_MAX_CHARS) return text;
@@ -194,57 +150,8 @@ function cut(text: string): string {
   return text.slice(0, end);
 }
 
-function isRedirect(status: number): boolean {
-  return status >= 300 && status < 400;
-}
-
-function statusMessage(response: IncomingMessage, location: string | null): string {
-  const answered = `the server answered ${response.statusCode} ${response.statusMessage ?? ''}`.trimEnd();
+function statusMessage(response: GuardedResponse, location: string | null): string {
+  const answered = `the server answered ${response.status} ${response.statusMessage}`.trimEnd();
   if (location === null) return answered;
   return `${answered}, a redirect to ${location}; redirects are not followed (only the tool's own URL is checked before connecting)`;
-}
-
-function failureOf(error: unknown, url: URL): Failure {
-  if (error instanceof BlockedAddressError) return { kind: 'blocked_address', message: error.message };
-  const codes = errorCodes(error);
-  if (codes.length > 0 && codes.every((code) => DNS_FAILURE_CODES.has(code))) {
-    return { kind: 'dns', message: `could not resolve ${url.hostname} (${codes[0]})` };
-  }
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (codes.length > 0 && codes.every((code) => code === 'ECONNREFUSED')) {
-    return { kind: 'refused', message: `${url.hostname}:${port} refused the connection (nothing listens there)` };
-  }
-  const reason = error instanceof Error ? readableReason(error) : String(error);
-  return { kind: 'network', message: `the request to ${url.hostname}:${port} failed: ${reason}${codes[0] && !reason.includes(codes[0]) ? ` (${codes[0]})` : ''}` };
-}
-
-/** OpenSSL's messages carry source paths and hex ids; its reason phrase is what a person needs. */
-function readableReason(error: Error): string {
-  const openssl = /SSL routines:[^:]*:([^:]+)/.exec(error.message);
-  return openssl ? `TLS handshake failed (${openssl[1]})` : error.message.trim();
-}
-
-/** The error's code, or each attempt's code when Node tried several addresses (AggregateError). */
-function errorCodes(error: unknown): string[] {
-  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.flatMap(errorCodes);
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? [code] : [];
-}
-
-/** Settles with `promise`, or rejects once `signal` aborts (name resolution has no signal of its own). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,0 +1,35 @@
+/**
+ * The contract's event types ("Events" in service-api.md): what `GET /webhooks/events` lists,
+ * what an endpoint may subscribe to, and what the call workflow may emit. `ping` is not
+ * subscribable: `POST /webhooks/{id}/test` sends it to that one endpoint whatever it
+ * subscribes to.
+ */
+export const EVENT_TYPES = [
+  { type: 'call.queued', description: 'an outbound call joined the queue', data_fields: ['position', 'by'] },
+  { type: 'call.dequeued', description: 'a slot is free and the call is about to be dialled; latency_ms is the wait', data_fields: [] },
+  { type: 'call.placed', description: 'the telephony provider accepted the dial request', data_fields: [] },
+  { type: 'call.started', description: 'the call connected and the agent is live', data_fields: ['channel', 'from', 'to', 'stt', 'llm', 'tts', 'started_by', 'values'] },
+  { type: 'welcome', description: 'the agent starts its welcome message (text in message)', data_fields: [] },
+  { type: 'tts.first_audio', description: 'first audio of a reply played; latency_ms from the caller finishing', data_fields: ['welcome'] },
+  { type: 'user.turn', description: 'the caller finished a turn (message is what they said)', data_fields: ['after_goodbye'] },
+  { type: 'llm.first_token', description: 'the language model started answering; latency_ms from the caller finishing', data_fields: ['model_ms'] },
+  { type: 'agent.reply', description: 'the agent finished a reply (message is the full text)', data_fields: [] },
+  { type: 'interrupted', description: 'the caller talked over the agent (message is what the caller heard)', data_fields: [] },
+  { type: 'tool.call', description: 'the agent called a tool', data_fields: ['name', 'args', 'url'] },
+  { type: 'tool.result', description: 'the tool answered or failed; latency_ms is the request time', data_fields: ['name', 'status', 'result'] },
+  { type: 'user.online_check', description: 'the agent asked if the caller is still there', data_fields: [] },
+  { type: 'hangup.prompt', description: 'the hang-up prompt decided the conversation is over', data_fields: [] },
+  { type: 'error', description: 'something went wrong; level warning or error', data_fields: ['provider'] },
+  { type: 'call.ended', description: 'the call ended for any reason', data_fields: ['duration_seconds', 'avg_first_audio_ms', 'usage'] },
+  { type: 'call.completed', description: 'the final call record is saved, after post-call analytics', data_fields: ['call'] },
+] as const;
+
+export type CallEventType = (typeof EVENT_TYPES)[number]['type'];
+export type EventType = CallEventType | 'ping';
+
+export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = EVENT_TYPES.map((e) => e.type);
+
+/** An endpoint subscribed to every event. */
+export const ALL_EVENTS = '*';
+
+export type EventLevel = 'info' | 'warning' | 'error';

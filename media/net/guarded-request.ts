@@ -1,0 +1,153 @@
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { BlockedAddressError, checkedAddresses, pinnedLookup, type Resolver } from './ssrf-guard';
+
+/**
+ * One outgoing HTTP request to a URL a customer gave us (an agent's HTTP tool, a webhook
+ * endpoint). It never throws for anything the target or the network does:
+ * - the host must pass the SSRF guard, and the request connects to the checked addresses only;
+ * - redirects are never followed (following one would connect to an unchecked target);
+ * - `timeoutMs` bounds everything: name resolution, connecting, and the answer's body;
+ * - at most `bodyLimitBytes` of the answer are read; the rest is never downloaded.
+ */
+
+export interface GuardedRequest {
+  method: string;
+  url: URL;
+  headers: OutgoingHttpHeaders;
+  body: string | null;
+  timeoutMs: number;
+  bodyLimitBytes: number;
+}
+
+export interface GuardOptions {
+  /** Let requests reach private, loopback and link-local addresses. */
+  allowPrivateNetworks: boolean;
+  /** Name resolution (default: the system's); tests give their own. */
+  resolve?: Resolver;
+}
+
+export interface GuardedResponse {
+  status: number;
+  statusMessage: string;
+  headers: IncomingHttpHeaders;
+  text: string;
+  /** The body was longer than `bodyLimitBytes`. */
+  cut: boolean;
+}
+
+export type RequestFailureKind = 'blocked_address' | 'dns' | 'refused' | 'timeout' | 'network';
+
+export interface RequestFailure {
+  kind: RequestFailureKind;
+  message: string;
+}
+
+export type GuardedOutcome = { response: GuardedResponse; failure: null } | { response: null; failure: RequestFailure };
+
+const DNS_FAILURE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA']);
+
+export async function sendGuarded(request: GuardedRequest, options: GuardOptions): Promise<GuardedOutcome> {
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  try {
+    const addresses = await untilAborted(checkedAddresses(request.url.hostname, options), deadline);
+    const response = await send(request, pinnedLookup(addresses), deadline);
+    const body = await readBody(response, request.bodyLimitBytes);
+    return {
+      response: { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '', headers: response.headers, text: body.text, cut: body.cut },
+      failure: null,
+    };
+  } catch (error) {
+    const failure = deadline.aborted ? { kind: 'timeout' as const, message: `no complete answer within ${formatSeconds(request.timeoutMs)} s` } : failureOf(error, request.url);
+    return { response: null, failure };
+  }
+}
+
+export function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
+}
+
+function send({ url, method, headers, body }: GuardedRequest, lookup: ReturnType<typeof pinnedLookup>, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    // agent: false - no pooled keep-alive socket, so every request connects through its own pinned lookup.
+    const outgoing = (url.protocol === 'https:' ? https : http).request(url, { method, headers, lookup, signal, agent: false }, resolve);
+    outgoing.on('error', reject);
+    outgoing.end(body ?? undefined);
+  });
+}
+
+/** The body as text, reading at most `limit` bytes. */
+async function readBody(response: IncomingMessage, limit: number): Promise<{ text: string; cut: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let cut = false;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > limit) {
+      cut = true;
+      break; // ends the iteration and destroys the response: the rest is never downloaded
+    }
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, limit);
+  return { text: decode(bytes, response.headers['content-type']), cut };
+}
+
+/** The body as text in the charset its Content-Type names (UTF-8 when none, or an unknown one). */
+function decode(bytes: Buffer, contentType: string | undefined): string {
+  const charset = /charset="?([^";\s]+)/i.exec(contentType ?? '')?.[1] ?? 'utf-8';
+  try {
+    return new TextDecoder(charset).decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return Number.isInteger(ms / 1000) ? String(ms / 1000) : (ms / 1000).toFixed(1);
+}
+
+function failureOf(error: unknown, url: URL): RequestFailure {
+  if (error instanceof BlockedAddressError) return { kind: 'blocked_address', message: error.message };
+  const codes = errorCodes(error);
+  if (codes.length > 0 && codes.every((code) => DNS_FAILURE_CODES.has(code))) {
+    return { kind: 'dns', message: `could not resolve ${url.hostname} (${codes[0]})` };
+  }
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  if (codes.length > 0 && codes.every((code) => code === 'ECONNREFUSED')) {
+    return { kind: 'refused', message: `${url.hostname}:${port} refused the connection (nothing listens there)` };
+  }
+  const reason = error instanceof Error ? readableReason(error) : String(error);
+  return { kind: 'network', message: `the request to ${url.hostname}:${port} failed: ${reason}${codes[0] && !reason.includes(codes[0]) ? ` (${codes[0]})` : ''}` };
+}
+
+/** OpenSSL's messages carry source paths and hex ids; its reason phrase is what a person needs. */
+function readableReason(error: Error): string {
+  const openssl = /SSL routines:[^:]*:([^:]+)/.exec(error.message);
+  return openssl ? `TLS handshake failed (${openssl[1]})` : error.message.trim();
+}
+
+/** The error's code, or each attempt's code when Node tried several addresses (AggregateError). */
+function errorCodes(error: unknown): string[] {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.flatMap(errorCodes);
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? [code] : [];
+}
+
+/** Settles with `promise`, or rejects once `signal` aborts (name resolution has no signal of its own). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,125 @@
+import { expect } from 'chai';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createActivities, systemClock } from '../../activities';
+import { newId } from '../../activities/db/ids';
+import { WebhookAttempt } from '../../activities/db/models/webhook-attempt';
+import { WebhookDelivery } from '../../activities/db/models/webhook-delivery';
+import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
+import { newWebhookSecret } from '../../activities/webhooks/signing';
+import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../workflows/shared/webhooks';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { createTimeSkipping, workflowBundle } from '../support/servers';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { receiverAccepts, storedEndpoint } from '../support/webhooks';
+
+const seconds = (duration: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(duration?.seconds ?? 0) + (duration?.nanos ?? 0) / 1e9;
+const eventTime = (event: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => seconds(event.eventTime) * 1000;
+
+/** The delivery schedule on Temporal's time-skipping server: hours of timers in seconds. */
+describe('webhookDeliveryWorkflow under time skipping', function () {
+  this.timeout(120_000);
+  let env: TestWorkflowEnvironment;
+  let receiver: WebhookReceiver;
+  let worker: Worker;
+  let activities: ReturnType<typeof createActivities>;
+  let running: Promise<void>;
+
+  before(async () => {
+    env = await createTimeSkipping();
+    receiver = await startWebhookReceiver();
+    activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
+    worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.webhooks, workflowBundle: await workflowBundle(), activities });
+    running = worker.run();
+  });
+  after(async () => {
+    worker.shutdown();
+    await running;
+    await receiver.close();
+    await env.teardown();
+  });
+
+  let sequence = 0;
+  const emit = (workspaceId: string, type = 'call.started') =>
+    activities.recordEvent({ workspaceId, callId: newId(), agentId: '', sequence: sequence++, type, message: 'outbound call with Asha', level: 'info', latencyMs: null, data: { channel: 'phone' }, createdAt: new Date().toISOString() });
+
+  it('attempts at once, then exactly 10 s, 1 min, 5 min, 30 min and 2 h after each failure, and fails after the sixth', async () => {
+    const path = `/always-500/${newId()}`;
+    receiver.behave((request) => (request.path === path ? { status: 500, body: 'down for maintenance' } : { status: 200 }));
+    const endpoint = await storedEndpoint({ url: receiver.url + path });
+    const { deliveryIds } = await emit(endpoint.workspaceId);
+    expect(deliveryIds).to.have.length(1);
+    const handle = env.client.workflow.getHandle(deliveryIds[0]);
+    const state: DeliveryState = await handle.result();
+    expect(state).to.include({ status: 'failed', automaticAttempts: 6, attempts: 6 });
+
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => seconds(e.timerStartedEventAttributes!.startToFireTimeout) * 1000);
+    expect(timers).to.deep.equal([...RETRY_DELAYS_MS]);
+    const attemptsScheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery').map(eventTime);
+    const attemptsDone = events.filter((e) => e.activityTaskCompletedEventAttributes).map(eventTime);
+    expect(attemptsScheduled).to.have.length(6);
+    // Each automatic attempt starts when its timer fires, exactly the delay after the previous attempt ended.
+    for (let i = 1; i < 6; i++) {
+      const gap = attemptsScheduled[i] - attemptsDone[i - 1];
+      expect(gap, `attempt ${i + 1}`).to.be.within(RETRY_DELAYS_MS[i - 1], RETRY_DELAYS_MS[i - 1] + 1000);
+    }
+
+    const mine = receiver.received.filter((r) => r.path === path);
+    expect(mine).to.have.length(6);
+    expect(new Set(mine.map((r) => r.headers['x-service-delivery']))).to.deep.equal(new Set([deliveryIds[0]]));
+    expect(new Set(mine.map((r) => r.rawBody)).size).to.equal(1);
+    const delivery = await WebhookDelivery.findById(deliveryIds[0]).lean();
+    expect(delivery).to.include({ status: 'failed', attempt_count: 6, next_attempt_at: null });
+    expect(delivery?.last_response).to.include({ status_code: 500, body_excerpt: 'down for maintenance' });
+    const attempts = await WebhookAttempt.find({ delivery_id: deliveryIds[0] }).sort({ at: 1 }).lean();
+    expect(attempts.map((a) => [a.trigger, a.status_code])).to.deep.equal(Array(6).fill(['automatic', 500]));
+  });
+
+  it('stops at the first 2xx: delivered on the third attempt', async () => {
+    const path = `/third-time/${newId()}`;
+    let seen = 0;
+    receiver.behave((request) => (request.path === path ? { status: ++seen >= 3 ? 204 : 503 } : { status: 200 }));
+    const endpoint = await storedEndpoint({ url: receiver.url + path });
+    const { deliveryIds } = await emit(endpoint.workspaceId);
+    const state: DeliveryState = await env.client.workflow.getHandle(deliveryIds[0]).result();
+    expect(state).to.include({ status: 'delivered', attempts: 3 });
+    const delivery = await WebhookDelivery.findById(deliveryIds[0]).lean();
+    expect(delivery).to.include({ status: 'delivered', attempt_count: 3, next_attempt_at: null });
+    expect(delivery?.delivered_at).to.be.an.instanceOf(Date);
+  });
+
+  it('signs each attempt with the secret current at that attempt: after a rotation, only the new secret verifies', async () => {
+    const path = `/rotation/${newId()}`;
+    let seen = 0;
+    receiver.behave((request) => (request.path === path ? { status: ++seen >= 2 ? 200 : 500 } : { status: 200 }));
+    const endpoint = await storedEndpoint({ url: receiver.url + path });
+    const { deliveryIds } = await emit(endpoint.workspaceId);
+    await receiver.waitForRequests(receiver.received.length + 1);
+    const rotated = newWebhookSecret();
+    await WebhookEndpoint.updateOne({ _id: endpoint.id }, { $set: { secret: rotated } });
+    const state: DeliveryState = await env.client.workflow.getHandle(deliveryIds[0]).result();
+    expect(state.status).to.equal('delivered');
+    const [first, second] = receiver.received.filter((r) => r.path === path);
+    expect(await receiverAccepts(first, endpoint.secret)).to.equal(true);
+    expect(await receiverAccepts(second, endpoint.secret)).to.equal(false);
+    expect(await receiverAccepts(second, rotated)).to.equal(true);
+  });
+
+  it('takes a manual retry while retrying as one extra attempt that ends the schedule when it succeeds', async () => {
+    const path = `/manual/${newId()}`;
+    let seen = 0;
+    receiver.behave((request) => (request.path === path ? { status: ++seen >= 2 ? 200 : 500 } : { status: 200 }));
+    const endpoint = await storedEndpoint({ url: receiver.url + path });
+    const { deliveryIds } = await emit(endpoint.workspaceId);
+    const handle = env.client.workflow.getHandle(deliveryIds[0]);
+    await receiver.waitForRequests(receiver.received.length + 1);
+    for (let i = 0; i < 50 && (await WebhookDelivery.findById(deliveryIds[0]).lean())?.status !== 'retrying'; i++) await new Promise((r) => setTimeout(r, 100));
+    const result = await handle.executeUpdate(retryNowUpdate);
+    expect(result).to.include({ trigger: 'manual', ok: true, status: 'delivered' });
+    const state: DeliveryState = await handle.result();
+    expect(state).to.include({ status: 'delivered', attempts: 2, automaticAttempts: 1 });
+    expect(receiver.received.filter((r) => r.path === path)).to.have.length(2);
+  });
+});

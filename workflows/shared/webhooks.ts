@@ -1,0 +1,80 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * Messages of the webhook delivery workflow (`whd_<id>`) and the redelivery workflow, shared by
+ * the API, the fan-out activity and the workflows. Importing this pulls in no workflow code.
+ */
+
+/** Delays before the automatic attempts 2 to 6 (contract: 10 s, 1 min, 5 min, 30 min, 2 h). */
+export const RETRY_DELAYS_MS = [10_000, 60_000, 300_000, 1_800_000, 7_200_000] as const;
+/** The sixth failed automatic attempt makes a delivery failed. */
+export const AUTOMATIC_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
+export type AttemptTrigger = 'automatic' | 'manual' | 'test';
+
+export interface DeliveryWorkflowInput {
+  deliveryId: string;
+  /**
+   * `scheduled`: the automatic schedule (first attempt at once, then the retry delays).
+   * `once`: a single attempt (a ping, or a manual retry of a delivery whose schedule has ended).
+   */
+  mode: 'scheduled' | 'once';
+  /** The trigger of the single attempt in `once` mode. */
+  trigger?: Exclude<AttemptTrigger, 'automatic'>;
+  /** Attempts made by earlier runs (a manual retry after the schedule ended continues the count). */
+  attemptsBefore?: number;
+}
+
+/** What one attempt did, as the Temporal history and the manual retry's answer show it. */
+export interface AttemptResult {
+  attemptId: string;
+  trigger: AttemptTrigger;
+  /** ISO time the request was signed and sent. */
+  at: string;
+  ok: boolean;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string;
+  /** The delivery's status after this attempt. */
+  status: DeliveryStatus;
+  /** The endpoint (or the agent's URL) is gone: nothing was sent, and nothing will be. */
+  targetGone: boolean;
+}
+
+export interface DeliveryState {
+  deliveryId: string;
+  status: DeliveryStatus;
+  automaticAttempts: number;
+  attempts: number;
+  /** ISO, workflow time, while an automatic retry waits. */
+  nextAttemptAt: string | null;
+  last: AttemptResult | null;
+}
+
+/** One extra attempt now; answers its result. Never restarts the automatic schedule. */
+export const retryNowUpdate = defineUpdate<AttemptResult>('retryNow');
+export const deliveryStateQuery = defineQuery<DeliveryState>('state');
+
+export interface RedeliveryInput {
+  redeliveryId: string;
+  workspaceId: string;
+  endpointId: string;
+  /** ISO: failed deliveries created at or after this time are retried. */
+  since: string;
+  /** Carried over continue-as-new. */
+  progress?: RedeliveryProgress;
+}
+
+export interface RedeliveryProgress {
+  /** The last delivery id handled (deliveries are taken in id order). */
+  cursor: string | null;
+  attempted: number;
+  delivered: number;
+  failed: number;
+  /** Deliveries already being retried by someone else when their turn came. */
+  skipped: number;
+}
+
+export const redeliveryProgressQuery = defineQuery<RedeliveryProgress & { total: number | null; status: string }>('progress');

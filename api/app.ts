@@ -17,6 +17,8 @@ import { catalogRoutes } from './routes/catalog';
 import { phoneNumberRoutes } from './routes/phone-numbers';
 import { createProviders } from '../media/providers';
 import { keyRoutes } from './routes/keys';
+import { webhookRoutes } from './routes/webhooks';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS } from './uploads';
 import { accountRoutes } from './routes/account';
@@ -89,6 +91,8 @@ export function createApp(deps: AppDeps): Express {
   api.use(knowledgeBaseRoutes({ now }));
   api.use(toolTestRoutes({ allowPrivateNetworks: deps.config.toolsAllowPrivateNetworks }));
   api.use(keyRoutes(auth));
+  api.use(webhookRoutes({ temporal: deps.temporal, now }));
+  api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));

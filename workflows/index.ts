@@ -2,3 +2,4 @@
 export { roundTripWorkflow } from './roundtrip';
 export { kycReviewWorkflow } from './kyc';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { webhookRedeliveryWorkflow } from './webhook-redelivery';

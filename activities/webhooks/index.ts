@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Clock } from '../index';
 import { attemptDelivery, failDelivery, type AttemptInput } from './attempts';
 import { recordEvent, type RecordEventInput } from './fan-out';
+import { createRedeliveryActivities } from './redelivery';
 
 export interface WebhookDeps {
   clock: Clock;
@@ -27,5 +28,6 @@ export function createWebhookActivities(deps: WebhookDeps) {
     async failWebhookDelivery(input: { deliveryId: string; reason: string }): Promise<void> {
       await failDelivery(input.deliveryId, input.reason, deps.clock.now());
     },
+    ...createRedeliveryActivities({ now: () => deps.clock.now() }),
   };
 }

@@ -68,3 +68,10 @@ export function actorOf(res: Response): Actor {
   if (credential.kind === 'oauth') return { type: 'oauth_app', id: user?.id ?? null, name: `${user?.name ?? 'unknown'} via ${credential.clientName}` };
   return { type: 'user', id: user?.id ?? null, name: user?.name ?? null };
 }
+
+/** Who creates a record (an API key, a webhook endpoint): the person, or `key:<name>` for an API key. */
+export function creatorOf(res: Response): { user_id: string | null; name: string } {
+  const { credential, user } = principalOf(res);
+  if (credential.kind === 'api_key') return { user_id: null, name: `key:${credential.name}` };
+  return { user_id: user?.id ?? null, name: user?.name ?? 'unknown' };
+}

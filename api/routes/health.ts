@@ -8,6 +8,7 @@ import { workflowIds } from '../../workflows/shared/ids';
 import { Kind } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { HttpError } from '../http-error';
+import { resultWithin } from '../temporal';
 import { pingMongo, pingTemporal } from '../health-checks';
 
 type Health = operations['getHealth']['responses']['200']['content']['application/json'];
@@ -57,21 +58,4 @@ export function healthRoutes({ temporal, roundTripWaitMs }: { temporal: Client; 
   });
 
   return router;
-}
-
-/**
- * The workflow's result, or undefined after `ms`. The long-poll is aborted at the deadline so
- * that no request is left polling (and later rejecting) after the caller has been answered.
- */
-async function resultWithin<T>(temporal: Client, getResult: () => Promise<T>, ms: number): Promise<T | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  try {
-    return await temporal.withAbortSignal(controller.signal, getResult);
-  } catch (err) {
-    if (controller.signal.aborted) return undefined;
-    throw err;
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { recordWorkspaceAudit } from '../../activities/audit';
 import { newId } from '../../activities/db/ids';
 import { ApiKey } from '../../activities/db/models/api-key';
-import { actorOf, principalOf, workspaceAccessOf } from '../auth/context';
+import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
 import { lastUsedAt } from '../auth/rate-limit';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../auth/secret-tokens';
@@ -45,7 +45,7 @@ export function keyRoutes(deps: AuthDeps): Router {
       name: name.trim(),
       prefix: shownPrefix(key),
       key_hash: hashSecretToken(key),
-      created_by: creator(res),
+      created_by: creatorOf(res),
       created_at: now,
     };
     await ApiKey.create(stored);
@@ -75,13 +75,6 @@ function keyView(key: StoredKey, lastUsed: Date | null) {
     created_at: key.created_at,
     last_used_at: lastUsed,
   } satisfies Record<keyof ApiKeyView, unknown>;
-}
-
-/** Who is creating a key: the person, or `key:<name>` when a key creates another. */
-function creator(res: Response): { user_id: string | null; name: string } {
-  const { credential, user } = principalOf(res);
-  if (credential.kind === 'api_key') return { user_id: null, name: `key:${credential.name}` };
-  return { user_id: user?.id ?? null, name: user?.name ?? 'unknown' };
 }
 
 async function audit(req: Request, res: Response, action: 'key.created' | 'key.revoked', key: StoredKey & { workspace_id: string }, at: Date) {

@@ -6,6 +6,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import type { Logger } from '../../api/logger';
 import type { ProvidersConfig } from '../../config/env';
+import { systemClock } from '../../activities';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import { createLocal, workflowBundle } from './servers';
@@ -79,6 +80,8 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       connection: options.workerConnection ?? env.nativeConnection,
       namespace: options.namespace ?? env.namespace ?? 'default',
       roles: options.workers,
+      // Receivers in tests listen on 127.0.0.1.
+      deps: { clock: systemClock, temporal: options.temporal ?? env.client, webhooksAllowPrivateNetworks: true },
       workflows: { workflowBundle: await workflowBundle() },
     });
     running = Promise.all(workers.map((w) => w.run()));

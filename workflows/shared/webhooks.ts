@@ -65,6 +65,7 @@ export interface RedeliveryInput {
   since: string;
   /** Carried over continue-as-new. */
   progress?: RedeliveryProgress;
+  total?: number | null;
 }
 
 export interface RedeliveryProgress {

@@ -19,4 +19,5 @@ export * from './webhook-attempt';
 export * from './webhook-default-secret';
 export * from './webhook-delivery';
 export * from './webhook-endpoint';
+export * from './webhook-redelivery';
 export * from './workspace';

@@ -1,6 +1,7 @@
 import { CATALOG, llmProvider, llmProvidersAllowed, ttsProvider } from '../../activities/catalog';
 import type { AgentSettings } from '../../activities/db/models/agent';
 import { canonicalTimeZone } from '../time';
+import { webhookUrlProblem } from '../webhooks/endpoint-rules';
 import type { ValidationIssue } from '../validation-issues';
 import { toolParametersProblem } from './tool-parameters';
 
@@ -10,11 +11,12 @@ export const BUILT_IN_TOOL = 'end_call';
 /**
  * The rules of an agent's settings that the OpenAPI schema cannot state: the catalog's
  * providers and models, the plan's language-model providers, the calling hours, a real time
- * zone, unique tool names and extraction keys, and valid tool parameter schemas. Locations
+ * zone, unique tool names and extraction keys, valid tool parameter schemas, and the
+ * webhook URL's rules. Locations
  * are those of the request body.
  */
 export function settingsIssues(settings: AgentSettings, plan: string): ValidationIssue[] {
-  return [...modelIssues(settings, plan), ...callIssues(settings), ...toolIssues(settings), ...extractionIssues(settings)];
+  return [...modelIssues(settings, plan), ...callIssues(settings), ...toolIssues(settings), ...extractionIssues(settings), ...webhookUrlIssues(settings)];
 }
 
 function issue(loc: (string | number)[], msg: string, input: unknown): ValidationIssue {
@@ -39,6 +41,12 @@ function modelIssues({ llm, voice }: AgentSettings, plan: string): ValidationIss
     issues.push(issue(['voice', 'model'], `not a model of ${voice.provider}; its models are ${ttsEntry.models.map((m) => m.id).join(', ')}`, voice.model));
   }
   return issues;
+}
+
+/** The agent's `webhook_url` follows the rules of a workspace endpoint's URL (one rule set). */
+function webhookUrlIssues({ webhook_url }: AgentSettings): ValidationIssue[] {
+  const problem = webhook_url ? webhookUrlProblem(webhook_url) : null;
+  return problem ? [issue(['webhook_url'], problem, webhook_url)] : [];
 }
 
 function callIssues({ call }: AgentSettings): ValidationIssue[] {

@@ -117,6 +117,7 @@ describeBounds('agents: the rules of the Agent table', [
       { value: 'http://example.com/hook', type: 'string_pattern_mismatch' },
       { value: 'ftp://example.com', type: 'string_pattern_mismatch' },
       { value: `https://example.com/${s(481)}`, type: 'string_too_long' },
+      { value: 'https://user:secret@hooks.example.com/agent', type: 'value_error' },
     ],
   },
   {

@@ -1,12 +1,19 @@
 import { agentsBench } from './agents.bench';
 import { authBench } from './auth.bench';
 import { renderDatesBench } from './render-dates.bench';
+import { webhooksBench } from './webhooks.bench';
 
 /**
  * `npm run bench`: each benchmark measures our code against a baseline in the same run and
  * prints the result next to its target, so noisy machines compare like with like.
+ * `npm run bench -- <name>` runs one of them (`npm run bench:webhooks` is `webhooks`).
  */
+const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks'] as const;
+
 async function main(): Promise<void> {
+  const only = process.argv[2];
+  if (only && !(BENCHES as readonly string[]).includes(only)) throw new Error(`unknown benchmark "${only}"; known: ${BENCHES.join(', ')}`);
+  const wanted = (bench: (typeof BENCHES)[number]) => !only || only === bench;
   let failed = 0;
   const report = (ok: boolean, line: string, details: string[] = []) => {
     if (!ok) failed++;
@@ -14,14 +21,25 @@ async function main(): Promise<void> {
     for (const detail of details) console.log(`      ${detail}`);
   };
 
-  const { name, ratio, target } = renderDatesBench();
-  report(ratio <= target, `${name}: ${ratio.toFixed(2)}x (target <= ${target}x)`);
+  if (wanted('render-dates')) {
+    const { name, ratio, target } = renderDatesBench();
+    report(ratio <= target, `${name}: ${ratio.toFixed(2)}x (target <= ${target}x)`);
+  }
 
-  const auth = await authBench();
-  report(auth.ok, auth.name, auth.lines);
+  if (wanted('auth')) {
+    const auth = await authBench();
+    report(auth.ok, auth.name, auth.lines);
+  }
 
-  const agents = await agentsBench();
-  report(agents.ok, agents.name, agents.lines);
+  if (wanted('agents')) {
+    const agents = await agentsBench();
+    report(agents.ok, agents.name, agents.lines);
+  }
+
+  if (wanted('webhooks')) {
+    const webhooks = await webhooksBench();
+    report(webhooks.ok, webhooks.name, webhooks.lines);
+  }
 
   process.exitCode = failed ? 1 : 0;
 }

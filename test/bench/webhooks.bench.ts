@@ -1,0 +1,437 @@
+import { Client, Connection } from '@temporalio/client';
+import mongoose from 'mongoose';
+import { NativeConnection, type LogEntry, type Worker } from '@temporalio/worker';
+import { systemClock } from '../../activities';
+import { connectMongo, disconnectMongo } from '../../activities/db/connect';
+import { newId } from '../../activities/db/ids';
+import { WebhookDelivery } from '../../activities/db/models/webhook-delivery';
+import { recordEvent, type RecordEventInput, type RecordedEvent } from '../../activities/webhooks/fan-out';
+import { deliveryIdFor } from '../../activities/webhooks/ids';
+import { bundleWorkflows, createWorkers } from '../../workers/bootstrap';
+import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { storedEndpoint } from '../support/webhooks';
+
+export interface WebhooksBenchResult {
+  name: string;
+  ok: boolean;
+  lines: string[];
+}
+
+/** The issue's load: 10,000 events to a workspace whose second endpoint times out. */
+const ISSUE_EVENTS = 10_000;
+/** BENCH_WEBHOOK_EVENTS changes the load for experiments; the report then says so. */
+const MIXED_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || ISSUE_EVENTS);
+const BASELINE_EVENTS = Math.min(2_000, MIXED_EVENTS);
+const WARM_UP_EVENTS = 100;
+/** recordEvent calls in flight at once, as a busy API or call worker would make them. */
+const FAN_OUT_CONCURRENCY = 50;
+/** The goal: a neighbour that times out at most doubles the healthy endpoint's p95. */
+const TARGET_P95_RATIO = 2.0;
+/**
+ * Each phase ends at its deadline whatever has arrived (then the bench fails and says how
+ * much was missing), so that the whole bench stays under 10 minutes on 2 cores.
+ */
+const WARM_UP_DEADLINE_MS = 30_000;
+const BASELINE_DEADLINE_MS = 90_000;
+const MIXED_DEADLINE_MS = 300_000;
+/** After a phase: how long its deliveries may take to be recorded as delivered. */
+const CHECKS_MS = 15_000;
+/** How long the worker may take to drain once the receivers are closed. */
+const DRAIN_MS = 30_000;
+const PROGRESS_EVERY_MS = 30_000;
+
+interface Target {
+  endpointId: string;
+  receiver: WebhookReceiver;
+}
+
+interface Phase {
+  label: string;
+  events: number;
+  workspaceId: string;
+  healthy: Target;
+  /** The endpoint that never answers (each attempt ends at the 10 s timeout). */
+  hanging?: Target;
+  deadlineMs: number;
+}
+
+interface PhaseResult {
+  /** Events whose recordEvent succeeded before the deadline. */
+  recorded: number;
+  /** recordEvent calls repeated after an error (the fan-out activity would be retried too). */
+  fanOutRetries: number;
+  fanOutSeconds: number;
+  recordEventMs: number[];
+  /** From each recordEvent call's start to its delivery's first POST at the receiver. */
+  healthy: Latencies;
+  hanging: Latencies | null;
+  /** Healthy deliveries recorded as delivered; null when the database did not answer in time. */
+  delivered: number | null;
+  /** From the first recordEvent call to the last healthy delivery's `delivered_at`. */
+  wallSeconds: number;
+}
+
+/** Latencies of the deliveries that arrived, out of `expected` (the rest never arrived). */
+interface Latencies {
+  arrivedMs: number[];
+  expected: number;
+}
+
+/**
+ * Whether an endpoint that times out delays a healthy endpoint of the same workspace, on a
+ * real Temporal dev server and FerretDB of the bench's own, with the `webhooks` worker in
+ * this process (its production tuning) and two local receivers: one answering 200 at once,
+ * one never answering.
+ *
+ * First a baseline: 2,000 events to a workspace with only the healthy endpoint. Then the
+ * mixed phase: 10,000 events to a workspace with both endpoints subscribed to `*`, so every
+ * event makes one healthy and one hanging delivery. Both phases fan out with 50 recordEvent
+ * calls in flight. A delivery's latency runs from its recordEvent call's start to the arrival
+ * of its first POST (matched by `X-Service-Delivery`); a delivery that has not arrived by the
+ * phase's deadline counts as slower than every one that did. The target: the healthy p95 of
+ * the mixed phase is at most twice the baseline's.
+ */
+export async function webhooksBench(): Promise<WebhooksBenchResult> {
+  const warnings = new Map<string, number>();
+  const counting = quietTemporalRuntime((entry) => countWarning(entry, warnings));
+  const servers = await startDisposableServers('vas-bench-webhooks-');
+  const stack: BenchWorker = { receivers: [] };
+  try {
+    await connectMongo(servers.mongodbUri);
+    await startWorker(stack, servers);
+    const client = stack.client as Client;
+    const healthyReceiver = await startWebhookReceiver(() => ({ status: 200 }));
+    const hangingReceiver = await startWebhookReceiver(() => ({ hang: true }));
+    stack.receivers.push(healthyReceiver, hangingReceiver);
+
+    const warm = await storedEndpoint({ url: `${healthyReceiver.url}/warm-up` });
+    const alone = await storedEndpoint({ url: `${healthyReceiver.url}/alone` });
+    const healthyOnly: Phase = { label: 'baseline', events: BASELINE_EVENTS, workspaceId: alone.workspaceId, healthy: { endpointId: alone.id, receiver: healthyReceiver }, deadlineMs: BASELINE_DEADLINE_MS };
+    const a = await storedEndpoint({ url: `${healthyReceiver.url}/a`, slot: 0 });
+    const b = await storedEndpoint({ url: `${hangingReceiver.url}/b`, workspaceId: a.workspaceId, slot: 1 });
+    const mixed: Phase = {
+      label: 'mixed',
+      events: MIXED_EVENTS,
+      workspaceId: a.workspaceId,
+      healthy: { endpointId: a.id, receiver: healthyReceiver },
+      hanging: { endpointId: b.id, receiver: hangingReceiver },
+      deadlineMs: MIXED_DEADLINE_MS,
+    };
+
+    // JIT, the workflow cache and the connections warm up outside the measurement.
+    await runPhase(client, stack, { ...healthyOnly, label: 'warm-up', events: WARM_UP_EVENTS, workspaceId: warm.workspaceId, healthy: { endpointId: warm.id, receiver: healthyReceiver }, deadlineMs: WARM_UP_DEADLINE_MS });
+    const baseline = await runPhase(client, stack, healthyOnly);
+    const load = await runPhase(client, stack, mixed);
+    await stopWorker(stack);
+    const cost = await beforeDeadline(databaseCost(servers.mongodbUri), Date.now() + 30_000);
+
+    const baselineP95 = percentile(baseline.healthy, 0.95);
+    const mixedP95 = percentile(load.healthy, 0.95);
+    const ratio = mixedP95 / baselineP95;
+    const complete = [baseline.healthy, load.healthy, load.hanging as Latencies].every((l) => l.arrivedMs.length === l.expected) && load.recorded === MIXED_EVENTS;
+    const lines = [
+      `baseline, healthy endpoint alone (${count(BASELINE_EVENTS)} events): ${describePhase(baseline, BASELINE_EVENTS)}`,
+      `mixed, healthy + timing-out endpoint (${count(MIXED_EVENTS)} events, ${count(2 * MIXED_EVENTS)} deliveries): ${describePhase(load, MIXED_EVENTS)}`,
+      `  timing-out endpoint, event to first attempt: ${describeLatencies(load.hanging as Latencies)}`,
+      `healthy p95 mixed / baseline: ${ms(mixedP95)} / ${ms(baselineP95)} = ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a (not all arrived)'} (target <= ${TARGET_P95_RATIO}x)`,
+      cost
+        ? `FerretDB after the run, ${count(cost.deliveries)} deliveries stored: reading a delivery by id takes ${cost.readMs.toFixed(1)} ms, updating one ${cost.updateMs.toFixed(1)} ms (each attempt does both; both grow with the deliveries stored)`
+        : 'FerretDB after the run: reading and updating one delivery did not finish within 30 s',
+    ];
+    lines.push(
+      counting
+        ? `worker warnings: ${warnings.size ? [...warnings].map(([warning, n]) => `${count(n)} x ${warning}`).join('; ') : 'none'}`
+        : 'worker warnings: not counted (the Temporal runtime was installed before this bench)',
+    );
+    if (!complete) lines.push(`INCOMPLETE: not everything arrived within the phase deadlines (${BASELINE_DEADLINE_MS / 1000} s, ${MIXED_DEADLINE_MS / 1000} s); see the counts above`);
+    if (MIXED_EVENTS !== ISSUE_EVENTS) lines.push(`NOTE: BENCH_WEBHOOK_EVENTS=${MIXED_EVENTS}; the issue's load is ${count(ISSUE_EVENTS)} events`);
+    return {
+      name: `Webhook delivery: a timing-out endpoint beside a healthy one (${count(MIXED_EVENTS)} events, ${FAN_OUT_CONCURRENCY} fan-outs in flight, FerretDB)`,
+      ok: complete && ratio <= TARGET_P95_RATIO,
+      lines,
+    };
+  } finally {
+    await stopWorker(stack);
+    await disconnectMongo();
+    await servers.stop();
+  }
+}
+
+/**
+ * Counts the worker's warnings (thousands under load: every failed activity execution is
+ * one) instead of printing them; failed activities by cause.
+ */
+function countWarning(entry: LogEntry, warnings: Map<string, number>): void {
+  const key = entry.message === 'Activity failed' ? `activity failed (retried by Temporal): ${activityFailureCause(entry)}` : entry.message.slice(0, 100);
+  warnings.set(key, (warnings.get(key) ?? 0) + 1);
+}
+
+function activityFailureCause(entry: LogEntry): string {
+  const error = String((entry.meta?.error as Error | undefined)?.message ?? entry.meta?.error ?? 'unknown');
+  if (/SQLITE_BUSY|database is locked/.test(error)) return 'database is locked (SQLITE_BUSY)';
+  if (/E11000|duplicate key/.test(error)) return 'duplicate key (two executions of one attempt)';
+  if (/session that has ended|closed connection pool|client was closed/i.test(error)) return 'database closed while the bench stopped';
+  return error.slice(0, 80);
+}
+
+interface BenchWorker {
+  receivers: WebhookReceiver[];
+  connection?: NativeConnection;
+  client?: Client;
+  worker?: Worker;
+  running?: Promise<void>;
+  error?: unknown;
+  stopped?: boolean;
+}
+
+/** The `webhooks` role as workers/main.ts builds it, in this process. */
+async function startWorker(stack: BenchWorker, servers: DisposableServers): Promise<void> {
+  stack.connection = await NativeConnection.connect({ address: servers.temporalAddress });
+  stack.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
+  [stack.worker] = await createWorkers({
+    connection: stack.connection,
+    namespace: servers.namespace,
+    roles: ['webhooks'],
+    deps: { clock: systemClock, temporal: stack.client, webhooksAllowPrivateNetworks: true },
+    workflows: { workflowBundle: await bundleWorkflows() },
+  });
+  stack.running = stack.worker.run().catch((error: unknown) => {
+    stack.error = error;
+  });
+}
+
+/**
+ * Closes the receivers first, so that attempts in flight end at once instead of at their
+ * 10 s timeout, then lets the worker drain. Activities still waiting on a jammed database
+ * after that are made to fail by disconnecting it, while Temporal is still there to hear of
+ * it; a worker that never finishes would keep this process alive.
+ */
+async function stopWorker(stack: BenchWorker): Promise<void> {
+  if (stack.stopped) return;
+  stack.stopped = true;
+  for (const receiver of stack.receivers) await receiver.close();
+  if (stack.worker && stack.worker.getState() === 'RUNNING') stack.worker.shutdown();
+  if (stack.running && !(await beforeDeadline(stack.running.then(() => true), Date.now() + DRAIN_MS))) {
+    await disconnectMongo();
+    await beforeDeadline(stack.running, Date.now() + DRAIN_MS);
+  }
+  await stack.connection?.close().catch(() => undefined);
+  await stack.client?.connection.close();
+}
+
+async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promise<PhaseResult> {
+  const startOf = new Map<string, number>();
+  const healthyIds = new Set<string>();
+  const hangingIds = new Set<string>();
+  const recordEventMs: number[] = [];
+  let fanOutRetries = 0;
+  const phaseStart = Date.now();
+  const deadline = phaseStart + phase.deadlineMs;
+  const progress = startProgress(phase, phaseStart, () => recordEventMs.length, healthyIds, hangingIds);
+  try {
+    await inPool(phase.events, FAN_OUT_CONCURRENCY, deadline, async (sequence) => {
+      const started = Date.now();
+      const input: RecordEventInput = {
+        workspaceId: phase.workspaceId,
+        callId: newId(),
+        agentId: '',
+        sequence,
+        type: 'call.started',
+        message: 'outbound call with Asha',
+        level: 'info',
+        latencyMs: null,
+        data: { channel: 'phone' },
+        createdAt: new Date(started).toISOString(),
+      };
+      const recorded = await recordWithRetries(input, client, deadline, () => fanOutRetries++);
+      if (!recorded) return;
+      recordEventMs.push(Date.now() - started);
+      for (const id of recorded.deliveryIds) startOf.set(id, started);
+      healthyIds.add(expectedDelivery(recorded, phase.healthy));
+      if (phase.hanging) hangingIds.add(expectedDelivery(recorded, phase.hanging));
+      if (recorded.deliveryIds.length !== (phase.hanging ? 2 : 1)) throw new Error(`event ${recorded.eventId} made ${recorded.deliveryIds.length} deliveries`);
+    });
+    const fanOutSeconds = (Date.now() - phaseStart) / 1000;
+
+    const [healthyArrivals, hangingArrivals] = await Promise.all([
+      firstArrivals(phase.healthy.receiver, healthyIds, deadline, stack),
+      phase.hanging ? firstArrivals(phase.hanging.receiver, hangingIds, deadline, stack) : new Map<string, number>(),
+    ]);
+    const latencies = (arrivals: Map<string, number>): Latencies => ({ arrivedMs: [...arrivals].map(([id, at]) => at - (startOf.get(id) as number)), expected: phase.events });
+
+    // Throughput counts deliveries the service recorded as delivered, not just requests sent.
+    const checksDeadline = Date.now() + CHECKS_MS;
+    const delivered: { count: number | null } = { count: null };
+    await beforeDeadline(countDelivered(phase.healthy.endpointId, healthyArrivals.size, checksDeadline, delivered), checksDeadline);
+    const last = await beforeDeadline(
+      WebhookDelivery.findOne({ endpoint_id: phase.healthy.endpointId, status: 'delivered' }, { delivered_at: 1 }).sort({ delivered_at: -1 }).lean(),
+      checksDeadline + 5_000,
+    );
+    return {
+      recorded: recordEventMs.length,
+      fanOutRetries,
+      fanOutSeconds,
+      recordEventMs,
+      healthy: latencies(healthyArrivals),
+      hanging: phase.hanging ? latencies(hangingArrivals) : null,
+      delivered: delivered.count,
+      wallSeconds: ((last?.delivered_at?.getTime() ?? Date.now()) - phaseStart) / 1000,
+    };
+  } finally {
+    clearInterval(progress);
+  }
+}
+
+/**
+ * recordEvent as its activity would run it: repeated after an error (it is safe to repeat:
+ * same ids, nothing created twice), here until the phase's deadline. Null: not recorded.
+ */
+async function recordWithRetries(input: RecordEventInput, client: Client, deadline: number, onRetry: () => void): Promise<RecordedEvent | null> {
+  for (let backoffMs = 1000; ; backoffMs = Math.min(backoffMs * 2, 10_000)) {
+    try {
+      const recorded = await beforeDeadline(recordEvent(input, client), deadline);
+      if (recorded === undefined) return null;
+      return recorded;
+    } catch (error) {
+      if (Date.now() + backoffMs > deadline) {
+        console.error(`[webhooks bench] recordEvent gave up at the deadline: ${(error as Error).message}`);
+        return null;
+      }
+      onRetry();
+      await sleep(backoffMs);
+    }
+  }
+}
+
+/** The delivery recordEvent made for `target` (ids derive from the event and the endpoint). */
+function expectedDelivery(recorded: RecordedEvent, target: Target): string {
+  const id = deliveryIdFor(recorded.eventId, `endpoint:${target.endpointId}`);
+  if (!recorded.deliveryIds.includes(id)) throw new Error(`event ${recorded.eventId} made no delivery to ${target.endpointId}`);
+  return id;
+}
+
+/** When each delivery's first POST arrived, for those that arrived before the deadline. */
+async function firstArrivals(receiver: WebhookReceiver, ids: Set<string>, deadline: number, stack: BenchWorker): Promise<Map<string, number>> {
+  const arrivals = new Map<string, number>();
+  let read = 0;
+  for (;;) {
+    for (; read < receiver.received.length; read++) {
+      const request = receiver.received[read];
+      const id = request.headers['x-service-delivery'];
+      if (typeof id === 'string' && ids.has(id) && !arrivals.has(id)) arrivals.set(id, request.at);
+    }
+    if (arrivals.size === ids.size || Date.now() > deadline) return arrivals;
+    if (stack.error) throw stack.error;
+    await sleep(200);
+  }
+}
+
+/** Polls the endpoint's delivered count into `seen` until it reaches `expected` or the deadline. */
+async function countDelivered(endpointId: string, expected: number, deadline: number, seen: { count: number | null }): Promise<void> {
+  for (;;) {
+    const delivered = await WebhookDelivery.countDocuments({ endpoint_id: endpointId, status: 'delivered' });
+    seen.count = delivered;
+    if (delivered >= expected || Date.now() > deadline) return;
+    await sleep(1000);
+  }
+}
+
+/**
+ * What reading and updating one delivery cost on the database as the bench left it (median
+ * of 3, on a connection of its own so as not to queue behind the worker's operations). The
+ * id is one no delivery has: FerretDB looks through the whole collection, as for the newest.
+ */
+async function databaseCost(uri: string): Promise<{ deliveries: number; readMs: number; updateMs: number }> {
+  const connection = await mongoose.createConnection(uri).asPromise();
+  try {
+    const deliveries = connection.collection<{ _id: string }>(WebhookDelivery.collection.collectionName);
+    const median = async (operation: () => Promise<unknown>) => {
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        await operation();
+        times.push(performance.now() - started);
+      }
+      return times.sort((x, y) => x - y)[1];
+    };
+    return {
+      deliveries: await deliveries.countDocuments(),
+      readMs: await median(() => deliveries.findOne({ _id: 'whd_probe' })),
+      updateMs: await median(() => deliveries.updateOne({ _id: 'whd_probe', target_deleted_at: null }, { $set: { updated_at: new Date() } })),
+    };
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Runs `task(0..total-1)`, `concurrency` at a time; starts no new task after the deadline. */
+async function inPool(total: number, concurrency: number, deadline: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total && Date.now() < deadline) await task(next++);
+    }),
+  );
+}
+
+/** A line on stderr now and then: a phase can take minutes. */
+function startProgress(phase: Phase, phaseStart: number, recorded: () => number, healthyIds: Set<string>, hangingIds: Set<string>): NodeJS.Timeout {
+  const arrived = (target: Target | undefined, ids: Set<string>) => (target ? new Set(target.receiver.received.map((r) => r.headers['x-service-delivery']).filter((id) => ids.has(id as string))).size : 0);
+  return setInterval(() => {
+    const parts = [`${count(recorded())}/${count(phase.events)} events recorded`, `${count(arrived(phase.healthy, healthyIds))} healthy first attempts`];
+    if (phase.hanging) parts.push(`${count(arrived(phase.hanging, hangingIds))} timing-out first attempts`);
+    console.error(`[webhooks bench] ${phase.label} +${Math.round((Date.now() - phaseStart) / 1000)} s: ${parts.join(', ')}`);
+  }, PROGRESS_EVERY_MS);
+}
+
+function describePhase(result: PhaseResult, events: number): string {
+  const parts = [
+    `healthy event to first attempt ${describeLatencies(result.healthy)}`,
+    result.delivered === null
+      ? `healthy deliveries/s unknown (counting the delivered ones got no answer from the database within ${CHECKS_MS / 1000} s)`
+      : `${(result.delivered / result.wallSeconds).toFixed(1)} healthy deliveries/s (${count(result.delivered)} delivered in ${result.wallSeconds.toFixed(1)} s)`,
+    `fan-out ${result.fanOutSeconds.toFixed(1)} s, recordEvent p50 ${ms(plainPercentile(result.recordEventMs, 0.5))}, p95 ${ms(plainPercentile(result.recordEventMs, 0.95))}`,
+  ];
+  if (result.fanOutRetries) parts.push(`recordEvent repeated ${count(result.fanOutRetries)} times after database errors`);
+  if (result.recorded < events) parts.push(`only ${count(result.recorded)} of ${count(events)} events recorded before the deadline`);
+  return parts.join('; ');
+}
+
+function describeLatencies(latencies: Latencies): string {
+  const missing = latencies.expected - latencies.arrivedMs.length;
+  const arrived = latencies.arrivedMs.length ? `, max arrived ${ms(Math.max(...latencies.arrivedMs))}` : '';
+  return `p50 ${ms(percentile(latencies, 0.5))}, p95 ${ms(percentile(latencies, 0.95))}${arrived}${missing ? ` (${count(missing)} of ${count(latencies.expected)} never arrived)` : ''}`;
+}
+
+/** Deliveries that never arrived rank after every one that did (Infinity if the rank falls on them). */
+function percentile(latencies: Latencies, q: number): number {
+  if (latencies.expected === 0) return NaN;
+  const sorted = [...latencies.arrivedMs].sort((x, y) => x - y);
+  const rank = Math.min(latencies.expected - 1, Math.floor(q * latencies.expected));
+  return rank < sorted.length ? sorted[rank] : Infinity;
+}
+
+function plainPercentile(values: number[], q: number): number {
+  return percentile({ arrivedMs: values, expected: values.length }, q);
+}
+
+const ms = (value: number) => (Number.isNaN(value) ? 'n/a' : Number.isFinite(value) ? `${Math.round(value)} ms` : 'not arrived');
+const count = (value: number) => value.toLocaleString('en-US');
+const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve, msToWait));
+
+/**
+ * The promise's value, or undefined once the deadline has passed (the operation goes on
+ * unobserved: a jammed database must not hold the bench past its time limit).
+ */
+async function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

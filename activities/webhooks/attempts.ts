@@ -29,7 +29,18 @@ export interface AttemptDeps {
   guard: GuardOptions;
   /** The target's answer time limit (contract: 10 s; a deployment may not raise it). */
   timeoutMs?: number;
+  /** How long after its start a run may still write its outcome (see WRITE_DEADLINE_MS). */
+  writeDeadlineMs?: number;
 }
+
+/**
+ * A run of the attempt activity writes its outcome only within 25 s of its start. Temporal
+ * times the activity out at 40 s and runs it again under the same attempt id; without this
+ * deadline, a run stalled past its timeout (a database stall) could finish after the retry
+ * and overwrite the retry's outcome. The 15 s margin covers one slow write (SQLite waits up
+ * to 10 s for its lock).
+ */
+export const WRITE_DEADLINE_MS = 25_000;
 
 interface Target {
   url: string;
@@ -48,6 +59,12 @@ type TargetLookup = { target: Target; gone: null } | { target: null; gone: strin
  * fails the delivery for good (`targetGone`).
  */
 export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
+  const started = performance.now();
+  const assertInTime = () => {
+    if (performance.now() - started > (deps.writeDeadlineMs ?? WRITE_DEADLINE_MS)) {
+      throw new Error(`attempt ${input.attemptId} ran past its write deadline; the activity's retry records it instead`);
+    }
+  };
   const delivery = await WebhookDelivery.findById(input.deliveryId).lean<WebhookDeliveryDocument>();
   if (!delivery) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
 
@@ -68,6 +85,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       );
   const finishedAt = new Date(at.getTime() + response.latency_ms);
 
+  assertInTime();
   await WebhookAttempt.replaceOne(
     { _id: input.attemptId },
     { delivery_id: delivery._id, trigger: input.trigger, at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, response_excerpt: response.response_excerpt, signed_at: response.signed_at },
@@ -85,6 +103,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   if (response.ok) Object.assign(set, { delivered_at: finishedAt, next_attempt_at: null, failure_reason: null });
   else if (input.ifFailed.status === 'failed') Object.assign(set, { next_attempt_at: null, failure_reason: response.error });
   else if (input.ifFailed.retryInMs !== null) set.next_attempt_at = new Date(finishedAt.getTime() + input.ifFailed.retryInMs);
+  assertInTime();
   // Deleting the endpoint wins over an attempt that was in flight meanwhile.
   const updated = await WebhookDelivery.updateOne({ _id: delivery._id, target_deleted_at: null }, { $set: set });
   const finalStatus = updated.matchedCount === 0 ? 'failed' : status;

@@ -6,6 +6,7 @@ import { newId } from '../../activities/db/ids';
 import { WebhookAttempt } from '../../activities/db/models/webhook-attempt';
 import { WebhookDelivery } from '../../activities/db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
+import { attemptDelivery } from '../../activities/webhooks/attempts';
 import { newWebhookSecret } from '../../activities/webhooks/signing';
 import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../workflows/shared/webhooks';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
@@ -121,5 +122,31 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
     const state: DeliveryState = await handle.result();
     expect(state).to.include({ status: 'delivered', attempts: 2, automaticAttempts: 1 });
     expect(receiver.received.filter((r) => r.path === path)).to.have.length(2);
+  });
+});
+
+describe('attemptDelivery', () => {
+  it('writes nothing when its run outlived the write deadline: a stale run cannot overwrite the retry that delivered', async () => {
+    const receiver = await startWebhookReceiver(() => ({ status: 200 }));
+    try {
+      const endpoint = await storedEndpoint({ url: `${receiver.url}/late` });
+      const deliveryId = `whd_${newId()}`;
+      const now = new Date();
+      await WebhookDelivery.create({ _id: deliveryId, workspace_id: endpoint.workspaceId, target: 'endpoint', endpoint_id: endpoint.id, url: `${receiver.url}/late`, event_id: `evt_${newId()}`, event_type: 'call.started', request_body: '{}', status: 'pending', created_at: now, updated_at: now });
+      const input = { deliveryId, attemptId: `${deliveryId}:run:1`, attemptCount: 1, trigger: 'automatic' as const, ifFailed: { status: 'retrying' as const, retryInMs: 10_000 } };
+      const guard = { allowPrivateNetworks: true };
+      await attemptDelivery(input, { now: () => new Date(), guard });
+      expect((await WebhookDelivery.findById(deliveryId).lean())?.status).to.equal('delivered');
+
+      // The same attempt again, as a stalled first run finishing late: the target now fails, but the run is past its deadline.
+      receiver.behave(() => ({ status: 503, delayMs: 50 }));
+      let refused: unknown;
+      await attemptDelivery(input, { now: () => new Date(), guard, writeDeadlineMs: 10 }).catch((err: unknown) => (refused = err));
+      expect(String(refused)).to.match(/write deadline/);
+      expect((await WebhookDelivery.findById(deliveryId).lean())?.status).to.equal('delivered');
+      expect((await WebhookAttempt.findById(input.attemptId).lean())?.status_code).to.equal(200);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '../db/errors';
+import { claimFirstFreeSlot } from '../db/slots';
 import { KnowledgeSlot, slotId, type KnowledgeSlotRecord } from '../db/models/knowledge-base';
 
 /** Slots per base: the most documents a base holds. */
@@ -16,21 +16,12 @@ export async function slotsOf(knowledgeBaseId: string): Promise<Slot[]> {
 
 /**
  * Makes the document part of its base by inserting the first free slot; false when all are
- * taken. Two uploads racing for one slot: the unique `_id` lets one insert win, the other
- * moves on to the next slot.
+ * taken (two uploads racing for one slot: see claimFirstFreeSlot).
  */
 export async function claimSlot(fields: Omit<Slot, '_id'>): Promise<boolean> {
   const taken = new Set((await slotsOf(fields.knowledge_base_id)).map((s) => s._id));
-  for (const id of allSlotIds(fields.knowledge_base_id)) {
-    if (taken.has(id)) continue;
-    try {
-      await KnowledgeSlot.create({ _id: id, ...fields });
-      return true;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-  }
-  return false;
+  const claimed = await claimFirstFreeSlot(allSlotIds(fields.knowledge_base_id), taken, (id) => KnowledgeSlot.create({ _id: id, ...fields }));
+  return claimed !== null;
 }
 
 /** Removes the document from its base; false when no slot holds it. */

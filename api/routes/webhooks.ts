@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { recordWorkspaceAudit, type AuditTarget } from '../../activities/audit';
-import { isDuplicateKeyError } from '../../activities/db/errors';
+import { claimFirstFreeSlot } from '../../activities/db/slots';
 import { MAX_WEBHOOK_ENDPOINTS, WebhookEndpoint, type WebhookEndpointDocument } from '../../activities/db/models/webhook-endpoint';
 import { deleteEndpoint } from '../../activities/webhooks/endpoints';
 import { ALL_EVENTS } from '../../activities/webhooks/event-types';
@@ -155,17 +155,9 @@ export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => 
  */
 async function insertInFreeSlot(fields: Omit<WebhookEndpointDocument, 'slot'>): Promise<WebhookEndpointDocument | null> {
   const taken = new Set((await WebhookEndpoint.find({ workspace_id: fields.workspace_id }, { slot: 1 }).lean()).map((e) => e.slot));
-  for (let slot = 0; slot < MAX_WEBHOOK_ENDPOINTS; slot++) {
-    if (taken.has(slot)) continue;
-    const endpoint = { ...fields, slot };
-    try {
-      await WebhookEndpoint.create(endpoint);
-      return endpoint;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-  }
-  return null;
+  const slots = Array.from({ length: MAX_WEBHOOK_ENDPOINTS }, (_, slot) => slot);
+  const slot = await claimFirstFreeSlot(slots, taken, (free) => WebhookEndpoint.create({ ...fields, slot: free }));
+  return slot === null ? null : { ...fields, slot };
 }
 
 /** The fields of a change body whose values differ from the endpoint's. */

@@ -1,9 +1,7 @@
 import path from 'node:path';
-import { pingTemporal } from '../api/health-checks';
-import { createTemporalClient } from '../api/temporal';
 import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
-import { startFerretDb, startTemporalDevServer } from './infra/servers';
+import { startFerretDb, startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
 
 /**
@@ -111,22 +109,6 @@ async function main(): Promise<void> {
 function appEntry(entry: string): string {
   const extension = path.extname(__filename);
   return path.resolve(__dirname, '..', entry + extension);
-}
-
-/** The dev server accepts connections before its namespace is ready; wait for both. */
-async function waitForNamespace(address: string, namespace: string): Promise<void> {
-  const client = createTemporalClient(address, namespace);
-  try {
-    const deadline = Date.now() + 60_000;
-    let health = await pingTemporal(client);
-    while (!health.ok && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      health = await pingTemporal(client);
-    }
-    if (!health.ok) throw new Error(`Temporal at ${address} did not serve namespace "${namespace}" within 60 s: ${health.error}`);
-  } finally {
-    await client.connection.close();
-  }
 }
 
 function redact(uri: string): string {

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { pingTemporal } from '../../api/health-checks';
+import { createTemporalClient } from '../../api/temporal';
 import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
 import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
 
@@ -81,4 +83,20 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   });
   await waitForPort(host, options.port, 60_000, proc);
   return { ...proc, address: `${host}:${options.port}` };
+}
+
+/** The dev server accepts connections before its namespace is ready; wait for both. */
+export async function waitForNamespace(address: string, namespace: string): Promise<void> {
+  const client = createTemporalClient(address, namespace);
+  try {
+    const deadline = Date.now() + 60_000;
+    let health = await pingTemporal(client);
+    while (!health.ok && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      health = await pingTemporal(client);
+    }
+    if (!health.ok) throw new Error(`Temporal at ${address} did not serve namespace "${namespace}" within 60 s: ${health.error}`);
+  } finally {
+    await client.connection.close();
+  }
 }

@@ -2,11 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
-import { pingTemporal } from '../../api/health-checks';
-import { createTemporalClient } from '../../api/temporal';
 import { DATABASE_NAME } from '../../config/env';
 import { freePort, type ManagedProcess } from '../../scripts/infra/processes';
-import { startFerretDb, startTemporalDevServer } from '../../scripts/infra/servers';
+import { startFerretDb, startTemporalDevServer, waitForNamespace } from '../../scripts/infra/servers';
 
 /**
  * A FerretDB (fast pragmas) and a Temporal dev server (our search attributes registered, as
@@ -44,27 +42,11 @@ export async function startDisposableServers(prefix: string): Promise<Disposable
       output: { file: path.join(tempDir, 'temporal.log') },
     });
     started.push(temporal);
-    await waitForNamespace(temporal.address);
+    await waitForNamespace(temporal.address, NAMESPACE);
     return { tempDir, mongodbUri: ferret.uri(DATABASE_NAME), temporalAddress: temporal.address, namespace: NAMESPACE, processes: started, stop };
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-/** The dev server accepts connections before its namespace is ready. */
-async function waitForNamespace(address: string): Promise<void> {
-  const client = createTemporalClient(address, NAMESPACE);
-  try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const health = await pingTemporal(client);
-      if (health.ok) return;
-      if (Date.now() > deadline) throw new Error(`Temporal at ${address} did not serve namespace "${NAMESPACE}" within 60 s: ${health.error}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  } finally {
-    await client.connection.close();
   }
 }
 

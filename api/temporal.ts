@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 
 /**
  * The process's one Temporal client. The connection is lazy so that the API starts (and
@@ -23,4 +23,9 @@ export async function resultWithin<T>(temporal: Client, getResult: () => Promise
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** For a cancel that has nothing left to stop: a workflow that never ran (or is past retention) is fine. */
+export function ignoreWorkflowNotFound(err: unknown): void {
+  if (!(err instanceof WorkflowNotFoundError)) throw err;
 }

@@ -47,7 +47,7 @@ interface Target {
  * when the record is new, or when it is still untouched (a run that died between the insert
  * and the start); the start is refused for an id whose workflow already ran.
  */
-export async function recordEvent(input: RecordEventInput, temporal: Client): Promise<RecordedEvent> {
+export async function recordEvent(input: RecordEventInput, { temporal, now }: { temporal: Client; now: () => Date }): Promise<RecordedEvent> {
   const eventId = eventIdFor(input.callId, input.sequence);
   const event = await saveEvent(eventId, input);
   const body = webhookBody({
@@ -66,7 +66,7 @@ export async function recordEvent(input: RecordEventInput, temporal: Client): Pr
   const deliveryIds = await Promise.all(
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
-      if (await createDelivery(deliveryId, target, eventId, event, body)) await startQuietly(temporal, deliveryId, event.workspace_id);
+      if (await createDelivery(deliveryId, target, eventId, event, body, now())) await startQuietly(temporal, deliveryId, event.workspace_id);
       return deliveryId;
     }),
   );
@@ -114,8 +114,7 @@ async function targetsOf(workspaceId: string, agentId: string, type: string): Pr
 }
 
 /** Inserts the delivery; true when its workflow is still to be started. */
-async function createDelivery(deliveryId: string, target: Target, eventId: string, event: SavedEvent, body: string): Promise<boolean> {
-  const now = new Date();
+async function createDelivery(deliveryId: string, target: Target, eventId: string, event: SavedEvent, body: string, now: Date): Promise<boolean> {
   try {
     await WebhookDelivery.create({
       _id: deliveryId,

@@ -20,7 +20,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
   return {
     async recordEvent(input: RecordEventInput) {
       if (!deps.temporal) throw new Error('recordEvent needs a Temporal client in the worker dependencies');
-      return recordEvent(input, deps.temporal);
+      return recordEvent(input, { temporal: deps.temporal, now: () => deps.clock.now() });
     },
     attemptWebhookDelivery(input: AttemptInput) {
       return attemptDelivery(input, { now: () => deps.clock.now(), guard, timeoutMs: deps.webhookTimeoutMs });

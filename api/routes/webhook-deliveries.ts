@@ -14,7 +14,7 @@ import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../http-error';
-import { resultWithin } from '../temporal';
+import { ignoreWorkflowNotFound, resultWithin } from '../temporal';
 import { DELIVERY_LIST_FIELDS, deliveryDetailView, deliveryView, redeliveryView } from '../webhooks/delivery-views';
 
 type DeliveryQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
@@ -123,13 +123,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
 
   router.post('/webhooks/redeliveries/:redelivery_id/cancel', async (req, res) => {
     const job = await redeliveryOf(res, req.params.redelivery_id);
-    if (job.status === 'running') {
-      try {
-        await temporal.workflow.getHandle(job._id).cancel();
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err; // it has just finished
-      }
-    }
+    if (job.status === 'running') await temporal.workflow.getHandle(job._id).cancel().catch(ignoreWorkflowNotFound);
     res.status(202).json(redeliveryView(await redeliveryOf(res, job._id)));
   });
 

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { recordWorkspaceAudit, type AuditTarget } from '../../activities/audit';
 import { claimFirstFreeSlot } from '../../activities/db/slots';
 import { MAX_WEBHOOK_ENDPOINTS, WebhookEndpoint, type WebhookEndpointDocument } from '../../activities/db/models/webhook-endpoint';
@@ -12,6 +12,7 @@ import type { operations } from '../../schemas/api-types';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError, validationFailed } from '../http-error';
+import { ignoreWorkflowNotFound } from '../temporal';
 import { endpointIssues, normalisedEvents } from '../webhooks/endpoint-rules';
 import { auditNameOf, endpointWithSecretView, eventTypeViews, webhookEndpointView } from '../webhooks/endpoint-views';
 
@@ -171,10 +172,6 @@ function changesTo(current: WebhookEndpointDocument, body: EndpointChangesBody):
   }
   if (body.active !== undefined && body.active !== current.active) changes.active = body.active;
   return changes;
-}
-
-function ignoreWorkflowNotFound(err: unknown): void {
-  if (!(err instanceof WorkflowNotFoundError)) throw err;
 }
 
 type EndpointAction = 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.secret_rotated';

@@ -295,7 +295,7 @@ async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promi
 async function recordWithRetries(input: RecordEventInput, client: Client, deadline: number, onRetry: () => void): Promise<RecordedEvent | null> {
   for (let backoffMs = 1000; ; backoffMs = Math.min(backoffMs * 2, 10_000)) {
     try {
-      const recorded = await beforeDeadline(recordEvent(input, client), deadline);
+      const recorded = await beforeDeadline(recordEvent(input, { temporal: client, now: () => new Date() }), deadline);
       if (recorded === undefined) return null;
       return recorded;
     } catch (error) {

@@ -198,7 +198,7 @@ async function fanOutEvents(client: Client, workspaceId: string): Promise<{ deli
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        const recorded = await recordEvent(input, client);
+        const recorded = await recordEvent(input, { temporal: client, now: () => new Date() });
         deliveryIds.push(...recorded.deliveryIds);
         return;
       } catch (error) {

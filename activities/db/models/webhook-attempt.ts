@@ -1,7 +1,8 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 
-export const ATTEMPT_TRIGGERS = ['automatic', 'manual', 'test'] as const;
-export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+import type { AttemptTrigger } from '../../../workflows/shared/webhooks';
+
+export const ATTEMPT_TRIGGERS: readonly AttemptTrigger[] = ['automatic', 'manual', 'test'];
 
 /**
  * One HTTP attempt of a delivery. `_id` is `<delivery id>:<workflow run id>:<n>`, fixed by the

@@ -1,7 +1,9 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+import type { DeliveryStatus } from '../../../workflows/shared/webhooks';
+
+export type { DeliveryStatus };
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'delivered', 'failed'];
 
 /**
  * One event to one target. The body is stored as the exact bytes every attempt sends, so

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { GuardOptions } from '../../media/net/guarded-request';
 import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../workflows/shared/webhooks';
+import { findByIdOwned } from '../db/by-id';
 import { Agent } from '../db/models/agent';
 import { WebhookAttempt } from '../db/models/webhook-attempt';
 import { WebhookDelivery, type WebhookDeliveryDocument } from '../db/models/webhook-delivery';
@@ -104,9 +105,8 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   else if (input.ifFailed.status === 'failed') Object.assign(set, { next_attempt_at: null, failure_reason: response.error });
   else if (input.ifFailed.retryInMs !== null) set.next_attempt_at = new Date(finishedAt.getTime() + input.ifFailed.retryInMs);
   assertInTime();
-  // Deleting the endpoint wins over an attempt that was in flight meanwhile.
-  const updated = await WebhookDelivery.updateOne({ _id: delivery._id, target_deleted_at: null }, { $set: set });
-  const finalStatus = updated.matchedCount === 0 ? 'failed' : status;
+  const targetGone = !(await writeUnlessTargetDeleted(delivery._id, set, finishedAt));
+  const finalStatus = targetGone ? 'failed' : status;
 
   return {
     attemptId: input.attemptId,
@@ -118,16 +118,31 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     error: response.error,
     response_excerpt: response.response_excerpt,
     status: finalStatus,
-    targetGone: updated.matchedCount === 0,
+    targetGone,
   };
+}
+
+/**
+ * Writes the attempt's outcome; false when the target was deleted meanwhile, in which case the
+ * delivery is left failed: deleting the endpoint wins over an attempt that was in flight.
+ * The write is by `_id` alone and the deletion is checked after it (a guarded filter would
+ * make FerretDB scan every delivery). Endpoint deletion marks `target_deleted_at` before it
+ * fails the open deliveries, so either that pass sees this write or this read sees the mark.
+ */
+async function writeUnlessTargetDeleted(deliveryId: string, set: Record<string, unknown>, at: Date): Promise<boolean> {
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: set });
+  const after = await WebhookDelivery.findById(deliveryId, { target_deleted_at: 1 }).lean();
+  if (!after?.target_deleted_at) return true;
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: ENDPOINT_DELETED, next_attempt_at: null, updated_at: at } });
+  return false;
 }
 
 /** Fails a delivery whose target is gone or whose workflow was stopped; keeps a delivered one. */
 export async function failDelivery(deliveryId: string, reason: string, at: Date): Promise<void> {
-  await WebhookDelivery.updateOne(
-    { _id: deliveryId, status: { $in: ['pending', 'retrying'] } },
-    { $set: { status: 'failed', failure_reason: reason, next_attempt_at: null, updated_at: at } },
-  );
+  // Read, then write by `_id` alone: FerretDB uses its primary key only for an exact `{_id}`.
+  const current = await WebhookDelivery.findById(deliveryId, { status: 1 }).lean();
+  if (current?.status !== 'pending' && current?.status !== 'retrying') return;
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: reason, next_attempt_at: null, updated_at: at } });
 }
 
 async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<TargetLookup> {
@@ -136,7 +151,7 @@ async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<T
     const endpoint = await WebhookEndpoint.findById(delivery.endpoint_id, { url: 1, secret: 1, active: 1 }).lean();
     return endpoint ? { target: { url: endpoint.url, secret: endpoint.secret, active: endpoint.active }, gone: null } : { target: null, gone: ENDPOINT_DELETED };
   }
-  const agent = await Agent.findOne({ _id: delivery.agent_id, workspace_id: delivery.workspace_id }, { webhook_url: 1 }).lean<{ webhook_url: string | null }>();
+  const agent = await findByIdOwned<{ webhook_url: string | null }>(Agent, delivery.agent_id, { workspace_id: delivery.workspace_id }, { webhook_url: 1 });
   if (!agent) return { target: null, gone: 'agent deleted' };
   if (!agent.webhook_url) return { target: null, gone: "the agent's webhook_url was removed" };
   const { secret } = await defaultSecretOf(delivery.workspace_id, now);

@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { findByIdOwned } from '../db/by-id';
 import { isDuplicateKeyError } from '../db/errors';
 import { Agent } from '../db/models/agent';
 import { CallEvent } from '../db/models/call-event';
@@ -104,7 +105,7 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
 async function targetsOf(workspaceId: string, agentId: string, type: string): Promise<Target[]> {
   const [endpoints, agent] = await Promise.all([
     WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1 }).lean(),
-    agentId ? Agent.findOne({ _id: agentId, workspace_id: workspaceId }, { webhook_url: 1 }).lean<{ _id: string; webhook_url: string | null }>() : null,
+    agentId ? findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }) : null,
   ]);
   const targets: Target[] = endpoints
     .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
+import { findByIdOwned } from '../../activities/db/by-id';
 import { ApiKey } from '../../activities/db/models/api-key';
 import { OAuthToken } from '../../activities/db/models/oauth-token';
-import { Session } from '../../activities/db/models/session';
+import { Session, type SessionDocument } from '../../activities/db/models/session';
 import { User } from '../../activities/db/models/user';
 import { Workspace } from '../../activities/db/models/workspace';
 import { HttpError } from '../http-error';
@@ -76,7 +77,7 @@ export async function authenticate(req: Request, res: Response, deps: Authentica
   const claims = await deps.tokens.verify(presented, 'session');
   if (!claims?.sessionId) throw unauthorized('the session token is not valid or has expired', 'invalid_token');
   const [session, user] = await Promise.all([
-    Session.findOne({ _id: claims.sessionId, user_id: claims.userId }).lean(),
+    findByIdOwned<SessionDocument>(Session, claims.sessionId, { user_id: claims.userId }),
     User.findById(claims.userId, { name: 1, email: 1 }).lean(),
   ]);
   if (!session || !user || session.revoked_at || session.expires_at <= now) {

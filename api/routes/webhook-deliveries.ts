@@ -1,5 +1,6 @@
 import { Router, type Response } from 'express';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { findByIdOwned } from '../../activities/db/by-id';
 import { newId } from '../../activities/db/ids';
 import { WebhookDelivery, type DeliveryStatus, type WebhookDeliveryDocument } from '../../activities/db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
@@ -64,7 +65,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
 
   router.post('/webhooks/:endpoint_id/test', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
-    const endpoint = await WebhookEndpoint.findOne({ _id: req.params.endpoint_id, workspace_id: workspace.id }, { url: 1 }).lean();
+    const endpoint = await findByIdOwned<{ _id: string; url: string }>(WebhookEndpoint, req.params.endpoint_id, { workspace_id: workspace.id }, { url: 1 });
     if (!endpoint) throw new HttpError(404, 'webhook endpoint not found');
     const at = now();
     const deliveryId = newDeliveryId();
@@ -92,7 +93,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
   router.post('/webhooks/:endpoint_id/redeliver', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const { since } = req.body as NewRedelivery;
-    const endpoint = await WebhookEndpoint.exists({ _id: req.params.endpoint_id, workspace_id: workspace.id });
+    const endpoint = await findByIdOwned(WebhookEndpoint, req.params.endpoint_id, { workspace_id: workspace.id }, { _id: 1 });
     if (!endpoint) throw new HttpError(404, 'webhook endpoint not found');
     const job = {
       _id: `whr_${newId()}`,
@@ -132,14 +133,14 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
 
 async function deliveryOf(res: Response, deliveryId: string): Promise<WebhookDeliveryDocument> {
   const { workspace } = workspaceAccessOf(res);
-  const delivery = await WebhookDelivery.findOne({ _id: deliveryId, workspace_id: workspace.id }).lean<WebhookDeliveryDocument>();
+  const delivery = await findByIdOwned<WebhookDeliveryDocument>(WebhookDelivery, deliveryId, { workspace_id: workspace.id });
   if (!delivery) throw new HttpError(404, 'webhook delivery not found');
   return delivery;
 }
 
 async function redeliveryOf(res: Response, redeliveryId: string): Promise<WebhookRedeliveryDocument> {
   const { workspace } = workspaceAccessOf(res);
-  const job = await WebhookRedelivery.findOne({ _id: redeliveryId, workspace_id: workspace.id }).lean<WebhookRedeliveryDocument>();
+  const job = await findByIdOwned<WebhookRedeliveryDocument>(WebhookRedelivery, redeliveryId, { workspace_id: workspace.id });
   if (!job) throw new HttpError(404, 'redelivery not found');
   return job;
 }

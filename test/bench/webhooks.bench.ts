@@ -22,19 +22,21 @@ export interface WebhooksBenchResult {
 const ISSUE_EVENTS = 10_000;
 /** BENCH_WEBHOOK_EVENTS changes the load for experiments; the report then says so. */
 const MIXED_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || ISSUE_EVENTS);
-const BASELINE_EVENTS = Math.min(2_000, MIXED_EVENTS);
 const WARM_UP_EVENTS = 100;
 /** recordEvent calls in flight at once, as a busy API or call worker would make them. */
 const FAN_OUT_CONCURRENCY = 50;
-/** The goal: a neighbour that times out at most doubles the healthy endpoint's p95. */
-const TARGET_P95_RATIO = 2.0;
+/**
+ * The goal: beside a neighbour that times out, the healthy endpoint's p95 is at most 1.5 times
+ * what it is beside a healthy neighbour under the same load. The margin is for the timing-out
+ * neighbour's retries (10 s and 1 min after its first attempt), which are extra work.
+ */
+const TARGET_P95_RATIO = 1.5;
 /**
  * Each phase ends at its deadline whatever has arrived (then the bench fails and says how
  * much was missing), so that the whole bench stays under 10 minutes on 2 cores.
  */
 const WARM_UP_DEADLINE_MS = 30_000;
-const BASELINE_DEADLINE_MS = 90_000;
-const MIXED_DEADLINE_MS = 300_000;
+const PHASE_DEADLINE_MS = 900_000;
 /** After a phase: how long its deliveries may take to be recorded as delivered. */
 const CHECKS_MS = 15_000;
 /** How long the worker may take to drain once the receivers are closed. */
@@ -51,8 +53,8 @@ interface Phase {
   events: number;
   workspaceId: string;
   healthy: Target;
-  /** The endpoint that never answers (each attempt ends at the 10 s timeout). */
-  hanging?: Target;
+  /** The workspace's second endpoint: healthy in the control, never answering in the mixed phase (each attempt ends at the 10 s timeout). */
+  neighbour: Target;
   deadlineMs: number;
 }
 
@@ -65,7 +67,7 @@ interface PhaseResult {
   recordEventMs: number[];
   /** From each recordEvent call's start to its delivery's first POST at the receiver. */
   healthy: Latencies;
-  hanging: Latencies | null;
+  neighbour: Latencies;
   /** Healthy deliveries recorded as delivered; null when the database did not answer in time. */
   delivered: number | null;
   /** From the first recordEvent call to the last healthy delivery's `delivered_at`. */
@@ -84,18 +86,21 @@ interface Latencies {
  * this process (its production tuning) and two local receivers: one answering 200 at once,
  * one never answering.
  *
- * First a baseline: 2,000 events to a workspace with only the healthy endpoint. Then the
- * mixed phase: 10,000 events to a workspace with both endpoints subscribed to `*`, so every
- * event makes one healthy and one hanging delivery. Both phases fan out with 50 recordEvent
- * calls in flight. A delivery's latency runs from its recordEvent call's start to the arrival
- * of its first POST (matched by `X-Service-Delivery`); a delivery that has not arrived by the
- * phase's deadline counts as slower than every one that did. The target: the healthy p95 of
- * the mixed phase is at most twice the baseline's.
+ * Two phases of the same load, so that the only difference is the neighbour's behaviour. The
+ * control: 10,000 events to a workspace with two healthy endpoints subscribed to `*`. The
+ * mixed phase: 10,000 events to a workspace whose second endpoint never answers. Every event
+ * makes two deliveries; both phases fan out with 50 recordEvent calls in flight. A delivery's
+ * latency runs from its recordEvent call's start to the arrival of its first POST (matched by
+ * `X-Service-Delivery`); a delivery that has not arrived by the phase's deadline counts as
+ * slower than every one that did. The target: the healthy endpoint's p95 in the mixed phase
+ * is at most 1.5 times its p95 in the control.
  *
- * The database is FerretDB (the only one a bench can start here). Its reads and updates of a
- * delivery by id take longer the more deliveries are stored, and every attempt makes both, so
- * beyond a few hundred events the database bounds the result; the report says what one read
- * and one update cost at the end, and counts the worker's failed activities by cause.
+ * The servers are the bench's own: FerretDB (with our `_id` index patch, see
+ * scripts/install-tools.sh) and the Temporal dev server in memory. On 2 cores the Temporal
+ * server takes most of the CPU, so the absolute numbers say what this machine can do; the
+ * ratio says whether a timing-out endpoint delays a healthy one. The report also says what one
+ * read and one update of a delivery cost at the end, and counts the worker's failed
+ * activities by cause.
  */
 export async function webhooksBench(): Promise<WebhooksBenchResult> {
   const warnings = new Map<string, number>();
@@ -109,39 +114,37 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
     const healthyReceiver = await startWebhookReceiver(() => ({ status: 200 }));
     const hangingReceiver = await startWebhookReceiver(() => ({ hang: true }));
     stack.receivers.push(healthyReceiver, hangingReceiver);
-
-    const warm = await storedEndpoint({ url: `${healthyReceiver.url}/warm-up` });
-    const alone = await storedEndpoint({ url: `${healthyReceiver.url}/alone` });
-    const healthyOnly: Phase = { label: 'baseline', events: BASELINE_EVENTS, workspaceId: alone.workspaceId, healthy: { endpointId: alone.id, receiver: healthyReceiver }, deadlineMs: BASELINE_DEADLINE_MS };
-    const a = await storedEndpoint({ url: `${healthyReceiver.url}/a`, slot: 0 });
-    const b = await storedEndpoint({ url: `${hangingReceiver.url}/b`, workspaceId: a.workspaceId, slot: 1 });
-    const mixed: Phase = {
-      label: 'mixed',
-      events: MIXED_EVENTS,
-      workspaceId: a.workspaceId,
-      healthy: { endpointId: a.id, receiver: healthyReceiver },
-      hanging: { endpointId: b.id, receiver: hangingReceiver },
-      deadlineMs: MIXED_DEADLINE_MS,
+    const workspaceWith = async (label: string, neighbourUrl: string): Promise<Omit<Phase, 'events' | 'deadlineMs'>> => {
+      const healthy = await storedEndpoint({ url: `${healthyReceiver.url}/${label}/healthy`, slot: 0 });
+      const neighbour = await storedEndpoint({ url: neighbourUrl, workspaceId: healthy.workspaceId, slot: 1 });
+      const receiverOf = (url: string) => (url.startsWith(hangingReceiver.url) ? hangingReceiver : healthyReceiver);
+      return { label, workspaceId: healthy.workspaceId, healthy: { endpointId: healthy.id, receiver: healthyReceiver }, neighbour: { endpointId: neighbour.id, receiver: receiverOf(neighbourUrl) } };
     };
 
+    const warm = await workspaceWith('warm-up', `${healthyReceiver.url}/warm-up/neighbour`);
+    const control: Phase = { ...(await workspaceWith('control', `${healthyReceiver.url}/control/neighbour`)), events: MIXED_EVENTS, deadlineMs: PHASE_DEADLINE_MS };
+    const mixed: Phase = { ...(await workspaceWith('mixed', `${hangingReceiver.url}/mixed/neighbour`)), events: MIXED_EVENTS, deadlineMs: PHASE_DEADLINE_MS };
+
     // JIT, the workflow cache and the connections warm up outside the measurement.
-    await runPhase(client, stack, { ...healthyOnly, label: 'warm-up', events: WARM_UP_EVENTS, workspaceId: warm.workspaceId, healthy: { endpointId: warm.id, receiver: healthyReceiver }, deadlineMs: WARM_UP_DEADLINE_MS });
-    const baseline = await runPhase(client, stack, healthyOnly);
+    await runPhase(client, stack, { ...warm, events: WARM_UP_EVENTS, deadlineMs: WARM_UP_DEADLINE_MS });
+    const calm = await runPhase(client, stack, control);
     const load = await runPhase(client, stack, mixed);
     await stopWorker(stack);
     const cost = await beforeDeadline(databaseCost(servers.mongodbUri), Date.now() + 30_000);
 
-    const baselineP95 = percentile(baseline.healthy, 0.95);
+    const controlP95 = percentile(calm.healthy, 0.95);
     const mixedP95 = percentile(load.healthy, 0.95);
-    const ratio = mixedP95 / baselineP95;
-    const complete = [baseline.healthy, load.healthy, load.hanging as Latencies].every((l) => l.arrivedMs.length === l.expected) && load.recorded === MIXED_EVENTS;
+    const ratio = mixedP95 / controlP95;
+    const phases = [calm, load];
+    const complete = phases.every((phase) => phase.recorded === MIXED_EVENTS && [phase.healthy, phase.neighbour].every((l) => l.arrivedMs.length === l.expected));
     const lines = [
-      `baseline, healthy endpoint alone (${count(BASELINE_EVENTS)} events): ${describePhase(baseline, BASELINE_EVENTS)}`,
-      `mixed, healthy + timing-out endpoint (${count(MIXED_EVENTS)} events, ${count(2 * MIXED_EVENTS)} deliveries): ${describePhase(load, MIXED_EVENTS)}`,
-      `  timing-out endpoint, event to first attempt: ${describeLatencies(load.hanging as Latencies)}`,
-      `healthy p95 mixed / baseline: ${ms(mixedP95)} / ${ms(baselineP95)} = ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a (not all arrived)'} (target <= ${TARGET_P95_RATIO}x)`,
+      `control, healthy + healthy neighbour (${count(MIXED_EVENTS)} events, ${count(2 * MIXED_EVENTS)} deliveries): ${describePhase(calm, MIXED_EVENTS)}`,
+      `  healthy neighbour, event to first attempt: ${describeLatencies(calm.neighbour)}`,
+      `mixed, healthy + timing-out neighbour (${count(MIXED_EVENTS)} events, ${count(2 * MIXED_EVENTS)} deliveries): ${describePhase(load, MIXED_EVENTS)}`,
+      `  timing-out neighbour, event to first attempt: ${describeLatencies(load.neighbour)}`,
+      `healthy p95 mixed / control: ${ms(mixedP95)} / ${ms(controlP95)} = ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a (not all arrived)'} (target <= ${TARGET_P95_RATIO}x)`,
       cost
-        ? `FerretDB after the run, ${count(cost.deliveries)} deliveries stored: reading a delivery by id takes ${cost.readMs.toFixed(1)} ms, updating one ${cost.updateMs.toFixed(1)} ms (each attempt does both; both grow with the deliveries stored)`
+        ? `FerretDB after the run, ${count(cost.deliveries)} deliveries stored: reading a delivery by id takes ${cost.readMs.toFixed(1)} ms, updating one ${cost.updateMs.toFixed(1)} ms (each attempt does both)`
         : 'FerretDB after the run: reading and updating one delivery did not finish within 30 s',
     ];
     lines.push(
@@ -149,7 +152,7 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
         ? `worker warnings: ${warnings.size ? [...warnings].map(([warning, n]) => `${count(n)} x ${warning}`).join('; ') : 'none'}`
         : 'worker warnings: not counted (the Temporal runtime was installed before this bench)',
     );
-    if (!complete) lines.push(`INCOMPLETE: not everything arrived within the phase deadlines (${BASELINE_DEADLINE_MS / 1000} s, ${MIXED_DEADLINE_MS / 1000} s); see the counts above`);
+    if (!complete) lines.push(`INCOMPLETE: not everything arrived within the phase deadline (${PHASE_DEADLINE_MS / 1000} s); see the counts above`);
     if (MIXED_EVENTS !== ISSUE_EVENTS) lines.push(`NOTE: BENCH_WEBHOOK_EVENTS=${MIXED_EVENTS}; the issue's load is ${count(ISSUE_EVENTS)} events`);
     return {
       name: `Webhook delivery: a timing-out endpoint beside a healthy one (${count(MIXED_EVENTS)} events, ${FAN_OUT_CONCURRENCY} fan-outs in flight, FerretDB)`,
@@ -176,6 +179,7 @@ function activityFailureCause(entry: LogEntry): string {
   const error = String((entry.meta?.error as Error | undefined)?.message ?? entry.meta?.error ?? 'unknown');
   if (/SQLITE_BUSY|database is locked/.test(error)) return 'database is locked (SQLITE_BUSY)';
   if (/E11000|duplicate key/.test(error)) return 'duplicate key (two executions of one attempt)';
+  if (/ran past its write deadline/.test(error)) return 'an attempt ran past its write deadline (its retry records it)';
   if (/session that has ended|closed connection pool|client was closed/i.test(error)) return 'database closed while the bench stopped';
   return error.slice(0, 80);
 }
@@ -228,12 +232,12 @@ async function stopWorker(stack: BenchWorker): Promise<void> {
 async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promise<PhaseResult> {
   const startOf = new Map<string, number>();
   const healthyIds = new Set<string>();
-  const hangingIds = new Set<string>();
+  const neighbourIds = new Set<string>();
   const recordEventMs: number[] = [];
   let fanOutRetries = 0;
   const phaseStart = Date.now();
   const deadline = phaseStart + phase.deadlineMs;
-  const progress = startProgress(phase, phaseStart, () => recordEventMs.length, healthyIds, hangingIds);
+  const progress = startProgress(phase, phaseStart, () => recordEventMs.length, healthyIds, neighbourIds);
   try {
     await inPool(phase.events, FAN_OUT_CONCURRENCY, deadline, async (sequence) => {
       const started = Date.now();
@@ -254,14 +258,14 @@ async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promi
       recordEventMs.push(Date.now() - started);
       for (const id of recorded.deliveryIds) startOf.set(id, started);
       healthyIds.add(expectedDelivery(recorded, phase.healthy));
-      if (phase.hanging) hangingIds.add(expectedDelivery(recorded, phase.hanging));
-      if (recorded.deliveryIds.length !== (phase.hanging ? 2 : 1)) throw new Error(`event ${recorded.eventId} made ${recorded.deliveryIds.length} deliveries`);
+      neighbourIds.add(expectedDelivery(recorded, phase.neighbour));
+      if (recorded.deliveryIds.length !== 2) throw new Error(`event ${recorded.eventId} made ${recorded.deliveryIds.length} deliveries`);
     });
     const fanOutSeconds = (Date.now() - phaseStart) / 1000;
 
-    const [healthyArrivals, hangingArrivals] = await Promise.all([
+    const [healthyArrivals, neighbourArrivals] = await Promise.all([
       firstArrivals(phase.healthy.receiver, healthyIds, deadline, stack),
-      phase.hanging ? firstArrivals(phase.hanging.receiver, hangingIds, deadline, stack) : new Map<string, number>(),
+      firstArrivals(phase.neighbour.receiver, neighbourIds, deadline, stack),
     ]);
     const latencies = (arrivals: Map<string, number>): Latencies => ({ arrivedMs: [...arrivals].map(([id, at]) => at - (startOf.get(id) as number)), expected: phase.events });
 
@@ -279,7 +283,7 @@ async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promi
       fanOutSeconds,
       recordEventMs,
       healthy: latencies(healthyArrivals),
-      hanging: phase.hanging ? latencies(hangingArrivals) : null,
+      neighbour: latencies(neighbourArrivals),
       delivered: delivered.count,
       wallSeconds: ((last?.delivered_at?.getTime() ?? Date.now()) - phaseStart) / 1000,
     };
@@ -363,7 +367,7 @@ async function databaseCost(uri: string): Promise<{ deliveries: number; readMs: 
     return {
       deliveries: await deliveries.countDocuments(),
       readMs: await median(() => deliveries.findOne({ _id: 'whd_probe' })),
-      updateMs: await median(() => deliveries.updateOne({ _id: 'whd_probe', target_deleted_at: null }, { $set: { updated_at: new Date() } })),
+      updateMs: await median(() => deliveries.updateOne({ _id: 'whd_probe' }, { $set: { updated_at: new Date() } })),
     };
   } finally {
     await connection.close();
@@ -381,11 +385,11 @@ async function inPool(total: number, concurrency: number, deadline: number, task
 }
 
 /** A line on stderr now and then: a phase can take minutes. */
-function startProgress(phase: Phase, phaseStart: number, recorded: () => number, healthyIds: Set<string>, hangingIds: Set<string>): NodeJS.Timeout {
+function startProgress(phase: Phase, phaseStart: number, recorded: () => number, healthyIds: Set<string>, neighbourIds: Set<string>): NodeJS.Timeout {
   const arrived = (target: Target | undefined, ids: Set<string>) => (target ? new Set(target.receiver.received.map((r) => r.headers['x-service-delivery']).filter((id) => ids.has(id as string))).size : 0);
   return setInterval(() => {
     const parts = [`${count(recorded())}/${count(phase.events)} events recorded`, `${count(arrived(phase.healthy, healthyIds))} healthy first attempts`];
-    if (phase.hanging) parts.push(`${count(arrived(phase.hanging, hangingIds))} timing-out first attempts`);
+    parts.push(`${count(arrived(phase.neighbour, neighbourIds))} neighbour first attempts`);
     console.error(`[webhooks bench] ${phase.label} +${Math.round((Date.now() - phaseStart) / 1000)} s: ${parts.join(', ')}`);
   }, PROGRESS_EVERY_MS);
 }

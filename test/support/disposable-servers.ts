@@ -37,7 +37,6 @@ export async function startDisposableServers(prefix: string): Promise<Disposable
     const temporal = await startTemporalDevServer({
       port: await freePort(),
       uiPort: await freePort(),
-      dbFile: path.join(tempDir, 'temporal', 'temporal.db'),
       namespace: NAMESPACE,
       output: { file: path.join(tempDir, 'temporal.log') },
     });

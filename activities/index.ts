@@ -1,3 +1,6 @@
+import { createSlotActivities } from './calls/slots';
+import { createCallQueueActivities } from './calls/queue';
+import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telephony';
 import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
@@ -8,7 +11,7 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-export interface ActivityDeps extends WebhookDeps {
+export interface ActivityDeps extends WebhookDeps, TelephonyDeps {
   clock: Clock;
 }
 
@@ -21,6 +24,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createProbeActivities(deps),
     ...createKycActivities(deps),
     ...createWebhookActivities(deps),
+    ...createCallQueueActivities(deps),
+    ...createCallTelephonyActivities(deps),
+    ...createSlotActivities(),
   };
 }
 

@@ -51,3 +51,9 @@ export async function appendLedgerItem(entry: LedgerEntry) {
   }
   throw new Error(`could not append to the ledger of workspace ${entry.workspaceId} after ${MAX_ATTEMPTS} attempts`);
 }
+
+/** A workspace's credits: the newest ledger item's `balance_after_paise` (0 before any). */
+export async function balanceOf(workspaceId: string): Promise<number> {
+  const tail = await LedgerItem.findOne({ workspace_id: workspaceId }, { balance_after_paise: 1 }).sort({ seq: -1 }).lean();
+  return tail?.balance_after_paise ?? 0;
+}

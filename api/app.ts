@@ -19,11 +19,13 @@ import { createProviders } from '../media/providers';
 import { keyRoutes } from './routes/keys';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
+import { callRoutes } from './routes/calls';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS } from './uploads';
 import { accountRoutes } from './routes/account';
 import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
+import { workspaceLimitRoutes } from './routes/workspace-limits';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
@@ -93,9 +95,11 @@ export function createApp(deps: AppDeps): Express {
   api.use(keyRoutes(auth));
   api.use(webhookRoutes({ temporal: deps.temporal, now }));
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
+  api.use(callRoutes({ temporal: deps.temporal, now }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));
+  api.use(workspaceLimitRoutes({ now }));
   api.use(inviteRoutes(auth));
   for (const base of API_BASE_PATHS) app.use(base, api);
 

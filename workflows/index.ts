@@ -3,3 +3,7 @@ export { roundTripWorkflow } from './roundtrip';
 export { kycReviewWorkflow } from './kyc';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookRedeliveryWorkflow } from './webhook-redelivery';
+export { slotKeeperWorkflow } from './slots';
+// For tests and ops diagnostics: a stand-in call workflow that shows the slot keeper's grants.
+export { slotProbeWorkflow } from './testing/slot-probe';
+export { callWorkflow } from './call';

@@ -13,3 +13,18 @@ export class ProviderUnavailableError extends Error {
     this.name = 'ProviderUnavailableError';
   }
 }
+
+/**
+ * The telephony provider refused to place a call: it answered a 4xx about the call itself
+ * (a number it cannot dial, a caller id the account may not use, no credit). Retrying the
+ * same request gets the same answer; `reason` is the provider's own message.
+ */
+export class DialRefusedError extends Error {
+  constructor(
+    readonly service: string,
+    readonly reason: string,
+  ) {
+    super(`the ${service} provider refused the call: ${reason}`);
+    this.name = 'DialRefusedError';
+  }
+}

@@ -27,7 +27,7 @@ export function createProviders(config: ProvidersConfig | undefined): Providers 
 
 function unconfiguredTelephony(): Telephony {
   const fail = () => Promise.reject(new ProviderUnavailableError('telephony', 'not configured: set TELEPHONY_BASE_URL'));
-  return { listNumbers: fail, getNumber: fail };
+  return { listNumbers: fail, getNumber: fail, createCall: fail, hangupCall: fail };
 }
 
 function unconfiguredSynthesizer(): Synthesizer {

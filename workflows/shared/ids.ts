@@ -6,4 +6,6 @@
 export const workflowIds = {
   roundTrip: (probeId: string) => `roundtrip-${probeId}`,
   kyc: (workspaceId: string) => `kyc-${workspaceId}`,
+  slots: (workspaceId: string) => `slots-${workspaceId}`,
+  call: (callId: string) => `call-${callId}`,
 } as const;

@@ -11,6 +11,8 @@ const workspaceSchema = new Schema(
     name: { type: String, required: true },
     status: { type: String, enum: WORKSPACE_STATUSES, required: true },
     plan: { type: String, required: true, default: DEFAULT_PLAN },
+    /** Concurrent calls set by staff; null: the plan's. */
+    concurrency_limit: { type: Number, default: null },
     created_by: { type: String, required: true },
     activated_at: { type: Date, default: null },
     created_at: { type: Date, required: true },

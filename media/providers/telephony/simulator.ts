@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { basicCredentials, startSimulatedService, type RunningSimulator, type SimulatorOptions } from '../simulated-service';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basicCredentials, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
+import { SimulatedCalls, type CalleeScript, type SimulatedCall } from './simulated-calls';
 import { MAX_PAGE_SIZE } from './types';
+
+export { DEFAULT_CALLEE, type CalleeScript, type SimulatedCall } from './simulated-calls';
 
 /** A number of the simulated account, as Plivo's Number resource shows it. */
 export interface SimulatedNumber {
@@ -17,6 +21,10 @@ export interface TelephonySimulatorOptions extends SimulatorOptions {
   authToken?: string;
   /** The account's rented numbers, E.164 (default: 25 Bangalore numbers). */
   numbers?: string[];
+  /** What the callee at a number (E.164) does when dialled; DEFAULT_CALLEE at the others. */
+  callees?: Record<string, CalleeScript>;
+  /** Multiplies every delay of a call (default 1); tests run calls faster with less. */
+  timeScale?: number;
 }
 
 export interface TelephonySimulator extends RunningSimulator {
@@ -24,6 +32,10 @@ export interface TelephonySimulator extends RunningSimulator {
   authToken: string;
   /** Rents one more number to the simulated account. */
   addNumber(e164: string, fields?: Partial<Omit<SimulatedNumber, 'number'>>): void;
+  /** Sets what the callee at `e164` does on the calls placed from now on. */
+  setCallee(e164: string, script: CalleeScript): void;
+  /** Every call placed, oldest first, with its status history and callbacks. */
+  calls(): SimulatedCall[];
 }
 
 export const SIMULATOR_AUTH_ID = 'MASIMULATOR000000000';
@@ -32,10 +44,26 @@ export const SIMULATOR_AUTH_TOKEN = 'simulator-auth-token';
 /** The numbers `npm start`'s simulator rents when none are given: +91 80 4718 0001 to 0025. */
 export const DEFAULT_SIMULATED_NUMBERS = Array.from({ length: 25 }, (_, i) => `+918047180${String(i + 1).padStart(3, '0')}`);
 
+/** Plivo's `time_limit` when the request has none, and the most it takes: 4 and 24 hours. */
+const DEFAULT_TIME_LIMIT_SECONDS = 14_400;
+const MAX_TIME_LIMIT_SECONDS = 86_400;
+
+interface Answer {
+  status: number;
+  /** JSON; none for 204. */
+  body?: unknown;
+  /** Runs once the answer is written (a call starts dialling after Plivo said it fired). */
+  afterAnswer?: () => void;
+}
+
 /**
- * A stand-in for Plivo's REST API on loopback: the Number resource (list with `limit`,
- * `offset`, `number_startswith`, `services`; one number; 404 for a number the account does
- * not rent) with HTTP Basic auth, over an in-memory inventory, in Plivo's JSON shapes.
+ * A stand-in for Plivo's REST API on loopback, with HTTP Basic auth and Plivo's JSON shapes:
+ * - the Number resource over an in-memory inventory (list with `limit`, `offset`,
+ *   `number_startswith`, `services`; one number; 404 for a number the account does not rent);
+ * - the Call resource: `POST .../Call/` places a call from a number of the account that plays
+ *   the callee's script and posts signed status callbacks (see ./simulated-calls.ts);
+ *   `DELETE .../Request/{uuid}/` cancels a call still ringing and `DELETE .../Call/{uuid}/`
+ *   hangs up an answered one (204, or 404 for a call not in that state).
  */
 export async function startTelephonySimulator(options: TelephonySimulatorOptions = {}): Promise<TelephonySimulator> {
   const authId = options.authId ?? SIMULATOR_AUTH_ID;
@@ -46,18 +74,25 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     inventory.set(number, { number, region: 'Bangalore, INDIA', number_type: 'local', voice_enabled: true, ...fields });
   };
   (options.numbers ?? DEFAULT_SIMULATED_NUMBERS).forEach((n) => addNumber(n));
-  const prefix = `/v1/Account/${authId}/Number/`;
+  const calls = new SimulatedCalls({ authToken, timeScale: options.timeScale ?? 1, callees: options.callees ?? {} });
+  const account = `/v1/Account/${authId}/`;
+  const numbersPrefix = `${account}Number/`;
 
-  const simulator = await startSimulatedService((req, url) => {
+  const simulator = await startService((req, url, body) => {
     if (!authorized(req, authId, authToken)) return { status: 401, body: { api_id: randomUUID(), error: 'authentication failed' } };
-    if (req.method !== 'GET' || !url.pathname.startsWith(prefix)) return { status: 404, body: { api_id: randomUUID(), error: 'not found' } };
-    const rest = url.pathname.slice(prefix.length);
-    if (rest === '') return listNumbers(inventory, url, prefix);
-    const found = inventory.get(decodeURIComponent(rest.replace(/\/$/, '')));
-    if (!found) return { status: 404, body: { api_id: randomUUID(), error: 'not found' } };
-    return { status: 200, body: { api_id: randomUUID(), ...resource(found, prefix) } };
-  }, options);
-  return Object.assign(simulator, { authId, authToken, addNumber });
+    const match = url.pathname.startsWith(account) ? /^(\w+)\/(?:([^/]+)\/?)?$/.exec(url.pathname.slice(account.length)) : null;
+    const [resource, id] = match ? [match[1], match[2] && decodeURIComponent(match[2])] : [];
+    if (req.method === 'GET' && resource === 'Number') {
+      if (!id) return listNumbers(inventory, url, numbersPrefix);
+      const found = inventory.get(id);
+      return found ? { status: 200, body: { api_id: randomUUID(), ...numberResource(found, numbersPrefix) } } : notFound();
+    }
+    if (req.method === 'POST' && resource === 'Call' && !id) return createCall(calls, inventory, body);
+    if (req.method === 'DELETE' && resource === 'Call' && id) return calls.hangUp(id) ? { status: 204 } : notFound();
+    if (req.method === 'DELETE' && resource === 'Request' && id) return calls.cancel(id) ? { status: 204 } : notFound();
+    return notFound();
+  }, options, () => calls.close());
+  return Object.assign(simulator, { authId, authToken, addNumber, setCallee: calls.setCallee.bind(calls), calls: calls.calls.bind(calls) });
 }
 
 function authorized(req: IncomingMessage, authId: string, authToken: string): boolean {
@@ -65,11 +100,19 @@ function authorized(req: IncomingMessage, authId: string, authToken: string): bo
   return credentials?.user === authId && credentials.password === authToken;
 }
 
-function listNumbers(inventory: Map<string, SimulatedNumber>, url: URL, prefix: string) {
+function notFound(): Answer {
+  return { status: 404, body: { api_id: randomUUID(), error: 'not found' } };
+}
+
+function refused(error: string): Answer {
+  return { status: 400, body: { api_id: randomUUID(), error } };
+}
+
+function listNumbers(inventory: Map<string, SimulatedNumber>, url: URL, prefix: string): Answer {
   const limit = Number(url.searchParams.get('limit') ?? MAX_PAGE_SIZE);
   const offset = Number(url.searchParams.get('offset') ?? 0);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE || !Number.isInteger(offset) || offset < 0) {
-    return { status: 400, body: { api_id: randomUUID(), error: `limit must be 1 to ${MAX_PAGE_SIZE} and offset at least 0` } };
+    return refused(`limit must be 1 to ${MAX_PAGE_SIZE} and offset at least 0`);
   }
   const startsWith = url.searchParams.get('number_startswith') ?? '';
   const voiceOnly = (url.searchParams.get('services') ?? '').split(',').includes('voice');
@@ -81,11 +124,106 @@ function listNumbers(inventory: Map<string, SimulatedNumber>, url: URL, prefix: 
     body: {
       api_id: randomUUID(),
       meta: { limit, offset, next, previous, total_count: matching.length },
-      objects: matching.slice(offset, offset + limit).map((n) => resource(n, prefix)),
+      objects: matching.slice(offset, offset + limit).map((n) => numberResource(n, prefix)),
     },
   };
 }
 
-function resource(n: SimulatedNumber, prefix: string) {
+function numberResource(n: SimulatedNumber, prefix: string) {
   return { ...n, active: true, alias: '', application: null, carrier: 'Plivo', monthly_rental_rate: '0.80000', sms_enabled: false, type: n.number_type, resource_uri: `${prefix}${n.number}/` };
+}
+
+/** `POST .../Call/` with Plivo's JSON fields; the callbacks go out with POST only. */
+function createCall(calls: SimulatedCalls, inventory: Map<string, SimulatedNumber>, text: string): Answer {
+  const body = parseObject(text);
+  if (!body) return refused('the body must be a JSON object');
+  const { from, to, answer_url, answer_method, ring_url, hangup_url, time_limit } = body;
+  if (typeof from !== 'string' || !inventory.has(from)) return refused(`from ${String(from)} is not a number of this account`);
+  if (typeof to !== 'string' || !/^\d{8,15}$/.test(to)) return refused(`to ${String(to)} is not a number Plivo can dial`);
+  if (!isHttpUrl(answer_url)) return refused('answer_url must be an http(s) URL');
+  if (answer_method !== undefined && answer_method !== 'POST') return refused('the simulator calls answer_url with POST only');
+  if ((ring_url !== undefined && !isHttpUrl(ring_url)) || (hangup_url !== undefined && !isHttpUrl(hangup_url))) return refused('ring_url and hangup_url must be http(s) URLs');
+  const timeLimit = time_limit ?? DEFAULT_TIME_LIMIT_SECONDS;
+  if (!Number.isInteger(timeLimit) || (timeLimit as number) < 1 || (timeLimit as number) > MAX_TIME_LIMIT_SECONDS) return refused(`time_limit must be 1 to ${MAX_TIME_LIMIT_SECONDS} seconds`);
+  const call = calls.place({ from: `+${from}`, to: `+${to}`, answerUrl: answer_url, ringUrl: ring_url ?? null, hangupUrl: hangup_url ?? null, timeLimitSeconds: timeLimit as number });
+  return { status: 201, body: { api_id: randomUUID(), message: 'call fired', request_uuid: call.providerCallId }, afterAnswer: () => calls.start(call.providerCallId) };
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * ../simulated-service.ts's loopback server (mode, latency) for handlers that need the
+ * request body, which call creation does, and that act once their answer is written.
+ */
+async function startService(handle: (req: IncomingMessage, url: URL, body: string) => Answer, options: SimulatorOptions, onClose: () => Promise<void>): Promise<RunningSimulator> {
+  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
+  const server = http.createServer((req, res) => {
+    if (state.mode === 'hanging') return; // the socket stays open until the client gives up
+    void readBody(req).then((body) => {
+      const answer: Answer = state.mode === 'failing' ? { status: 500, body: { error: 'simulated provider failure' } } : handle(req, new URL(req.url ?? '/', 'http://simulator'), body);
+      setTimeout(() => send(res, answer), state.latencyMs);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address}:${port}`,
+    get latencyMs() {
+      return state.latencyMs;
+    },
+    set latencyMs(value: number) {
+      state.latencyMs = value;
+    },
+    get mode() {
+      return state.mode;
+    },
+    set mode(value: SimulatorMode) {
+      state.mode = value;
+    },
+    close: async () => {
+      await onClose();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A client that went away gets no answer; an empty body answers nobody.
+    req.on('error', () => resolve(''));
+  });
+}
+
+function send(res: ServerResponse, answer: Answer): void {
+  // A client that gave up waiting does not undo the request: like Plivo, the call is placed.
+  if (!res.destroyed) {
+    if (answer.body === undefined) res.writeHead(answer.status).end();
+    else res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
+  }
+  answer.afterAnswer?.();
 }

@@ -1,13 +1,44 @@
 /**
  * The telephony provider as the service uses it (plivo-style REST). The numbers the
- * provider account rents are the pool that workspaces claim numbers from; the calls issue
- * adds call creation, status callbacks and audio streams to this interface.
+ * provider account rents are the pool that workspaces claim numbers from. Calls are placed
+ * here and then reported by the provider's status callbacks to the URLs given at creation
+ * (see ./callbacks.ts); audio streams come later.
  */
 export interface Telephony {
   /** One page of the account's voice-capable numbers, in the provider's order. */
   listNumbers(query: NumberQuery): Promise<NumberPage>;
   /** One number of the account, or null when the account does not rent it. */
   getNumber(number: string): Promise<ProviderNumber | null>;
+  /**
+   * Places an outbound call; the provider dials it after answering. Not idempotent: a
+   * timeout leaves it unknown whether the call was placed.
+   */
+  createCall(call: NewCall): Promise<PlacedCall>;
+  /**
+   * Ends a call: a ringing one is canceled, an answered one completed (the hang-up callback
+   * says which). A call the provider no longer holds (already over) is left alone.
+   */
+  hangupCall(providerCallId: string): Promise<void>;
+}
+
+export interface NewCall {
+  /** E.164, a number of the account. */
+  from: string;
+  /** E.164. */
+  to: string;
+  /** Gets the `in-progress` callback when the callee answers. */
+  answerUrl: string;
+  /** Gets the `ringing` callback. */
+  ringUrl: string;
+  /** Gets the final callback: `completed`, `no-answer`, `busy`, `failed` or `canceled`. */
+  hangupUrl: string;
+  /** The provider hangs up this long after the answer. */
+  timeLimitSeconds: number;
+}
+
+export interface PlacedCall {
+  /** The provider's id of the call, as its callbacks name it. */
+  providerCallId: string;
 }
 
 export interface NumberQuery {

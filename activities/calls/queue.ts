@@ -1,0 +1,123 @@
+import type { Client } from '@temporalio/client';
+import type { CallingHours } from '../../workflows/shared/calling-hours';
+import { enqueueSignal, releaseSignal, slotKeeperId, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
+import type { slotKeeperWorkflow } from '../../workflows/slots';
+import { Agent } from '../db/models/agent';
+import { Call, type CallStatus } from '../db/models/call';
+import { Workspace } from '../db/models/workspace';
+import { balanceOf } from '../ledger';
+import type { Clock } from '../index';
+
+/** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
+export interface CallAgent {
+  name: string;
+  status: 'active' | 'paused';
+  hours: CallingHours;
+  maxDurationSeconds: number;
+  /** Model descriptors for `call.started` (`provider/model`). */
+  stt: string;
+  llm: string;
+  tts: string;
+}
+
+/** Why a call that reached the front may not be dialled; null when it may. */
+export type DialRefusal = { reason: string; level: 'warning' | 'error' } | null;
+
+/** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
+export interface CallChanges {
+  status?: CallStatus;
+  dequeued_at?: string;
+  started_at?: string;
+  ended_at?: string;
+  duration_seconds?: number;
+  provider_call_id?: string;
+  provider_status?: string;
+  hangup_by?: string;
+  hangup_reason?: string;
+}
+
+const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
+
+export function createCallQueueActivities(deps: { clock: Clock; temporal?: Client }) {
+  const temporal = () => {
+    if (!deps.temporal) throw new Error('the call activities need a Temporal client in the worker dependencies');
+    return deps.temporal;
+  };
+  /** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
+  const signalKeeper = async (workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }) => {
+    await temporal().workflow.signalWithStart<typeof slotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
+      workflowId: slotKeeperId(workspaceId),
+      taskQueue: TASK_QUEUES.calls,
+      args: [{ workspaceId }],
+      signal: send.signal,
+      signalArgs: send.args,
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: workspaceId },
+        { key: Kind, value: 'slot_keeper' },
+      ],
+    });
+  };
+
+  return {
+    async loadCallAgent(input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> {
+      type Model = { provider: string; model: string };
+      const agent = await Agent.findById(input.agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
+        workspace_id: string;
+        name: string;
+        status: 'active' | 'paused';
+        call: CallingHours & { max_duration_seconds: number };
+        llm: Model;
+        voice: Model;
+        transcriber: Model;
+      }>();
+      if (!agent || agent.workspace_id !== input.workspaceId) return null;
+      const { call_start_hour, call_end_hour, timezone } = agent.call;
+      const descriptor = (m: Model) => `${m.provider}/${m.model}`;
+      return {
+        name: agent.name,
+        status: agent.status,
+        hours: { call_start_hour, call_end_hour, timezone },
+        maxDurationSeconds: agent.call.max_duration_seconds,
+        stt: descriptor(agent.transcriber),
+        llm: descriptor(agent.llm),
+        tts: descriptor(agent.voice),
+      };
+    },
+
+    /** 1 for the oldest queued call of the workspace (the one dialled next). */
+    async queuePosition(input: { workspaceId: string; queuedAt: string }): Promise<number> {
+      return Call.countDocuments({ workspace_id: input.workspaceId, status: 'queued', queued_at: { $lte: new Date(input.queuedAt) } });
+    },
+
+    async enqueueCall(input: { workspaceId: string } & EnqueueCall): Promise<void> {
+      await signalKeeper(input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
+    },
+
+    async releaseSlot(input: { workspaceId: string } & ReleaseCall): Promise<void> {
+      await signalKeeper(input.workspaceId, { signal: releaseSignal, args: [{ callId: input.callId }] });
+    },
+
+    /** The checks made when a call reaches the front: credits, the agent, the workspace. */
+    async checkBeforeDial(input: { workspaceId: string; agentId: string }): Promise<DialRefusal> {
+      const [workspace, agent, balance] = await Promise.all([
+        Workspace.findById(input.workspaceId, { status: 1 }).lean(),
+        Agent.findById(input.agentId, { workspace_id: 1, status: 1 }).lean<{ workspace_id: string; status: string }>(),
+        balanceOf(input.workspaceId),
+      ]);
+      if (!agent || agent.workspace_id !== input.workspaceId) return { reason: 'agent deleted', level: 'warning' };
+      if (agent.status === 'paused') return { reason: 'agent paused', level: 'warning' };
+      if (workspace?.status !== 'active') return { reason: 'workspace not active', level: 'error' };
+      if (balance <= 0) return { reason: 'out of credits', level: 'error' };
+      return null;
+    },
+
+    /** Writes the workflow's changes to the call record (by id alone: see activities/db/by-id.ts). */
+    async updateCall(input: { callId: string; changes: CallChanges }): Promise<void> {
+      const set: Record<string, unknown> = { updated_at: deps.clock.now() };
+      for (const [key, value] of Object.entries(input.changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
+      await Call.updateOne({ _id: input.callId }, { $set: set });
+    },
+  };
+}

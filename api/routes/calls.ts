@@ -1,0 +1,131 @@
+import { Router, type Response } from 'express';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { findByIdOwned } from '../../activities/db/by-id';
+import { newId } from '../../activities/db/ids';
+import { Agent } from '../../activities/db/models/agent';
+import { Call, FINAL_CALL_STATUSES, type CallDocument, type CallStatus } from '../../activities/db/models/call';
+import { CallEvent } from '../../activities/db/models/call-event';
+import { balanceOf } from '../../activities/ledger';
+import type { operations } from '../../schemas/api-types';
+import type { callWorkflow } from '../../workflows/call';
+import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
+import { AgentId, CallStatus as CallStatusAttribute, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { creatorOf, workspaceAccessOf } from '../auth/context';
+import { HttpError } from '../http-error';
+import { callEventView, callView, type StoredCallEvent } from '../calls/views';
+
+type NewCallBody = operations['placeCall']['requestBody']['content']['application/json'];
+type CallQuery = NonNullable<operations['listCalls']['parameters']['query']>;
+
+const callNotFound = () => new HttpError(404, 'call not found');
+
+/**
+ * Placing outbound calls, reading calls and their timelines, and hanging up. A call's state
+ * after creation is written by its workflow (`call-<id>`); the API reads it, and asks the
+ * workflow to hang up. Every lookup is scoped by the workspace.
+ */
+export function callRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
+  const router = Router();
+
+  router.post('/calls', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const body = req.body as NewCallBody;
+    const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(Agent, body.agent_id, { workspace_id: workspace.id }, { name: 1, status: 1, phone_number: 1 });
+    if (!agent) throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'agent_id'], msg: 'no agent with this id in the workspace', input: body.agent_id }]);
+    if (agent.status === 'paused') throw new HttpError(409, `the agent "${agent.name}" is paused and takes no calls; set its status to active first`);
+    const fromNumber = body.from_number ?? agent.phone_number;
+    if (!fromNumber) throw new HttpError(400, 'no caller number: give from_number, or connect a phone number to the agent');
+    if ((await balanceOf(workspace.id)) <= 0) throw new HttpError(402, 'out of credits: add credits in billing to place calls');
+
+    const at = now();
+    const call = {
+      _id: newId(),
+      workspace_id: workspace.id,
+      agent_id: agent._id,
+      agent_name: agent.name,
+      direction: 'outbound' as const,
+      to_number: body.to_number,
+      from_number: fromNumber,
+      status: 'queued' as CallStatus,
+      user_data: body.user_data ?? {},
+      placed_by: creatorOf(res).name,
+      queued_at: at,
+      created_at: at,
+      updated_at: at,
+    };
+    await Call.create(call);
+    const input: CallWorkflowInput = {
+      callId: call._id,
+      workspaceId: workspace.id,
+      agentId: agent._id,
+      direction: 'outbound',
+      queuedAt: at.toISOString(),
+      placedBy: call.placed_by,
+      toNumber: call.to_number,
+      fromNumber,
+      valueKeys: Object.keys(call.user_data),
+    };
+    await temporal.workflow.start<typeof callWorkflow>('callWorkflow', {
+      taskQueue: TASK_QUEUES.calls,
+      workflowId: callWorkflowId(call._id),
+      args: [input],
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: workspace.id },
+        { key: AgentId, value: agent._id },
+        { key: CallStatusAttribute, value: 'queued' },
+        { key: Kind, value: 'call' },
+      ],
+    });
+    res.status(201).json(callView(await callOf(res, call._id)));
+  });
+
+  router.get('/calls', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const query = req.query as unknown as CallQuery;
+    const filter: Record<string, unknown> = { workspace_id: workspace.id };
+    if (query.status) filter.status = { $in: [...new Set(query.status.split(','))] };
+    if (query.agent_id) filter.agent_id = query.agent_id;
+    if (query.direction) filter.direction = query.direction;
+    if (query.number) filter.$or = [{ to_number: query.number }, { from_number: query.number }];
+    if (query.from || query.to) {
+      filter.created_at = { ...(query.from ? { $gte: new Date(query.from) } : {}), ...(query.to ? { $lt: new Date(query.to) } : {}) };
+    }
+    const [items, total] = await Promise.all([
+      Call.find(filter, { transcript: 0 }).sort({ created_at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<CallDocument[]>(),
+      Call.countDocuments(filter),
+    ]);
+    res.json({ items: items.map(callView), total });
+  });
+
+  router.get('/calls/:call_id', async (req, res) => {
+    res.json(callView(await callOf(res, req.params.call_id)));
+  });
+
+  router.get('/calls/:call_id/events', async (req, res) => {
+    const call = await callOf(res, req.params.call_id);
+    const events = await CallEvent.find({ call_id: call._id }).sort({ sequence: 1 }).lean<StoredCallEvent[]>();
+    res.json(events.map(callEventView));
+  });
+
+  router.post('/calls/:call_id/hangup', async (req, res) => {
+    const call = await callOf(res, req.params.call_id);
+    if (FINAL_CALL_STATUSES.includes(call.status)) throw new HttpError(409, `the call has already ended (${call.status})`);
+    try {
+      await temporal.workflow.getHandle(callWorkflowId(call._id)).executeUpdate(hangupUpdate, { args: [{ by: creatorOf(res).name }] });
+    } catch (error) {
+      // The workflow ended between the read and the update: answer what it left.
+      if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
+    }
+    res.json(callView(await callOf(res, call._id)));
+  });
+
+  return router;
+}
+
+async function callOf(res: Response, callId: string): Promise<CallDocument> {
+  const { workspace } = workspaceAccessOf(res);
+  const call = await findByIdOwned<CallDocument>(Call, callId, { workspace_id: workspace.id });
+  if (!call) throw callNotFound();
+  return call;
+}

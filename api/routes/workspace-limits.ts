@@ -1,0 +1,79 @@
+import { Router } from 'express';
+import { recordWorkspaceAudit } from '../../activities/audit';
+import { callLimitsOf, listLimitRequests, openLimitRequest } from '../../activities/calls/limit-requests';
+import type { LimitRequestDocument } from '../../activities/db/models/limit-request';
+import type { components, operations } from '../../schemas/api-types';
+import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
+import { clientIp } from '../auth/sessions';
+import { HttpError } from '../http-error';
+
+type NewLimitRequestBody = operations['createLimitRequest']['requestBody']['content']['application/json'];
+type LimitRequestView = Omit<components['schemas']['LimitRequest'], 'created_at' | 'decided_at'> & { created_at: Date; decided_at: Date | null };
+
+const workspaceNotFound = () => new HttpError(404, 'workspace not found');
+
+/**
+ * The workspace's concurrency limit and its requests for another one (contract, "Workspace"
+ * and "Limits"). Staff decide requests with scripts/limits.ts. Every operation works while
+ * the workspace is onboarding.
+ */
+export function workspaceLimitRoutes({ now }: { now: () => Date }): Router {
+  const router = Router();
+
+  router.get('/workspace/limits', async (_req, res) => {
+    const limits = await callLimitsOf(workspaceAccessOf(res).workspace.id);
+    if (!limits) throw workspaceNotFound();
+    res.json({
+      concurrency_limit: limits.concurrencyLimit,
+      active_calls: limits.activeCalls,
+      queued_calls: limits.queuedCalls,
+      pending_request: limits.pendingRequest && limitRequestView(limits.pendingRequest),
+    });
+  });
+
+  router.get('/workspace/limits/requests', async (_req, res) => {
+    const requests = await listLimitRequests(workspaceAccessOf(res).workspace.id);
+    res.json(requests.map(limitRequestView));
+  });
+
+  router.post('/workspace/limits/requests', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const body = req.body as NewLimitRequestBody;
+    const at = now();
+    const outcome = await openLimitRequest({ workspaceId: workspace.id, concurrencyLimit: body.concurrency_limit, reason: body.reason, requestedBy: creatorOf(res), at });
+    switch (outcome.kind) {
+      case 'no_workspace':
+        throw workspaceNotFound();
+      case 'unchanged':
+        throw new HttpError(409, `the workspace's concurrency limit is already ${outcome.limit}; ask for another one`);
+      case 'already_open':
+        throw new HttpError(409, `a limit request is already open (${outcome.requestId}); wait for the decision before asking again`);
+    }
+    const { request } = outcome;
+    await recordWorkspaceAudit(workspace.id, {
+      action: 'limits.requested',
+      actor: actorOf(res),
+      target: { type: 'limit_request', id: request._id },
+      at,
+      ip: clientIp(req),
+      details: { concurrency_limit: request.concurrency_limit },
+    });
+    res.status(201).json(limitRequestView(request));
+  });
+
+  return router;
+}
+
+function limitRequestView(request: LimitRequestDocument): LimitRequestView {
+  return {
+    id: request._id,
+    concurrency_limit: request.concurrency_limit,
+    reason: request.reason,
+    status: request.status,
+    requested_by: request.requested_by.name,
+    created_at: request.created_at,
+    decided_at: request.decided_at ?? null,
+    decided_by: request.decided_by ?? null,
+    decision_note: request.decision_note ?? null,
+  };
+}

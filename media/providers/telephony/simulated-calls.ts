@@ -1,0 +1,248 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProviderCallStatus } from '../../../workflows/shared/calls';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from './callbacks';
+
+/**
+ * What the callee at a number does when the simulator dials it. Delays are in seconds of the
+ * simulated call, which the simulator's `timeScale` turns into real time.
+ */
+export type CalleeScript =
+  /**
+   * Rings, answers after `answerAfterSeconds`, and hangs up `hangUpAfterSeconds` after
+   * answering; without it the callee stays until we hang up or the time limit ends the call.
+   */
+  | { kind: 'answer'; answerAfterSeconds: number; hangUpAfterSeconds?: number }
+  | { kind: 'no-answer'; ringSeconds: number }
+  | { kind: 'busy' }
+  | { kind: 'failed' };
+
+/** A number no script is set for answers after 1 s and hangs up 5 s later. */
+export const DEFAULT_CALLEE: CalleeScript = { kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 5 };
+
+/** Plivo's wait before it retries a callback the receiver did not take (once). */
+const CALLBACK_RETRY_SECONDS = 1;
+const CALLBACK_TIMEOUT_MS = 5_000;
+
+/** `queued` until the dialling starts, then the statuses the callbacks report. */
+export type SimulatedCallStatus = 'queued' | ProviderCallStatus;
+
+export interface CallbackDelivery {
+  status: ProviderCallStatus;
+  url: string;
+  /** 1, or 2 when the receiver did not take the first one. */
+  attempts: number;
+  delivered: boolean;
+}
+
+/** One call placed with the simulator, as tests inspect it. */
+export interface SimulatedCall {
+  providerCallId: string;
+  /** E.164. */
+  from: string;
+  /** E.164. */
+  to: string;
+  answerUrl: string;
+  ringUrl: string | null;
+  hangupUrl: string | null;
+  timeLimitSeconds: number;
+  status: SimulatedCallStatus;
+  history: { status: SimulatedCallStatus; at: Date }[];
+  callbacks: CallbackDelivery[];
+}
+
+export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
+
+interface LiveCall {
+  record: SimulatedCall;
+  script: CalleeScript;
+  /** Real time of the answer, for the duration of a call we hang up. */
+  answeredAtMs: number | null;
+  timers: Set<NodeJS.Timeout>;
+  /** Callbacks of one call go out one after the other, in the order of the events. */
+  deliveries: Promise<void>;
+}
+
+/** An ended call's cause as Plivo reports it, and who ended it. */
+interface Ending {
+  status: Exclude<ProviderCallStatus, 'ringing' | 'in-progress'>;
+  cause: string;
+  source: string;
+  /** Simulated seconds between answer and end; 0 for a call never answered. */
+  durationSeconds: number;
+}
+
+export interface CallEngineOptions {
+  /** Signs the callbacks. */
+  authToken: string;
+  /** Multiplies every delay, the callback retry's included; below 1 runs calls faster. */
+  timeScale: number;
+  callees: Record<string, CalleeScript>;
+}
+
+/**
+ * The calls of the simulated account: each plays its callee's script with real timers and
+ * posts Plivo's signed status callbacks (ringing -> in-progress -> completed, or ringing ->
+ * no-answer, or busy, or failed; canceled when we hang up while it rings).
+ */
+export class SimulatedCalls {
+  private readonly live = new Map<string, LiveCall>();
+  private readonly callees: Map<string, CalleeScript>;
+  private readonly stop = new AbortController();
+
+  constructor(private readonly options: CallEngineOptions) {
+    if (!(options.timeScale > 0)) throw new Error('timeScale must be above 0');
+    this.callees = new Map(Object.entries(options.callees));
+  }
+
+  setCallee(e164: string, script: CalleeScript): void {
+    this.callees.set(e164, script);
+  }
+
+  /** Records a call; it starts dialling at `start`, once the creation was answered. */
+  place(request: CallRequest): SimulatedCall {
+    const record: SimulatedCall = { ...request, providerCallId: randomUUID(), status: 'queued', history: [{ status: 'queued', at: new Date() }], callbacks: [] };
+    const script = this.callees.get(request.to) ?? DEFAULT_CALLEE;
+    this.live.set(record.providerCallId, { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve() });
+    return record;
+  }
+
+  start(providerCallId: string): void {
+    const call = this.live.get(providerCallId);
+    if (!call || this.stop.signal.aborted) return;
+    const { script } = call;
+    switch (script.kind) {
+      case 'busy':
+        return this.end(call, { status: 'busy', cause: 'USER_BUSY', source: 'Callee', durationSeconds: 0 });
+      case 'failed':
+        return this.end(call, { status: 'failed', cause: 'UNALLOCATED_NUMBER', source: 'Error', durationSeconds: 0 });
+      case 'no-answer':
+        this.ring(call);
+        return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
+      case 'answer':
+        this.ring(call);
+        return this.after(call, script.answerAfterSeconds, () => this.answer(call, script.hangUpAfterSeconds));
+    }
+  }
+
+  /** `DELETE .../Request/{uuid}/`: false unless the call is still queued or ringing. */
+  cancel(providerCallId: string): boolean {
+    const call = this.live.get(providerCallId);
+    if (!call || (call.record.status !== 'queued' && call.record.status !== 'ringing')) return false;
+    this.end(call, { status: 'canceled', cause: 'ORIGINATOR_CANCEL', source: 'API Request', durationSeconds: 0 });
+    return true;
+  }
+
+  /** `DELETE .../Call/{uuid}/`: false unless the call was answered and is still on. */
+  hangUp(providerCallId: string): boolean {
+    const call = this.live.get(providerCallId);
+    if (!call || call.record.status !== 'in-progress' || call.answeredAtMs === null) return false;
+    const durationSeconds = Math.round((Date.now() - call.answeredAtMs) / 1000 / this.options.timeScale);
+    this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'API Request', durationSeconds });
+    return true;
+  }
+
+  /** Every call placed, oldest first, as copies. */
+  calls(): SimulatedCall[] {
+    return [...this.live.values()].map((call) => structuredClone(call.record));
+  }
+
+  /** Stops every timer and callback; pending callbacks are never sent. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    for (const call of this.live.values()) this.clearTimers(call);
+    await Promise.all([...this.live.values()].map((call) => call.deliveries));
+  }
+
+  private ring(call: LiveCall): void {
+    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' });
+  }
+
+  private answer(call: LiveCall, hangUpAfterSeconds: number | undefined): void {
+    call.answeredAtMs = Date.now();
+    this.moveTo(call, 'in-progress', call.record.answerUrl, { Event: 'StartApp' });
+    const limit = call.record.timeLimitSeconds;
+    // Whichever comes first ends the call; ending clears the other timer.
+    if (hangUpAfterSeconds !== undefined) {
+      this.after(call, hangUpAfterSeconds, () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: hangUpAfterSeconds }));
+    }
+    this.after(call, limit, () => this.end(call, { status: 'completed', cause: 'ALLOTTED_TIMEOUT', source: 'Plivo', durationSeconds: limit }));
+  }
+
+  private end(call: LiveCall, ending: Ending): void {
+    this.clearTimers(call);
+    this.moveTo(call, ending.status, call.record.hangupUrl, {
+      Event: 'Hangup',
+      Duration: String(Math.round(ending.durationSeconds)),
+      BillDuration: String(Math.round(ending.durationSeconds)),
+      HangupCause: ending.cause,
+      HangupSource: ending.source,
+    });
+  }
+
+  private moveTo(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams): void {
+    const { record } = call;
+    record.status = status;
+    record.history.push({ status, at: new Date() });
+    if (!url) return;
+    const params = { CallUUID: record.providerCallId, RequestUUID: record.providerCallId, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: 'outbound', ...fields };
+    const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
+    record.callbacks.push(delivery);
+    call.deliveries = call.deliveries.then(() => this.deliver(delivery, params));
+  }
+
+  /** Posts a callback; one the receiver does not take with a 2xx is retried once, then dropped. */
+  private async deliver(delivery: CallbackDelivery, params: CallbackParams): Promise<void> {
+    try {
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        if (attempt > 1) await sleep(CALLBACK_RETRY_SECONDS * 1000 * this.options.timeScale, undefined, { signal: this.stop.signal });
+        delivery.attempts = attempt;
+        if (await this.post(delivery.url, params)) {
+          delivery.delivered = true;
+          return;
+        }
+      }
+    } catch {
+      // The simulator was closed while waiting to retry: the callback is dropped.
+    }
+  }
+
+  private async post(url: string, params: CallbackParams): Promise<boolean> {
+    if (this.stop.signal.aborted) return false;
+    const nonce = randomBytes(10).toString('hex');
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          [PLIVO_NONCE_HEADER]: nonce,
+          [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(this.options.authToken, url, params, nonce),
+        },
+        body: new URLSearchParams(params).toString(),
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
+        redirect: 'manual',
+      });
+      await res.arrayBuffer();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  private after(call: LiveCall, seconds: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      call.timers.delete(timer);
+      run();
+    }, seconds * 1000 * this.options.timeScale);
+    call.timers.add(timer);
+  }
+
+  private clearTimers(call: LiveCall): void {
+    for (const timer of call.timers) clearTimeout(timer);
+    call.timers.clear();
+  }
+}
+
+function digitsOf(e164: string): string {
+  return e164.replace(/^\+/, '');
+}

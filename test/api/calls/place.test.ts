@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
+import { newId } from '../../../activities/db/ids';
+import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
+import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
+import { agentsClient } from '../agents/helpers';
+
+/** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
+function closedHours() {
+  const hour = new Date().getUTCHours();
+  return hour < 12 ? { call_start_hour: 20, call_end_hour: 21, timezone: 'UTC' } : { call_start_hour: 2, call_end_hour: 3, timezone: 'UTC' };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('Calls: placing, reading and hanging up queued calls', function () {
+  this.timeout(120_000);
+  let api: RunningApi;
+  let owner: SignedUp;
+  let agentId: string;
+  const place = (body: unknown, headers = owner.auth): Promise<ApiResponse> => api.request('/api/v1/calls', withJson('POST', body, headers));
+  const events = async (callId: string, headers = owner.auth) => (await api.request(`/api/v1/calls/${callId}/events`, { headers })).json();
+
+  before(async () => {
+    api = await startApi({ workers: ['calls', 'webhooks'] });
+    owner = await activeOwner(api, { name: 'Asha Rao' });
+    const agent = await agentsClient(api, owner.auth).created({ name: 'Queue tester', call: closedHours() });
+    agentId = agent.id;
+  });
+  after(() => api.close());
+
+  it('queues a call (201, status queued, who placed it) and records call.queued with its position', async () => {
+    const first = await place({ agent_id: agentId, to_number: '+919812345678', from_number: '+918047180001', user_data: { name: 'Ravi' } });
+    expect(first.status).to.equal(201);
+    const call = await first.json();
+    expect(call).to.include({ agent_id: agentId, agent_name: 'Queue tester', direction: 'outbound', to_number: '+919812345678', from_number: '+918047180001', status: 'queued', placed_by: 'Asha Rao' });
+    expect(call.user_data).to.deep.equal({ name: 'Ravi' });
+    expect(call.id).to.match(/^[0-9a-f]{32}$/);
+
+    const key = await apiKeyFor(owner.workspaceId, 'dialler');
+    const second = await (await place({ agent_id: agentId, to_number: '+919812345679', from_number: '+918047180001' }, key.headers)).json();
+    expect(second.placed_by).to.equal('key:dialler');
+
+    type TimelineEntry = { type: string; level: string; data: Record<string, unknown> };
+    const queuedOf = async (id: string): Promise<TimelineEntry | undefined> => (await until(() => events(id), (list: TimelineEntry[]) => list.length > 0)).find((e: TimelineEntry) => e.type === 'call.queued');
+    expect((await queuedOf(call.id))?.data).to.deep.equal({ position: 1, by: 'Asha Rao' });
+    expect((await queuedOf(second.id))?.data).to.deep.equal({ position: 2, by: 'key:dialler' });
+    expect((await queuedOf(second.id))?.level).to.equal('info');
+
+    const got = await (await api.request(`/api/v1/calls/${call.id}`, { headers: owner.auth })).json();
+    expect(got).to.deep.include({ id: call.id, status: 'queued', transcript: [], cost_paise: null });
+  });
+
+  it('hangs up a queued call: canceled, not charged, call.ended "canceled while queued"; a second hang-up is 409', async () => {
+    const balanceBefore = await balanceOf(owner.workspaceId);
+    const call = await (await place({ agent_id: agentId, to_number: '+919812340000', from_number: '+918047180001' })).json();
+    await until(() => events(call.id), (list: unknown[]) => list.length > 0);
+    const res = await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth });
+    expect(res.status).to.equal(200);
+    const ended = await res.json();
+    expect(ended).to.include({ status: 'canceled', hangup_reason: 'canceled while queued', hangup_by: 'Asha Rao', cost_paise: null });
+    const timeline = await until(() => events(call.id), (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'));
+    expect(timeline.map((e: { type: string }) => e.type)).to.deep.equal(['call.queued', 'call.ended']);
+    expect(timeline[1]).to.include({ message: 'canceled while queued', level: 'info' });
+    expect(await balanceOf(owner.workspaceId)).to.equal(balanceBefore);
+    expect((await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(409);
+  });
+
+  it('refuses: no caller number 400, paused agent 409, unknown agent 422, bad number 422, out of credits 402', async () => {
+    const noNumber = await place({ agent_id: agentId, to_number: '+919812345678' });
+    expect(noNumber.status).to.equal(400);
+    expect((await noNumber.json()).detail).to.match(/caller number/);
+
+    const paused = await agentsClient(api, owner.auth).created({ name: 'Resting', status: 'paused' });
+    const toPaused = await place({ agent_id: paused.id, to_number: '+919812345678', from_number: '+918047180001' });
+    expect(toPaused.status).to.equal(409);
+    expect((await toPaused.json()).detail).to.match(/paused/);
+
+    const unknown = await place({ agent_id: newId(), to_number: '+919812345678', from_number: '+918047180001' });
+    expect(unknown.status).to.equal(422);
+    expect((await unknown.json()).detail[0].loc).to.deep.equal(['body', 'agent_id']);
+    expect((await place({ agent_id: agentId, to_number: '98123', from_number: '+918047180001' })).status).to.equal(422);
+
+    const broke = await activeOwner(api);
+    const brokeAgent = await agentsClient(api, broke.auth).created({ name: 'Broke' });
+    await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${broke.workspaceId}`, at: new Date() });
+    const refused = await place({ agent_id: brokeAgent.id, to_number: '+919812345678', from_number: '+918047180001' }, broke.auth);
+    expect(refused.status).to.equal(402);
+    expect((await refused.json()).detail).to.match(/add credits in billing/);
+    const listed = await (await api.request('/api/v1/calls', { headers: broke.auth })).json();
+    expect(listed.total).to.equal(0);
+  });
+
+  it('lists newest first with filters and pages; another workspace sees nothing of it', async () => {
+    const other = await agentsClient(api, owner.auth).created({ name: 'Other agent', call: closedHours() });
+    const a = await (await place({ agent_id: other.id, to_number: '+919800000001', from_number: '+918047180002' })).json();
+    const b = await (await place({ agent_id: other.id, to_number: '+919800000002', from_number: '+918047180002' })).json();
+    const list = async (query: string) => (await api.request(`/api/v1/calls?${query}`, { headers: owner.auth })).json();
+    const byAgent = await list(`agent_id=${other.id}`);
+    expect(byAgent.total).to.equal(2);
+    expect(byAgent.items.map((c: { id: string }) => c.id)).to.deep.equal([b.id, a.id]);
+    expect((await list(`agent_id=${other.id}&limit=1&skip=1`)).items.map((c: { id: string }) => c.id)).to.deep.equal([a.id]);
+    expect((await list(`number=%2B919800000002`)).items.map((c: { id: string }) => c.id)).to.deep.equal([b.id]);
+    expect((await list(`agent_id=${other.id}&status=completed,canceled`)).total).to.equal(0);
+    expect((await list(`agent_id=${other.id}&direction=inbound`)).total).to.equal(0);
+    expect((await list(`agent_id=${other.id}&from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).total).to.equal(0);
+    for (const bad of ['limit=0', 'limit=201', 'skip=-1', 'status=bogus', 'direction=sideways']) {
+      expect((await api.request(`/api/v1/calls?${bad}`, { headers: owner.auth })).status, bad).to.equal(422);
+    }
+
+    const stranger = await activeOwner(api);
+    expect((await api.request(`/api/v1/calls/${a.id}`, { headers: stranger.auth })).status).to.equal(404);
+    expect((await api.request(`/api/v1/calls/${a.id}/events`, { headers: stranger.auth })).status).to.equal(404);
+    expect((await api.request(`/api/v1/calls/${a.id}/hangup`, { method: 'POST', headers: stranger.auth })).status).to.equal(404);
+    expect((await (await api.request('/api/v1/calls', { headers: stranger.auth })).json()).total).to.equal(0);
+  });
+
+  it('needs calls.place to place and hang up, calls.view to read', async () => {
+    const viewer = await memberWithRole(api, owner.workspaceId, 'viewer');
+    expect((await place({ agent_id: agentId, to_number: '+919812345678', from_number: '+918047180001' }, viewer.headers)).status).to.equal(403);
+    expect((await api.request('/api/v1/calls', { headers: viewer.headers })).status).to.equal(200);
+  });
+});

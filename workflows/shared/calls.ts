@@ -1,0 +1,74 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { workflowIds } from './ids';
+import type { CallChannel } from './slots';
+
+/**
+ * Messages of the call workflow (`call-<call_id>`, task queue `calls`), shared by the API,
+ * the slot keeper and the workflow. Importing this pulls in no workflow code.
+ */
+
+/** A call still queued after this long is canceled with `expired in queue` (contract, "Limits"). */
+export const QUEUE_EXPIRY_MS = 24 * 60 * 60 * 1000;
+
+export interface CallWorkflowInput {
+  callId: string;
+  workspaceId: string;
+  agentId: string;
+  direction: CallChannel;
+  /** ISO time the call was placed (the queue's order and the 24 hours run from it). */
+  queuedAt: string;
+  /** Who placed it: a person's name or `key:<name>` (event `call.queued`, field `by`). */
+  placedBy: string;
+  /** E.164 numbers: the callee and the caller ID. */
+  toNumber: string;
+  fromNumber: string;
+  /** The `user_data` keys (event `call.started`, field `values`; never their values). */
+  valueKeys: string[];
+}
+
+/** Who asked to hang up, for `hangup_by`. */
+export interface HangupRequest {
+  by: string;
+}
+
+export interface HangupResult {
+  /** The call's status once the hang-up was applied. */
+  status: string;
+}
+
+export type CallPhase = 'queued' | 'waiting-for-hours' | 'dialling' | 'live' | 'ended';
+
+export interface CallState {
+  callId: string;
+  phase: CallPhase;
+  status: string;
+  /** ISO: when the slot was granted, null while queued. */
+  grantedAt: string | null;
+  hangupReason: string | null;
+}
+
+/** Plivo-style call statuses a provider reports in its status callbacks. */
+export const PROVIDER_CALL_STATUSES = ['ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
+export type ProviderCallStatus = (typeof PROVIDER_CALL_STATUSES)[number];
+
+/** One status callback of the telephony provider, as the callback route relays it. */
+export interface ProviderStatusUpdate {
+  status: ProviderCallStatus;
+  /** The provider's id of the call. */
+  providerCallId: string;
+  /** ISO, when the callback arrived. */
+  at: string;
+  /** Seconds the provider counted as answered (its `Duration`), on `completed`. */
+  durationSeconds?: number;
+  /** The provider's hang-up cause (e.g. `NORMAL_CLEARING`), when it gives one. */
+  cause?: string;
+}
+
+/** The slot keeper hands this call a concurrency slot (see workflows/shared/slots.ts). */
+export const slotGrantedSignal = defineSignal('slotGranted');
+export const providerStatusSignal = defineSignal<[ProviderStatusUpdate]>('providerStatus');
+/** `POST /calls/{id}/hangup`: a queued call is canceled, a live one ends now. */
+export const hangupUpdate = defineUpdate<HangupResult, [HangupRequest]>('hangup');
+export const callStateQuery = defineQuery<CallState>('state');
+
+export const callWorkflowId = workflowIds.call;

@@ -24,16 +24,30 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-export type SimulatorHandler = (req: IncomingMessage, url: URL) => { status: number; body: unknown };
+export interface SimulatorAnswer {
+  status: number;
+  /** JSON; none for an empty answer (204). */
+  body?: unknown;
+  /** Runs once the answer is written, also when the client gave up waiting (a provider acts on a request it received). */
+  afterAnswer?: () => void;
+}
 
-/** A loopback HTTP server that answers JSON through `handle`, honouring the mode and latency. */
-export async function startSimulatedService(handle: SimulatorHandler, options: SimulatorOptions = {}): Promise<RunningSimulator> {
+/** `body` is the request's body as text (empty for none). */
+export type SimulatorHandler = (req: IncomingMessage, url: URL, body: string) => SimulatorAnswer;
+
+/**
+ * A loopback HTTP server that answers JSON through `handle`, honouring the mode and latency.
+ * `onClose` runs before the server closes (e.g. to stop a simulator's own timers).
+ */
+export async function startSimulatedService(handle: SimulatorHandler, options: SimulatorOptions = {}, onClose?: () => Promise<void>): Promise<RunningSimulator> {
   const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
   const server = http.createServer((req, res) => {
     if (state.mode === 'hanging') return; // the socket stays open until the client gives up
-    const url = new URL(req.url ?? '/', 'http://simulator');
-    const answer = state.mode === 'failing' ? { status: 500, body: { error: 'simulated provider failure' } } : handle(req, url);
-    setTimeout(() => send(res, answer.status, answer.body), state.latencyMs);
+    void readBody(req).then((body) => {
+      const url = new URL(req.url ?? '/', 'http://simulator');
+      const answer: SimulatorAnswer = state.mode === 'failing' ? { status: 500, body: { error: 'simulated provider failure' } } : handle(req, url, body);
+      setTimeout(() => send(res, answer), state.latencyMs);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -54,18 +68,32 @@ export async function startSimulatedService(handle: SimulatorHandler, options: S
     set mode(value: SimulatorMode) {
       state.mode = value;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await onClose?.();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.destroyed) return;
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A client that went away gets no answer; an empty body answers nobody.
+    req.on('error', () => resolve(''));
+  });
+}
+
+function send(res: ServerResponse, answer: SimulatorAnswer): void {
+  if (!res.destroyed) {
+    if (answer.body === undefined) res.writeHead(answer.status).end();
+    else res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
+  }
+  answer.afterAnswer?.();
 }
 
 /** The user and password of an HTTP Basic `Authorization` header, or null. */

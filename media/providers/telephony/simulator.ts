@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { basicCredentials, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
+import type { IncomingMessage } from 'node:http';
+import { basicCredentials, startSimulatedService, type RunningSimulator, type SimulatorAnswer, type SimulatorOptions } from '../simulated-service';
 import { SimulatedCalls, type CalleeScript, type SimulatedCall } from './simulated-calls';
 import { MAX_PAGE_SIZE } from './types';
 
@@ -48,13 +47,7 @@ export const DEFAULT_SIMULATED_NUMBERS = Array.from({ length: 25 }, (_, i) => `+
 const DEFAULT_TIME_LIMIT_SECONDS = 14_400;
 const MAX_TIME_LIMIT_SECONDS = 86_400;
 
-interface Answer {
-  status: number;
-  /** JSON; none for 204. */
-  body?: unknown;
-  /** Runs once the answer is written (a call starts dialling after Plivo said it fired). */
-  afterAnswer?: () => void;
-}
+type Answer = SimulatorAnswer;
 
 /**
  * A stand-in for Plivo's REST API on loopback, with HTTP Basic auth and Plivo's JSON shapes:
@@ -78,7 +71,7 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
   const account = `/v1/Account/${authId}/`;
   const numbersPrefix = `${account}Number/`;
 
-  const simulator = await startService((req, url, body) => {
+  const simulator = await startSimulatedService((req, url, body) => {
     if (!authorized(req, authId, authToken)) return { status: 401, body: { api_id: randomUUID(), error: 'authentication failed' } };
     const match = url.pathname.startsWith(account) ? /^(\w+)\/(?:([^/]+)\/?)?$/.exec(url.pathname.slice(account.length)) : null;
     const [resource, id] = match ? [match[1], match[2] && decodeURIComponent(match[2])] : [];
@@ -165,65 +158,4 @@ function isHttpUrl(value: unknown): value is string {
   } catch {
     return false;
   }
-}
-
-/**
- * ../simulated-service.ts's loopback server (mode, latency) for handlers that need the
- * request body, which call creation does, and that act once their answer is written.
- */
-async function startService(handle: (req: IncomingMessage, url: URL, body: string) => Answer, options: SimulatorOptions, onClose: () => Promise<void>): Promise<RunningSimulator> {
-  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
-  const server = http.createServer((req, res) => {
-    if (state.mode === 'hanging') return; // the socket stays open until the client gives up
-    void readBody(req).then((body) => {
-      const answer: Answer = state.mode === 'failing' ? { status: 500, body: { error: 'simulated provider failure' } } : handle(req, new URL(req.url ?? '/', 'http://simulator'), body);
-      setTimeout(() => send(res, answer), state.latencyMs);
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `http://${address}:${port}`,
-    get latencyMs() {
-      return state.latencyMs;
-    },
-    set latencyMs(value: number) {
-      state.latencyMs = value;
-    },
-    get mode() {
-      return state.mode;
-    },
-    set mode(value: SimulatorMode) {
-      state.mode = value;
-    },
-    close: async () => {
-      await onClose();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    // A client that went away gets no answer; an empty body answers nobody.
-    req.on('error', () => resolve(''));
-  });
-}
-
-function send(res: ServerResponse, answer: Answer): void {
-  // A client that gave up waiting does not undo the request: like Plivo, the call is placed.
-  if (!res.destroyed) {
-    if (answer.body === undefined) res.writeHead(answer.status).end();
-    else res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
-  }
-  answer.afterAnswer?.();
 }

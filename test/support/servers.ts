@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities, systemClock } from '../../activities';
 import { bundleWorkflows } from '../../workers/bootstrap';
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
@@ -92,4 +93,23 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundle ??= bundleWorkflows();
   return bundle;
+}
+
+/**
+ * The time-skipping server with a worker on `taskQueue` running the workflow bundle and every
+ * activity (receivers in tests listen on 127.0.0.1); stop() ends both.
+ */
+export async function timeSkippingWorker(taskQueue: string): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
+  const env = await createTimeSkipping();
+  const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const running = worker.run();
+  return {
+    env,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await env.teardown();
+    },
+  };
 }

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createActivities, systemClock } from '../../activities';
 import { newId } from '../../activities/db/ids';
 import { Call } from '../../activities/db/models/call';
 import { CallEvent } from '../../activities/db/models/call-event';
@@ -13,7 +11,7 @@ import type { AgentInput } from '../../api/agents/settings';
 import { callWorkflowId, QUEUE_EXPIRY_MS, type CallState, type CallWorkflowInput } from '../../workflows/shared/calls';
 import { slotKeeperId, tryAcquireUpdate } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { createTimeSkipping, workflowBundle } from '../support/servers';
+import { timeSkippingWorker } from '../support/servers';
 
 const HOUR_MS = 3_600_000;
 
@@ -21,21 +19,14 @@ const HOUR_MS = 3_600_000;
 describe('callWorkflow queue phase under time skipping', function () {
   this.timeout(120_000);
   let env: TestWorkflowEnvironment;
-  let worker: Worker;
-  let running: Promise<void>;
+  let stack: Awaited<ReturnType<typeof timeSkippingWorker>>;
 
   before(async () => {
-    env = await createTimeSkipping();
-    // No telephony in this worker: a call that reaches the dial ends as refused, which is enough here.
-    const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
-    worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.calls, workflowBundle: await workflowBundle(), activities });
-    running = worker.run();
+    // No telephony in this worker: a call that reaches the dial ends as refused.
+    stack = await timeSkippingWorker(TASK_QUEUES.calls);
+    env = stack.env;
   });
-  after(async () => {
-    worker.shutdown();
-    await running;
-    await env.teardown();
-  });
+  after(() => stack.stop());
 
   async function workspace(options: { balancePaise: number; limit?: number }) {
     const id = newId();

@@ -20,7 +20,7 @@ import {
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { slotProbeDoneSignal, slotProbeStateQuery, type slotProbeWorkflow } from '../../workflows/testing/slot-probe';
-import { createLocal, createTimeSkipping, workflowBundle } from '../support/servers';
+import { createLocal, timeSkippingWorker, workflowBundle } from '../support/servers';
 
 type Probe = { callId: string; handle: WorkflowHandle<typeof slotProbeWorkflow> };
 
@@ -47,20 +47,14 @@ async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, 
 describe('slotKeeperWorkflow under time skipping', function () {
   this.timeout(120_000);
   let env: TestWorkflowEnvironment;
-  let worker: Worker;
-  let running: Promise<void>;
+  let stack: Awaited<ReturnType<typeof timeSkippingWorker>>;
 
   before(async () => {
-    env = await createTimeSkipping();
-    const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
-    worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.calls, workflowBundle: await workflowBundle(), activities });
-    running = worker.run();
+    // No telephony in this worker: a call that reaches the dial ends as refused.
+    stack = await timeSkippingWorker(TASK_QUEUES.calls);
+    env = stack.env;
   });
-  after(async () => {
-    worker.shutdown();
-    await running;
-    await env.teardown();
-  });
+  after(() => stack.stop());
 
   async function workspace(options: { limit?: number | null; plan?: string } = {}): Promise<string> {
     const id = newId();

@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Express {
   const providers = createProviders(deps.config.providers);
   api.use(catalogRoutes(providers));
   api.use(phoneNumberRoutes(providers));
-  api.use(agentRoutes(auth));
+  api.use(agentRoutes({ ...auth, temporal: deps.temporal }));
   api.use(knowledgeBaseRoutes({ now }));
   api.use(toolTestRoutes({ allowPrivateNetworks: deps.config.toolsAllowPrivateNetworks }));
   api.use(keyRoutes(auth));

@@ -6,6 +6,7 @@ import {
   callStateQuery,
   hangupUpdate,
   providerStatusSignal,
+  agentDeletedSignal,
   QUEUE_EXPIRY_MS,
   slotGrantedSignal,
   type CallState,
@@ -52,13 +53,17 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   let granted = false;
   let holdsSlot = false;
   // Set by handlers; read through the object so that control-flow narrowing does not assume it stays null.
-  const asked: { hangup: HangupRequest | null } = { hangup: null };
+  const asked: { hangup: HangupRequest | null; agentDeleted: boolean } = { hangup: null, agentDeleted: false };
+  const queueLeft = () => asked.hangup !== null || asked.agentDeleted;
   const hangupRequest = () => asked.hangup;
   const statuses: ProviderStatusUpdate[] = [];
 
   setHandler(callStateQuery, () => state);
   setHandler(slotGrantedSignal, () => {
     granted = true;
+  });
+  setHandler(agentDeletedSignal, () => {
+    asked.agentDeleted = true;
   });
   setHandler(providerStatusSignal, (update) => {
     statuses.push(update);
@@ -99,6 +104,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
   for (;;) {
     if (asked.hangup) return endUnconnected('canceled', 'canceled while queued', 'info', asked.hangup.by);
+    if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
     const left = expiresAt - Date.now();
     if (left <= 0) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
     const agent = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
@@ -106,14 +112,15 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     const window = callingWindow(new Date(), agent.hours);
     if (!window.open) {
       state.phase = 'waiting-for-hours';
-      await condition(() => asked.hangup !== null, Math.min(window.opensInMs, left));
+      await condition(queueLeft, Math.min(window.opensInMs, left));
       continue;
     }
     state.phase = 'queued';
     await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
-    await condition(() => granted || asked.hangup !== null, left);
+    await condition(() => granted || queueLeft(), left);
     const canceled = hangupRequest();
     if (canceled) return endUnconnected('canceled', 'canceled while queued', 'info', canceled.by);
+    if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
     if (!granted) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
     holdsSlot = true;
     const refusal: DialRefusal = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });

@@ -1,4 +1,6 @@
 import { Router, type Response } from 'express';
+import type { Client } from '@temporalio/client';
+import { cancelQueuedCallsOf } from '../calls/agent-deleted';
 import type { AgentSettings, StoredAgent } from '../../activities/db/models/agent';
 import { planOf } from '../../activities/plans';
 import { assignPhoneNumber, checkMayChangeNumber, releasePhoneNumbers, unknownKnowledgeBaseIssues } from '../agents/links';
@@ -12,7 +14,7 @@ import { validationFailed } from '../http-error';
 import type { ValidationIssue } from '../validation-issues';
 
 /** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
-export function agentRoutes(deps: Pick<AuthDeps, 'now'>): Router {
+export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }): Router {
   const router = Router();
 
   router.get('/agents', async (_req, res) => {
@@ -49,9 +51,10 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'>): Router {
   router.delete('/agents/:agent_id', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const agent = await findAgent(workspace.id, req.params.agent_id);
-    // Calls still queued for the agent are to be canceled here ("agent deleted") once calls exist.
     await releasePhoneNumbers(workspace.id, agent._id);
     await deleteAgent(agent);
+    // Its queued calls end now (`agent deleted`); a call that misses this signal finds the agent gone at the front.
+    await cancelQueuedCallsOf(deps.temporal, workspace.id, agent._id);
     res.status(204).end();
   });
 

@@ -67,6 +67,8 @@ export interface ProviderStatusUpdate {
 /** The slot keeper hands this call a concurrency slot (see workflows/shared/slots.ts). */
 export const slotGrantedSignal = defineSignal('slotGranted');
 export const providerStatusSignal = defineSignal<[ProviderStatusUpdate]>('providerStatus');
+/** The call's agent was deleted: a call still queued is canceled with `agent deleted`; a live one goes on. */
+export const agentDeletedSignal = defineSignal('agentDeleted');
 /** `POST /calls/{id}/hangup`: a queued call is canceled, a live one ends now. */
 export const hangupUpdate = defineUpdate<HangupResult, [HangupRequest]>('hangup');
 export const callStateQuery = defineQuery<CallState>('state');

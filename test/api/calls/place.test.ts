@@ -73,6 +73,18 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect((await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(409);
   });
 
+  it('deleting an agent cancels its queued calls with "agent deleted"', async () => {
+    const doomed = await agentsClient(api, owner.auth).created({ name: 'Doomed', call: closedHours() });
+    const call = await (await place({ agent_id: doomed.id, to_number: '+919812341111', from_number: '+918047180001' })).json();
+    await until(() => events(call.id), (list: unknown[]) => list.length > 0);
+    expect((await agentsClient(api, owner.auth).remove(doomed.id)).status).to.equal(204);
+    const timeline = await until(() => events(call.id), (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'));
+    expect(timeline.map((e: { type: string }) => e.type)).to.deep.equal(['call.queued', 'call.ended']);
+    expect(timeline[1]).to.include({ message: 'agent deleted', level: 'warning' });
+    const after = await (await api.request(`/api/v1/calls/${call.id}`, { headers: owner.auth })).json();
+    expect(after).to.include({ status: 'canceled', hangup_reason: 'agent deleted' });
+  });
+
   it('refuses: no caller number 400, paused agent 409, unknown agent 422, bad number 422, out of credits 402', async () => {
     const noNumber = await place({ agent_id: agentId, to_number: '+919812345678' });
     expect(noNumber.status).to.equal(400);

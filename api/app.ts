@@ -20,6 +20,7 @@ import { keyRoutes } from './routes/keys';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { callRoutes } from './routes/calls';
+import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS } from './uploads';
 import { accountRoutes } from './routes/account';
@@ -33,8 +34,12 @@ import type { AuthDeps } from './auth/deps';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
-    /** The outside services (none configured: their endpoints answer 502). */
-    Partial<Pick<Config, 'providers'>>;
+    /**
+     * The outside services (none configured: their endpoints answer 502), and the API's public
+     * base, which the telephony provider's signed callbacks are checked against (without
+     * either, every callback is 403).
+     */
+    Partial<Pick<Config, 'providers' | 'publicApiUrl'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -71,6 +76,12 @@ export function createApp(deps: AppDeps): Express {
   const operations = new OperationIndex(document);
   for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
   app.use(express.json({ limit: '1mb' }));
+  // The telephony provider posts form-encoded callbacks. Flat fields only (`extended: false`):
+  // a repeated field becomes a list, which the operation's schema refuses.
+  app.use(
+    API_BASE_PATHS.map((base) => `${base}/telephony`),
+    express.urlencoded({ extended: false, limit: '64kb' }),
+  );
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(document) as never,
@@ -96,6 +107,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhookRoutes({ temporal: deps.temporal, now }));
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(callRoutes({ temporal: deps.temporal, now }));
+  api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));

@@ -12,6 +12,11 @@ export interface Config {
   mediaPort: number;
   /** Address the API and media service bind to. */
   host: string;
+  /**
+   * The API's public base, `/api/v1` included (`https://api.example.com/api/v1`): the
+   * telephony provider posts its status callbacks under it, and their signatures cover it.
+   */
+  publicApiUrl: string;
   mongodbUri: string;
   temporalAddress: string;
   temporalNamespace: string;
@@ -83,11 +88,14 @@ export const LOCAL_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = parseEnum(env, 'NODE_ENV', ['development', 'test', 'production'] as const, 'development');
   const production = nodeEnv === 'production';
+  const port = parsePort(env, 'PORT', 8080);
+  const host = env.HOST || '127.0.0.1';
   return {
     env: nodeEnv,
-    port: parsePort(env, 'PORT', 8080),
+    port,
     mediaPort: parsePort(env, 'MEDIA_PORT', 8081),
-    host: env.HOST || '127.0.0.1',
+    host,
+    publicApiUrl: publicApiUrl(env, production, host, port),
     mongodbUri: required(env, 'MONGODB_URI', production ? undefined : LOCAL_MONGODB_URI),
     temporalAddress: required(env, 'TEMPORAL_ADDRESS', production ? undefined : LOCAL_TEMPORAL_ADDRESS),
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -121,6 +129,19 @@ function providersConfig(env: Env): ProvidersConfig {
     tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
   };
+}
+
+/**
+ * PUBLIC_API_URL, or the local API's own address (`http://<host>:<port>/api/v1`, a wildcard
+ * bind address as loopback). A real provider cannot reach a local address, and each process
+ * (API, workers) would derive its own from its own HOST/PORT, so production with telephony
+ * configured must name it.
+ */
+function publicApiUrl(env: Env, production: boolean, host: string, port: number): string {
+  if (env.PUBLIC_API_URL) return baseUrl('PUBLIC_API_URL', env.PUBLIC_API_URL);
+  if (production && env.TELEPHONY_BASE_URL) throw new Error('PUBLIC_API_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider posts call statuses to it)');
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/api/v1`;
 }
 
 /** Read on its own too: knowledge-base retrieval runs in processes without the whole config at hand. */

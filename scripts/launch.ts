@@ -68,7 +68,12 @@ async function main(): Promise<void> {
     }
     simulators = await startLocalSimulators(env);
     Object.assign(childEnv, simulators.env);
+    // PUBLIC_API_URL defaults to this API's own address, which the simulator reaches; a real
+    // provider cannot (the processes derive the same default from the same HOST and PORT).
     const config = loadConfig(childEnv);
+    if (env.TELEPHONY_BASE_URL && !env.PUBLIC_API_URL) {
+      console.warn(`[launcher] TELEPHONY_BASE_URL is set without PUBLIC_API_URL: the provider will post call statuses to ${config.publicApiUrl}, which it cannot reach from outside this machine`);
+    }
     await waitForNamespace(config.temporalAddress, config.temporalNamespace);
 
     for (const [name, entry] of [
@@ -91,6 +96,7 @@ async function main(): Promise<void> {
         `  API          http://${config.host}:${config.port}/api/v1   (health: /api/v1/health)`,
         `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
         `  Media        http://${config.host}:${config.mediaPort}`,
+        `  Callbacks    ${config.publicApiUrl}/telephony/calls/{call_id}/status (the provider posts call statuses here; PUBLIC_API_URL)`,
         `  Temporal UI  ${uiNote}`,
         ...simulators.lines,
         `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,

@@ -40,23 +40,21 @@ export interface CreateWorkersOptions {
 
 const DEFAULT_TUNING: WorkerTuning = { webhookAttemptConcurrency: 2_000 };
 
-/** One worker per role, each on its own task queue. */
+/** One worker per role on its own task queue, plus one per extra activity queue of the role. */
 export async function createWorkers(options: CreateWorkersOptions): Promise<Worker[]> {
   const deps = options.deps ?? { clock: systemClock };
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
+  const base = { connection: options.connection, namespace: options.namespace };
   return Promise.all(
-    options.roles.map((role) => {
+    options.roles.flatMap((role) => {
       const definition = WORKER_ROLES[role];
       if (!definition) throw new Error(`no worker definition for role ${role}`);
-      return Worker.create({
-        connection: options.connection,
-        namespace: options.namespace,
-        taskQueue: definition.taskQueue,
-        activities: definition.activities(deps),
-        ...(definition.workflows ? workflows : {}),
-        ...definition.options?.(tuning),
-      });
+      const activities = definition.activities(deps);
+      return [
+        Worker.create({ ...base, taskQueue: definition.taskQueue, activities, ...(definition.workflows ? workflows : {}), ...definition.options?.(tuning) }),
+        ...(definition.activityQueues?.(tuning) ?? []).map((queue) => Worker.create({ ...base, taskQueue: queue.taskQueue, activities, ...queue.options })),
+      ];
     }),
   );
 }

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
 import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { createProviders } from '../media/providers';
 import { createWorkers } from './bootstrap';
 import { parseRoles } from './roles';
 
@@ -22,7 +23,14 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     roles,
-    deps: { clock: systemClock, temporal, webhooksAllowPrivateNetworks: config.webhooksAllowPrivateNetworks },
+    deps: {
+      clock: systemClock,
+      temporal,
+      webhooksAllowPrivateNetworks: config.webhooksAllowPrivateNetworks,
+      // Calls dial through the provider, which posts their statuses to the API's public address.
+      telephony: createProviders(config.providers).telephony,
+      telephonyCallbackBaseUrl: config.publicApiUrl,
+    },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency },
   });
 

@@ -1,6 +1,6 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { TASK_QUEUES, type TaskQueueRole } from '../workflows/shared/task-queues';
+import { TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
 
 /**
  * What each worker role serves. A role with nothing yet is absent: a Temporal worker needs at
@@ -13,11 +13,18 @@ export interface RoleDefinition {
   activities: (deps: ActivityDeps) => Record<string, (...args: never[]) => unknown>;
   /** Tuning of this role's worker. */
   options?: (tuning: WorkerTuning) => Partial<WorkerOptions>;
+  /** More task queues this role serves with the same activities (no workflows), each tuned on its own. */
+  activityQueues?: (tuning: WorkerTuning) => { taskQueue: string; options: Partial<WorkerOptions> }[];
 }
 
 export interface WorkerTuning {
   webhookAttemptConcurrency: number;
+  /** Automatic webhook retries at once per worker (their own queue: see WEBHOOK_RETRY_QUEUE). */
+  webhookRetryConcurrency?: number;
 }
+
+/** Retries at once per worker unless tuned: a timing-out endpoint uses at most this many slots (each 10 s). */
+export const DEFAULT_WEBHOOK_RETRY_CONCURRENCY = 100;
 
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: (deps) => createActivities(deps) },
@@ -29,6 +36,9 @@ export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
     // An attempt mostly waits on the target (up to 10 s): many run at once, so that targets
     // that time out cannot hold every slot while healthy ones wait.
     options: (tuning) => ({ maxConcurrentActivityTaskExecutions: tuning.webhookAttemptConcurrency, maxConcurrentActivityTaskPolls: 20, maxConcurrentWorkflowTaskPolls: 10 }),
+    activityQueues: (tuning) => [
+      { taskQueue: WEBHOOK_RETRY_QUEUE, options: { maxConcurrentActivityTaskExecutions: tuning.webhookRetryConcurrency ?? DEFAULT_WEBHOOK_RETRY_CONCURRENCY, maxConcurrentActivityTaskPolls: 5 } },
+    ],
   },
 };
 

@@ -20,15 +20,20 @@ import {
   type DeliveryState,
   type DeliveryWorkflowInput,
 } from './shared/webhooks';
+import { WEBHOOK_RETRY_QUEUE } from './shared/task-queues';
 
 type Activities = ReturnType<typeof createActivities>;
 
-const { attemptWebhookDelivery } = proxyActivities<Activities>({
+const ATTEMPT_OPTIONS = {
   // The target has 10 s; the rest is MongoDB. The activity never fails for what the target
   // does, so a retry means MongoDB or the worker failed: retry until they are back.
   startToCloseTimeout: '40 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+} as const;
+/** First attempts and manual retries, on the workflow's own queue. */
+const { attemptWebhookDelivery } = proxyActivities<Activities>(ATTEMPT_OPTIONS);
+/** Automatic retries, on their own queue with bounded slots (see WEBHOOK_RETRY_QUEUE). */
+const { attemptWebhookDelivery: retryWebhookDelivery } = proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, taskQueue: WEBHOOK_RETRY_QUEUE });
 const { failWebhookDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -59,7 +64,8 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
       const attemptId = `${input.deliveryId}:${workflowInfo().runId}:${state.attempts}`;
       setCurrentDetails(`attempt ${state.attempts} (${trigger}) in flight`);
       const attemptCount = (input.attemptsBefore ?? 0) + state.attempts;
-      const result = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptId, attemptCount, trigger, ifFailed });
+      const send = trigger === 'automatic' && state.automaticAttempts > 1 ? retryWebhookDelivery : attemptWebhookDelivery;
+      const result = await send({ deliveryId: input.deliveryId, attemptId, attemptCount, trigger, ifFailed });
       state.last = result;
       state.status = result.status;
       if (result.ok || result.targetGone) finished = true;

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
@@ -7,6 +7,7 @@ import { createApp } from '../../api/app';
 import type { Logger } from '../../api/logger';
 import type { ProvidersConfig } from '../../config/env';
 import { systemClock } from '../../activities';
+import { createProviders } from '../../media/providers';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import { createLocal, workflowBundle } from './servers';
@@ -36,7 +37,10 @@ export interface StartApiOptions {
   toolsAllowPrivateNetworks?: boolean;
   /** The API's clock (time-window tests move it). */
   now?: () => Date;
-  /** Outside services, e.g. simulators started by the test (default: none, their endpoints answer 502). */
+  /**
+   * Outside services, e.g. simulators started by the test (default: none, their endpoints
+   * answer 502). The workers dial calls through them, with status callbacks to this API.
+   */
   providers?: ProvidersConfig;
 }
 
@@ -53,6 +57,11 @@ export const TEST_AUTH_CONFIG = {
 /** The real app on a free port, with real workers when asked; close() stops both. */
 export async function startApi(options: StartApiOptions = {}): Promise<RunningApi> {
   const env = createLocal();
+  // Listening first: the app's public address (where the provider posts call statuses) is its own port.
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const publicApiUrl = `${baseUrl}/api/v1`;
   const app = createApp({
     config: {
       defaultTimezone: 'Asia/Kolkata',
@@ -61,6 +70,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       auth: TEST_AUTH_CONFIG,
       welcomeCreditsPaise: 50_000,
       providers: options.providers,
+      publicApiUrl,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
     },
     now: options.now,
@@ -68,10 +78,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', app);
 
   let workers: Worker[] = [];
   let running: Promise<unknown> = Promise.resolve();
@@ -81,7 +88,12 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       namespace: options.namespace ?? env.namespace ?? 'default',
       roles: options.workers,
       // Receivers in tests listen on 127.0.0.1.
-      deps: { clock: systemClock, temporal: options.temporal ?? env.client, webhooksAllowPrivateNetworks: true },
+      deps: {
+        clock: systemClock,
+        temporal: options.temporal ?? env.client,
+        webhooksAllowPrivateNetworks: true,
+        ...(options.providers ? { telephony: createProviders(options.providers).telephony, telephonyCallbackBaseUrl: publicApiUrl } : {}),
+      },
       workflows: { workflowBundle: await workflowBundle() },
     });
     running = Promise.all(workers.map((w) => w.run()));

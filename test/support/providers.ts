@@ -18,9 +18,10 @@ export interface TestProviders {
  * pool holds `poolSize` random Indian numbers, so that files sharing the database never
  * claim the same number.
  */
-export async function startTestProviders(options: { poolSize?: number; timeoutMs?: number } = {}): Promise<TestProviders> {
+export async function startTestProviders(options: { poolSize?: number; timeoutMs?: number; timeScale?: number } = {}): Promise<TestProviders> {
   const pool = randomNumbers(options.poolSize ?? 10);
-  const telephony = await startTelephonySimulator({ numbers: pool });
+  // timeScale below 1 plays the callees' scripts faster (0.05: a 20 s conversation takes 1 s).
+  const telephony = await startTelephonySimulator({ numbers: pool, timeScale: options.timeScale });
   const speech = await startSpeechSimulator();
   return {
     telephony,

@@ -9,7 +9,7 @@ import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
 import { attemptDelivery } from '../../activities/webhooks/attempts';
 import { newWebhookSecret } from '../../activities/webhooks/signing';
 import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../workflows/shared/webhooks';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { TASK_QUEUES, WEBHOOK_RETRY_QUEUE } from '../../workflows/shared/task-queues';
 import { createTimeSkipping, workflowBundle } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { receiverAccepts, storedEndpoint } from '../support/webhooks';
@@ -22,19 +22,23 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
   this.timeout(120_000);
   let env: TestWorkflowEnvironment;
   let receiver: WebhookReceiver;
-  let worker: Worker;
+  let workers: Worker[];
   let activities: ReturnType<typeof createActivities>;
-  let running: Promise<void>;
+  let running: Promise<unknown>;
 
   before(async () => {
     env = await createTimeSkipping();
     receiver = await startWebhookReceiver();
     activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
-    worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.webhooks, workflowBundle: await workflowBundle(), activities });
-    running = worker.run();
+    workers = [
+      await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.webhooks, workflowBundle: await workflowBundle(), activities }),
+      // Automatic retries have their own queue (WEBHOOK_RETRY_QUEUE), as the `webhooks` role serves it.
+      await Worker.create({ connection: env.nativeConnection, taskQueue: WEBHOOK_RETRY_QUEUE, activities }),
+    ];
+    running = Promise.all(workers.map((w) => w.run()));
   });
   after(async () => {
-    worker.shutdown();
+    workers.forEach((w) => w.shutdown());
     await running;
     await receiver.close();
     await env.teardown();
@@ -58,7 +62,10 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
     const events = history.events ?? [];
     const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => seconds(e.timerStartedEventAttributes!.startToFireTimeout) * 1000);
     expect(timers).to.deep.equal([...RETRY_DELAYS_MS]);
-    const attemptsScheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery').map(eventTime);
+    const attemptEvents = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery');
+    // The first attempt on the workflow's queue, the automatic retries on theirs.
+    expect(attemptEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name)).to.deep.equal([TASK_QUEUES.webhooks, ...Array(5).fill(WEBHOOK_RETRY_QUEUE)]);
+    const attemptsScheduled = attemptEvents.map(eventTime);
     const attemptsDone = events.filter((e) => e.activityTaskCompletedEventAttributes).map(eventTime);
     expect(attemptsScheduled).to.have.length(6);
     // Each automatic attempt starts when its timer fires, exactly the delay after the previous attempt ended.

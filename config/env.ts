@@ -1,3 +1,5 @@
+import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../workflows/shared/task-queues';
+
 /**
  * The one typed view of the environment. Every process reads its settings here, so a
  * variable has one name, one default and one parser. Defaults run the local stack; in
@@ -40,6 +42,8 @@ export interface Config {
   webhooksAllowPrivateNetworks: boolean;
   /** Attempts one webhooks worker makes at once (each may wait up to 10 s on a slow target). */
   webhookAttemptConcurrency: number;
+  /** Automatic webhook retries at once per worker (their own task queue). */
+  webhookRetryConcurrency: number;
   providers: ProvidersConfig;
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
@@ -112,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
     webhooksAllowPrivateNetworks: parseBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', !production),
     webhookAttemptConcurrency: parseIntegerInRange(env, 'WEBHOOK_ATTEMPT_CONCURRENCY', 1, 100_000, 2_000),
+    webhookRetryConcurrency: parseIntegerInRange(env, 'WEBHOOK_RETRY_CONCURRENCY', 1, 100_000, DEFAULT_WEBHOOK_RETRY_CONCURRENCY),
     providers: providersConfig(env),
     embeddings: embeddingsConfig(env),
   };

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       telephony: createProviders(config.providers).telephony,
       telephonyCallbackBaseUrl: config.publicApiUrl,
     },
-    tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency },
+    tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
   });
 
   // SIGINT/SIGTERM: let each worker finish its tasks (shutdownGraceTime) instead of exiting.

@@ -1,6 +1,6 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
+import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY, TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
 
 /**
  * What each worker role serves. A role with nothing yet is absent: a Temporal worker needs at
@@ -23,8 +23,6 @@ export interface WorkerTuning {
   webhookRetryConcurrency?: number;
 }
 
-/** Retries at once per worker unless tuned: a timing-out endpoint uses at most this many slots (each 10 s). */
-export const DEFAULT_WEBHOOK_RETRY_CONCURRENCY = 100;
 
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: (deps) => createActivities(deps) },

@@ -50,7 +50,6 @@ describe('slotKeeperWorkflow under time skipping', function () {
   let stack: Awaited<ReturnType<typeof timeSkippingWorker>>;
 
   before(async () => {
-    // No telephony in this worker: a call that reaches the dial ends as refused.
     stack = await timeSkippingWorker(TASK_QUEUES.calls);
     env = stack.env;
   });

@@ -16,3 +16,6 @@ export type TaskQueueRole = keyof typeof TASK_QUEUES;
  * wait behind its retries. Under overload a retry may start later than its timer.
  */
 export const WEBHOOK_RETRY_QUEUE = 'webhook-retries';
+
+/** Retries at once per worker unless tuned (`WEBHOOK_RETRY_CONCURRENCY`): a timing-out endpoint holds each slot for 10 s. */
+export const DEFAULT_WEBHOOK_RETRY_CONCURRENCY = 100;

@@ -4,6 +4,7 @@ import { newId } from '../../../activities/db/ids';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
+import { until } from '../../support/until';
 
 /** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
 function closedHours() {
@@ -11,14 +12,6 @@ function closedHours() {
   return hour < 12 ? { call_start_hour: 20, call_end_hour: 21, timezone: 'UTC' } : { call_start_hour: 2, call_end_hour: 3, timezone: 'UTC' };
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('Calls: placing, reading and hanging up queued calls', function () {
   this.timeout(120_000);

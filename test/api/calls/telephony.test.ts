@@ -11,6 +11,7 @@ import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
 import { createLocal } from '../../support/servers';
 import { agentsClient } from '../agents/helpers';
+import { until } from '../../support/until';
 
 /** Calling hours open all day, so that placed calls are dialled at once. */
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
@@ -21,14 +22,6 @@ const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 type Call = Record<string, unknown> & { id: string; status: string };
 type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown> };
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /**
  * Placed calls go through the provider for real: the worker dials the telephony simulator,

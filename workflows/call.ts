@@ -1,6 +1,6 @@
 import { condition, log, proxyActivities, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { CallChanges, DialRefusal } from '../activities/calls/queue';
+import type { CallAgent, CallChanges, DialRefusal } from '../activities/calls/queue';
 import { callingWindow } from './shared/calling-hours';
 import {
   callStateQuery,
@@ -101,6 +101,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   await emit('call.queued', `queued at position ${position}`, 'info', null, { position, by: input.placedBy });
 
   // ---- the queue ----
+  /** The agent as read once the call holds its slot. */
+  let dialling: CallAgent | null = null;
   const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
   for (;;) {
     if (asked.hangup) return endUnconnected('canceled', 'canceled while queued', 'info', asked.hangup.by);
@@ -118,34 +120,31 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     state.phase = 'queued';
     await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
     await condition(() => granted || queueLeft(), left);
-    const canceled = hangupRequest();
-    if (canceled) return endUnconnected('canceled', 'canceled while queued', 'info', canceled.by);
-    if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
-    if (!granted) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
+    // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
+    if (!granted || queueLeft()) continue;
     holdsSlot = true;
     const refusal: DialRefusal = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
     if (refusal) return endUnconnected(refusal.reason === 'out of credits' ? 'failed' : 'canceled', refusal.reason, refusal.level, 'system');
     // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
-    const now = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
-    if (now && !callingWindow(new Date(), now.hours).open) {
+    dialling = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+    if (!dialling) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+    if (!callingWindow(new Date(), dialling.hours).open) {
       await release();
       granted = false;
       continue;
     }
     break;
   }
+  const agent = dialling;
 
   // ---- dialling ----
   state.phase = 'dialling';
   state.grantedAt = new Date().toISOString();
   await change({ dequeued_at: state.grantedAt });
   await emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt));
-  const agent = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
-  if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
   const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds }).catch((error: Error) => ({ refused: error.message }));
   if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
-  await change({ provider_call_id: dial.providerCallId });
-  await change({ status: 'ringing' });
+  await change({ provider_call_id: dial.providerCallId, status: 'ringing' });
   state.status = 'ringing';
   await emit('call.placed', 'the provider accepted the dial request', 'info', null);
 

@@ -27,7 +27,7 @@ export async function appendLedgerItem(entry: LedgerEntry) {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const existing = await LedgerItem.findOne({ idempotency_key: entry.idempotencyKey }).lean();
     if (existing) return existing;
-    const tail = await LedgerItem.findOne({ workspace_id: entry.workspaceId }, { seq: 1, balance_after_paise: 1 }).sort({ seq: -1 }).lean();
+    const tail = await ledgerTail(entry.workspaceId);
     const item = {
       _id: newId(),
       workspace_id: entry.workspaceId,
@@ -54,6 +54,10 @@ export async function appendLedgerItem(entry: LedgerEntry) {
 
 /** A workspace's credits: the newest ledger item's `balance_after_paise` (0 before any). */
 export async function balanceOf(workspaceId: string): Promise<number> {
-  const tail = await LedgerItem.findOne({ workspace_id: workspaceId }, { balance_after_paise: 1 }).sort({ seq: -1 }).lean();
-  return tail?.balance_after_paise ?? 0;
+  return (await ledgerTail(workspaceId))?.balance_after_paise ?? 0;
+}
+
+/** The workspace's newest ledger item (highest `seq`), or null before any. */
+function ledgerTail(workspaceId: string) {
+  return LedgerItem.findOne({ workspace_id: workspaceId }, { seq: 1, balance_after_paise: 1 }).sort({ seq: -1 }).lean();
 }

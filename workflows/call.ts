@@ -154,9 +154,19 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   let startedAt: number | null = null;
   let hangupSent = false;
   let endedBy: { by: string; reason: string } | null = null;
+  const waiting = () => statuses.length > 0 || (asked.hangup !== null && !hangupSent);
   for (;;) {
-    const waitMs = capAt - Date.now();
-    await condition(() => statuses.length > 0 || (asked.hangup !== null && !hangupSent), Math.max(waitMs, 0));
+    const untilCap = capAt - Date.now();
+    if (untilCap <= 0 && !hangupSent) {
+      // The cap passed without a final status: end the call from our side.
+      hangupSent = true;
+      endedBy = { by: 'system', reason: 'max duration reached' };
+      await hangupProviderCall({ callId: input.callId });
+    }
+    // Past the cap, with the hang-up sent, only the provider's final status is left to wait for
+    // (a timed wait of zero would return at once and spin).
+    if (untilCap > 0) await condition(waiting, untilCap);
+    else await condition(waiting);
     const request = hangupRequest();
     if (request && !hangupSent) {
       hangupSent = true;
@@ -165,15 +175,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       continue;
     }
     const update = statuses.shift();
-    if (!update) {
-      // The cap passed without a final status: end the call from our side.
-      if (!hangupSent) {
-        hangupSent = true;
-        endedBy = { by: 'system', reason: 'max duration reached' };
-        await hangupProviderCall({ callId: input.callId });
-      }
-      continue;
-    }
+    if (!update) continue;
     if (update.status === 'ringing') continue;
     if (update.status === 'in-progress' && startedAt === null) {
       startedAt = Date.parse(update.at);

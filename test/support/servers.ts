@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createActivities, systemClock } from '../../activities';
+import { createActivities, systemClock, type ActivityDeps } from '../../activities';
 import { bundleWorkflows } from '../../workers/bootstrap';
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
@@ -97,11 +97,12 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 /**
  * The time-skipping server with a worker on `taskQueue` running the workflow bundle and every
- * activity (receivers in tests listen on 127.0.0.1); stop() ends both.
+ * activity (receivers in tests listen on 127.0.0.1; `deps` adds or replaces dependencies, e.g.
+ * a telephony adapter); stop() ends both.
  */
-export async function timeSkippingWorker(taskQueue: string): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
+export async function timeSkippingWorker(taskQueue: string, deps: Partial<ActivityDeps> = {}): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
   const env = await createTimeSkipping();
-  const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });
+  const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true, ...deps });
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   const running = worker.run();
   return {

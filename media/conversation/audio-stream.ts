@@ -1,0 +1,27 @@
+/**
+ * One live call's audio as the conversation engine sees it, whatever carries it: the
+ * telephony provider's bidirectional stream (plivo-style JSON frames) or a browser's
+ * WebSocket. Audio is mu-law at 8 kHz both ways.
+ */
+export interface CallAudioStream {
+  /** The provider's id of the stream (for logs). */
+  readonly streamId: string;
+  /** Caller audio as it arrives (20 ms frames from telephony). */
+  onAudio(listener: (mulaw: Buffer) => void): void;
+  /** Queues agent audio for playback at the far end. */
+  play(mulaw: Buffer): void;
+  /**
+   * Marks the current end of the queued audio; `onPlayed(name)` fires when the far end has
+   * played everything up to the mark (plivo's checkpoint / playedStream).
+   */
+  mark(name: string): void;
+  onPlayed(listener: (name: string) => void): void;
+  /** Drops every queued, unplayed byte at once (barge-in); pending marks are never played. */
+  clear(): void;
+  /** The far end went away (hang-up, network); fires once. */
+  onClose(listener: (reason: string) => void): void;
+  /** Closes from our side (the call is over). */
+  close(): void;
+  /** Messages sent to a browser client (transcript lines); a telephony stream ignores them. */
+  sendText?(message: Record<string, unknown>): void;
+}

@@ -1,0 +1,41 @@
+/**
+ * Streaming speech recognition as the conversation engine uses it: telephony audio (mu-law,
+ * 8 kHz) goes in as it arrives; interim text and the end of each caller turn come back.
+ * `provider_a` detects the language and the end of turn itself (`turnDetection`);
+ * `provider_b` is told the language and ends a turn after `endpointingMs` of silence.
+ */
+export interface Transcriber {
+  open(settings: RecognitionSettings, handlers: RecognitionHandlers): Promise<RecognitionStream>;
+}
+
+export type TranscriberProvider = 'provider_a' | 'provider_b';
+export type TurnDetection = 'responsive' | 'balanced' | 'patient';
+
+export interface RecognitionSettings {
+  provider: TranscriberProvider;
+  model: string;
+  /** provider_b: the caller's language (BCP-47). */
+  language: string;
+  /** provider_a: how soon a pause ends the caller's turn. */
+  turnDetection: TurnDetection;
+  /** provider_b: silence that ends a turn. */
+  endpointingMs: number;
+  /** Words to expect (names, products), passed to the recognizer. */
+  keyterms: string[];
+}
+
+export interface RecognitionHandlers {
+  /** The caller's words so far in the current turn (interim; replaces the previous interim). */
+  onInterim(text: string): void;
+  /** The caller finished a turn. `language` when the provider detects it (provider_a). */
+  onTurnEnd(turn: { text: string; language: string | null }): void;
+  /** The recognizer failed or closed unexpectedly; the stream is unusable. */
+  onError(error: Error): void;
+}
+
+export interface RecognitionStream {
+  /** Mu-law 8 kHz bytes, in order. */
+  sendAudio(mulaw: Buffer): void;
+  /** Ends the stream (a turn in progress is not reported); answers the audio seconds sent. */
+  close(): Promise<{ audioSeconds: number }>;
+}

@@ -1,9 +1,12 @@
+import { createAnalyticsActivities } from './calls/analytics';
 import { createSlotActivities } from './calls/slots';
+import { createChargingActivities } from './calls/charging';
 import { createCallQueueActivities } from './calls/queue';
 import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telephony';
 import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
+import type { LanguageModel } from '../media/providers/llm/types';
 
 export interface Clock {
   now(): Date;
@@ -13,6 +16,8 @@ export const systemClock: Clock = { now: () => new Date() };
 
 export interface ActivityDeps extends WebhookDeps, TelephonyDeps {
   clock: Clock;
+  /** The language model of a catalog provider id (post-call analytics); absent in workers without analytics. */
+  languageModelFor?: (provider: string) => LanguageModel;
 }
 
 /**
@@ -27,6 +32,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCallQueueActivities(deps),
     ...createCallTelephonyActivities(deps),
     ...createSlotActivities(),
+    ...createChargingActivities(),
+    ...createAnalyticsActivities(deps),
   };
 }
 

@@ -107,7 +107,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhookRoutes({ temporal: deps.temporal, now }));
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(callRoutes({ temporal: deps.temporal, now }));
-  api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));
+  api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl, streamTokenSecret: deps.config.auth.secret }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));

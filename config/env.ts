@@ -19,6 +19,11 @@ export interface Config {
    * telephony provider posts its status callbacks under it, and their signatures cover it.
    */
   publicApiUrl: string;
+  /**
+   * This media node's public WebSocket base (`wss://media-1.example.com`): the telephony
+   * provider connects the call's audio stream there. Default `ws://<host>:<MEDIA_PORT>`.
+   */
+  mediaPublicUrl: string;
   mongodbUri: string;
   temporalAddress: string;
   temporalNamespace: string;
@@ -75,6 +80,10 @@ export interface ProvidersConfig {
   telephony: { baseUrl: string; authId: string; authToken: string } | null;
   /** An OpenAI-compatible speech server (voices at `GET /v1/audio/voices`); empty key: none sent. */
   tts: { baseUrl: string; apiKey: string } | null;
+  /** An OpenAI-compatible chat-completions server for every language-model provider of the catalog (`LLM_BASE_URL`). */
+  llm: { baseUrl: string; apiKey: string } | null;
+  /** A streaming speech-recognition server speaking the `/v1/listen` and `/v2/listen` WebSocket protocols (`STT_BASE_URL`). */
+  stt: { baseUrl: string; apiKey: string } | null;
   /** How long an adapter waits for an answer before the API answers 502. */
   timeoutMs: number;
 }
@@ -100,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     mediaPort: parsePort(env, 'MEDIA_PORT', 8081),
     host,
     publicApiUrl: publicApiUrl(env, production, host, port),
+    mediaPublicUrl: mediaPublicUrl(env, production, host, parsePort(env, 'MEDIA_PORT', 8081)),
     mongodbUri: required(env, 'MONGODB_URI', production ? undefined : LOCAL_MONGODB_URI),
     temporalAddress: required(env, 'TEMPORAL_ADDRESS', production ? undefined : LOCAL_TEMPORAL_ADDRESS),
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -132,8 +142,21 @@ function providersConfig(env: Env): ProvidersConfig {
         }
       : null,
     tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
+    llm: env.LLM_BASE_URL ? { baseUrl: baseUrl('LLM_BASE_URL', env.LLM_BASE_URL), apiKey: env.LLM_API_KEY ?? '' } : null,
+    stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL), apiKey: env.STT_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
   };
+}
+
+/** MEDIA_PUBLIC_URL, or the local media service's own address (required in production with telephony). */
+function mediaPublicUrl(env: Env, production: boolean, host: string, port: number): string {
+  if (env.MEDIA_PUBLIC_URL) {
+    if (!/^(wss?|https?):\/\/[^/]+/.test(env.MEDIA_PUBLIC_URL)) throw new Error(`MEDIA_PUBLIC_URL must be a ws(s) URL, got "${env.MEDIA_PUBLIC_URL}"`);
+    return env.MEDIA_PUBLIC_URL.replace(/^http/, 'ws').replace(/\/+$/, '');
+  }
+  if (production && env.TELEPHONY_BASE_URL) throw new Error('MEDIA_PUBLIC_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider connects audio streams to it)');
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `ws://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /**

@@ -1,32 +1,44 @@
-import http from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { connectMongo, disconnectMongo } from '../activities/db/connect';
 import { loadConfig } from '../config/env';
+import { createProviders } from './providers';
+import { startMediaService } from './service';
 
 /**
- * Media service entry. It will carry telephony audio streams and browser calls (WebSocket)
- * and run conversation activities on the `media` task queue once calls exist; for now it
- * serves its health so the launcher and orchestrators can supervise it.
+ * Media service entry: the calls' audio streams (telephony WebSockets, browser calls) and
+ * the Temporal worker that runs live conversations on the `media` task queue.
  */
-function main(): void {
+async function main(): Promise<void> {
   const config = loadConfig();
-  const startedAt = new Date().toISOString();
-  const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/health') {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok', service: 'media', started_at: startedAt }));
-      return;
-    }
-    res.writeHead(404, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ detail: `no route for ${req.method} ${req.url}` }));
+  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
+  await connectMongo(config.mongodbUri);
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // Conversations record their events, whose webhooks start delivery workflows.
+  const temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }), namespace: config.temporalNamespace });
+  const media = await startMediaService({
+    host: config.host,
+    port: config.mediaPort,
+    publicUrl: config.mediaPublicUrl,
+    secret: config.auth.secret,
+    connection,
+    namespace: config.temporalNamespace,
+    temporal,
+    providers: createProviders(config.providers),
+    toolsAllowPrivateNetworks: config.toolsAllowPrivateNetworks,
   });
-  server.listen(config.mediaPort, config.host, () => {
-    console.log(`media service listening on http://${config.host}:${config.mediaPort}`);
-  });
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
+  console.log(`media service listening on ${media.url} (public ${media.publicUrl}), running conversations on the media queue`);
+  const stop = async () => {
+    await media.close();
+    await connection.close();
+    await temporal.connection.close();
+    await disconnectMongo();
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
 }
 
-main();
+main().catch((err) => {
+  console.error('media service failed:', err);
+  process.exitCode = 1;
+});

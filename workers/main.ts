@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // Activities that start workflows (webhook fan-out) use their own client connection.
   const temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }), namespace: config.temporalNamespace });
+  const providers = createProviders(config.providers);
   const workers = await createWorkers({
     connection,
     namespace: config.temporalNamespace,
@@ -28,8 +29,10 @@ async function main(): Promise<void> {
       temporal,
       webhooksAllowPrivateNetworks: config.webhooksAllowPrivateNetworks,
       // Calls dial through the provider, which posts their statuses to the API's public address.
-      telephony: createProviders(config.providers).telephony,
+      telephony: providers.telephony,
       telephonyCallbackBaseUrl: config.publicApiUrl,
+      // Post-call analytics: one OpenAI-compatible server answers every provider of the catalog.
+      languageModelFor: () => providers.languageModel,
     },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
   });

@@ -27,6 +27,7 @@ export interface WorkerTuning {
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: (deps) => createActivities(deps) },
   ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: (deps) => createActivities(deps) },
+  analytics: { taskQueue: TASK_QUEUES.analytics, workflows: true, activities: (deps) => createActivities(deps) },
   webhooks: {
     taskQueue: TASK_QUEUES.webhooks,
     workflows: true,

@@ -1,4 +1,8 @@
-import { condition, log, proxyActivities, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, CancellationScope, condition, executeChild, log, proxyActivities, setHandler, TimeoutFailure, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
+import { CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START, type ConversationActivities, type ConversationInput, type ConversationOutcome, type ConversationProgress } from './shared/conversation';
+import { TASK_QUEUES } from './shared/task-queues';
+import { analyticsWorkflowId } from './shared/analytics';
+import { analyticsWorkflow } from './analytics';
 import type { createActivities } from '../activities';
 import type { CallAgent, CallChanges, DialRefusal } from '../activities/calls/queue';
 import { callingWindow } from './shared/calling-hours';
@@ -15,11 +19,11 @@ import {
   type ProviderStatusUpdate,
 } from './shared/calls';
 
-type Activities = ReturnType<typeof createActivities>;
+type Activities = ReturnType<typeof createActivities> & ConversationActivities;
 type EventLevel = 'info' | 'warning' | 'error';
 
 // Database and Temporal calls: retried until they are back (a call's state must not be lost).
-const { recordEvent, loadCallAgent, queuePosition, enqueueCall, releaseSlot, checkBeforeDial, updateCall } = proxyActivities<Activities>({
+const { recordEvent, loadCallAgent, queuePosition, enqueueCall, releaseSlot, checkBeforeDial, updateCall, callCap, chargeCall } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
@@ -39,6 +43,43 @@ const CAP_GRACE_MS = 15_000;
 /** How long a live hang-up waits for the provider's final status before answering. */
 const HANGUP_ANSWER_WAIT_MS = 10_000;
 
+/** After the provider's final status, how long the conversation may take to notice before it is canceled. */
+const CONVERSATION_STOP_WAIT_MS = 10_000;
+
+/**
+ * Starts the conversation activity in its own cancellation scope; `conversation.done` turns
+ * true when it ends, with its outcome, or the failure and the time of its last heartbeat.
+ */
+function startConversation(conversation: { scope: CancellationScope | null; done: boolean; outcome: ConversationOutcome | null; failure: string | null; lastBeatAt: number | null }, input: ConversationInput): void {
+  const { runConversation } = proxyActivities<Activities>({
+    taskQueue: TASK_QUEUES.media,
+    // Waiting for the stream, the call itself, and time to save the transcript.
+    startToCloseTimeout: (input.capSeconds + 120) * 1000,
+    heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,
+    // A conversation cannot be replayed: one attempt.
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+  const scope = new CancellationScope();
+  conversation.scope = scope;
+  scope
+    .run(() => runConversation(input))
+    .then((outcome) => {
+      conversation.outcome = outcome;
+    })
+    .catch((error: unknown) => {
+      conversation.failure = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
+      const details = error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? (error.cause.lastHeartbeatDetails as ConversationProgress | undefined) : undefined;
+      if (details?.at) conversation.lastBeatAt = details.at;
+    })
+    .finally(() => {
+      conversation.done = true;
+    });
+}
+
+/** A media node that stops heartbeating for this long is taken for dead: the call ends with an error. */
+const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 5_000;
+
 /**
  * One call from the queue to its end (`call-<call_id>`, task queue `calls`). An outbound call:
  * `call.queued`; waits for its agent's calling hours, then for a slot from the workspace's
@@ -48,7 +89,7 @@ const HANGUP_ANSWER_WAIT_MS = 10_000;
  * `hangup` update cancels a queued call or ends a live one. 24 hours in the queue cancel it.
  */
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallState> {
-  const state: CallState = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null };
+  const state: CallState = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null };
   let sequence = 0;
   let granted = false;
   let holdsSlot = false;
@@ -97,117 +138,186 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     return state;
   }
 
-  const position = await queuePosition({ workspaceId: input.workspaceId, queuedAt: input.queuedAt });
-  await emit('call.queued', `queued at position ${position}`, 'info', null, { position, by: input.placedBy });
+  let agent: CallAgent;
+  if (input.direction === 'outbound') {
+    const position = await queuePosition({ workspaceId: input.workspaceId, queuedAt: input.queuedAt });
+    await emit('call.queued', `queued at position ${position}`, 'info', null, { position, by: input.placedBy });
 
-  // ---- the queue ----
-  /** The agent as read once the call holds its slot. */
-  let dialling: CallAgent | null = null;
-  const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
-  for (;;) {
-    if (asked.hangup) return endUnconnected('canceled', 'canceled while queued', 'info', asked.hangup.by);
-    if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
-    const left = expiresAt - Date.now();
-    if (left <= 0) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
-    const agent = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
-    if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
-    const window = callingWindow(new Date(), agent.hours);
-    if (!window.open) {
-      state.phase = 'waiting-for-hours';
-      await condition(queueLeft, Math.min(window.opensInMs, left));
-      continue;
+    // ---- the queue ----
+    /** The agent as read once the call holds its slot. */
+    let dialling: CallAgent | null = null;
+    const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
+    for (;;) {
+      if (asked.hangup) return endUnconnected('canceled', 'canceled while queued', 'info', asked.hangup.by);
+      if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      const left = expiresAt - Date.now();
+      if (left <= 0) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
+      const agent = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+      if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      const window = callingWindow(new Date(), agent.hours);
+      if (!window.open) {
+        state.phase = 'waiting-for-hours';
+        await condition(queueLeft, Math.min(window.opensInMs, left));
+        continue;
+      }
+      state.phase = 'queued';
+      await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
+      await condition(() => granted || queueLeft(), left);
+      // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
+      if (!granted || queueLeft()) continue;
+      holdsSlot = true;
+      const refusal: DialRefusal = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
+      if (refusal) return endUnconnected(refusal.reason === 'out of credits' ? 'failed' : 'canceled', refusal.reason, refusal.level, 'system');
+      // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
+      dialling = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+      if (!dialling) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      if (!callingWindow(new Date(), dialling.hours).open) {
+        await release();
+        granted = false;
+        continue;
+      }
+      break;
     }
-    state.phase = 'queued';
-    await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
-    await condition(() => granted || queueLeft(), left);
-    // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
-    if (!granted || queueLeft()) continue;
+    agent = dialling;
+
+    // ---- dialling ----
+    state.phase = 'dialling';
+    state.grantedAt = new Date().toISOString();
+    await change({ dequeued_at: state.grantedAt });
+    await emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt));
+    const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds }).catch((error: Error) => ({ refused: error.message }));
+    if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
+    await change({ provider_call_id: dial.providerCallId, status: 'ringing' });
+    state.status = 'ringing';
+    await emit('call.placed', 'the provider accepted the dial request', 'info', null);
+  } else {
+    // Inbound and browser calls were admitted live (the API took their slot): they begin at call.started.
     holdsSlot = true;
-    const refusal: DialRefusal = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
-    if (refusal) return endUnconnected(refusal.reason === 'out of credits' ? 'failed' : 'canceled', refusal.reason, refusal.level, 'system');
-    // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
-    dialling = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
-    if (!dialling) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
-    if (!callingWindow(new Date(), dialling.hours).open) {
-      await release();
-      granted = false;
-      continue;
-    }
-    break;
+    const live = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+    if (!live) return endUnconnected('failed', 'agent deleted', 'warning', 'system');
+    agent = live;
+    statuses.push({ status: 'in-progress', providerCallId: input.providerCallId ?? '', at: input.queuedAt });
   }
-  const agent = dialling;
+  /** Browser calls have no telephony provider: the conversation's end is the call's end. */
+  const viaProvider = input.direction !== 'browser';
 
-  // ---- dialling ----
-  state.phase = 'dialling';
-  state.grantedAt = new Date().toISOString();
-  await change({ dequeued_at: state.grantedAt });
-  await emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt));
-  const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds }).catch((error: Error) => ({ refused: error.message }));
-  if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
-  await change({ provider_call_id: dial.providerCallId, status: 'ringing' });
-  state.status = 'ringing';
-  await emit('call.placed', 'the provider accepted the dial request', 'info', null);
-
-  // ---- live: follow the provider until the call ends ----
+  // ---- live: follow the provider; the conversation runs in the media service ----
   state.phase = 'live';
-  const capAt = Date.now() + agent.maxDurationSeconds * 1000 + CAP_GRACE_MS;
+  let capAt = Date.now() + agent.maxDurationSeconds * 1000 + CAP_GRACE_MS;
   let startedAt: number | null = null;
   let hangupSent = false;
-  let endedBy: { by: string; reason: string } | null = null;
-  const waiting = () => statuses.length > 0 || (asked.hangup !== null && !hangupSent);
+  // Set inside hangUp (a closure): the cast keeps TypeScript from narrowing it to null.
+  let endedBy = null as { by: string; reason: string; level: EventLevel } | null;
+  let finalStatus: ProviderStatusUpdate | null = null;
+  let finalWaitUntil: number | null = null;
+  const conversation: { scope: CancellationScope | null; done: boolean; outcome: ConversationOutcome | null; failure: string | null; lastBeatAt: number | null } = { scope: null, done: false, outcome: null, failure: null, lastBeatAt: null };
+  const hangUp = async (by: { by: string; reason: string; level: EventLevel }) => {
+    endedBy ??= by;
+    if (hangupSent) return;
+    hangupSent = true;
+    if (viaProvider) await hangupProviderCall({ callId: input.callId });
+    else conversation.scope?.cancel();
+  };
+  const waiting = () => statuses.length > 0 || (asked.hangup !== null && !hangupSent) || (conversation.done && (!hangupSent || !viaProvider)) || (finalStatus !== null && (conversation.done || conversation.scope === null));
   for (;;) {
-    const untilCap = capAt - Date.now();
-    if (untilCap <= 0 && !hangupSent) {
-      // The cap passed without a final status: end the call from our side.
-      hangupSent = true;
-      endedBy = { by: 'system', reason: 'max duration reached' };
-      await hangupProviderCall({ callId: input.callId });
+    if (finalStatus && (conversation.done || conversation.scope === null)) break;
+    if (!viaProvider && conversation.done) break;
+    const deadline = finalWaitUntil ?? capAt;
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      if (finalWaitUntil !== null) {
+        // The provider says the call is over but the conversation has not stopped: stop it.
+        conversation.scope?.cancel();
+        await condition(() => conversation.done);
+        break;
+      }
+      if (!hangupSent) {
+        // The cap passed and the call is still on: end it from our side, whatever the media service does.
+        conversation.scope?.cancel();
+        await hangUp({ by: 'system', reason: state.capReason ?? 'max duration reached', level: 'info' });
+      }
     }
-    // Past the cap, with the hang-up sent, only the provider's final status is left to wait for
-    // (a timed wait of zero would return at once and spin).
-    if (untilCap > 0) await condition(waiting, untilCap);
+    if (left > 0) await condition(waiting, left);
     else await condition(waiting);
     const request = hangupRequest();
     if (request && !hangupSent) {
-      hangupSent = true;
-      endedBy = { by: request.by, reason: 'hung up through the API' };
-      await hangupProviderCall({ callId: input.callId });
+      await hangUp({ by: request.by, reason: 'hung up through the API', level: 'info' });
+      continue;
+    }
+    if (conversation.done && !hangupSent && startedAt !== null) {
+      const outcome = conversation.outcome;
+      if (outcome) await hangUp({ by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
+      else {
+        await emit('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' });
+        await hangUp({ by: 'system', reason: 'error', level: 'error' });
+      }
       continue;
     }
     const update = statuses.shift();
     if (!update) continue;
     if (update.status === 'ringing') continue;
-    if (update.status === 'in-progress' && startedAt === null) {
+    if (update.status === 'in-progress' && startedAt === null && finalStatus === null) {
       startedAt = Date.parse(update.at);
       state.status = 'in-progress';
       await change({ status: 'in-progress', started_at: update.at, provider_status: update.status });
-      await emit('call.started', `outbound call with ${agent.name}`, 'info', null, {
-        channel: 'phone',
+      await emit('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
+        channel: viaProvider ? 'phone' : 'browser',
         from: input.fromNumber,
         to: input.toNumber,
         stt: agent.stt,
         llm: agent.llm,
         tts: agent.tts,
-        started_by: '',
+        started_by: input.direction === 'browser' ? input.placedBy : '',
         values: input.valueKeys,
       });
+      const cap = await callCap({ workspaceId: input.workspaceId, maxDurationSeconds: agent.maxDurationSeconds });
+      state.capReason = cap.capReason;
+      capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
+      startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason });
+      sequence = CONVERSATION_SEQUENCE_END;
       continue;
     }
-    if (!FINAL_PROVIDER_STATUSES.has(update.status)) continue;
+    if (!FINAL_PROVIDER_STATUSES.has(update.status) || finalStatus) continue;
     if (startedAt === null) {
       const status = update.status === 'completed' ? 'failed' : (update.status as 'no-answer' | 'busy' | 'failed' | 'canceled');
       return endUnconnected(status, `not connected: ${update.status}`, 'warning', endedBy?.by ?? 'provider', { plivo: update.status });
     }
-    const durationSeconds = update.durationSeconds ?? Math.max(0, Math.round((Date.parse(update.at) - startedAt) / 1000));
-    await release();
-    const ended = endedBy ?? { by: 'caller', reason: 'the caller hung up' };
-    state.status = 'completed';
-    state.hangupReason = ended.reason;
-    await change({ status: 'completed', ended_at: update.at, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: update.status });
-    await emit('call.ended', `ended by ${ended.by}: ${ended.reason}`, 'info', null, { duration_seconds: durationSeconds });
-    state.phase = 'ended';
-    await condition(allHandlersFinished);
-    log.info('call ended', { callId: input.callId, durationSeconds, runId: workflowInfo().runId });
-    return state;
+    finalStatus = update;
+    // The call is over at the provider (the caller hung up, or our hang-up went through): stop the
+    // conversation now, also one still waiting for its stream; it saves what it has and returns.
+    endedBy ??= { by: 'caller', reason: 'the caller hung up', level: 'info' };
+    conversation.scope?.cancel();
+    finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
   }
+
+  // ---- the end of a connected call: charge, record, analytics ----
+  const outcome = conversation.outcome;
+  const ended = endedBy ?? (outcome ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel });
+  if (!outcome && conversation.failure && !endedBy) await emit('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' });
+  // The agent was live from the answer until the conversation ended; a media node that died
+  // is charged up to its last heartbeat.
+  const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter((t): t is number => t !== null);
+  const endedAtMs = Math.max(startedAt!, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
+  const durationSeconds = Math.round((endedAtMs - startedAt!) / 100) / 10;
+  const endedAt = new Date(endedAtMs).toISOString();
+  await release();
+  const { costPaise } = await chargeCall({ callId: input.callId, workspaceId: input.workspaceId, durationSeconds, endedAt });
+  state.status = 'completed';
+  state.hangupReason = ended.reason;
+  await change({ status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' });
+  await emit('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
+    duration_seconds: durationSeconds,
+    avg_first_audio_ms: outcome?.avgFirstAudioMs ?? null,
+    usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+  });
+  state.phase = 'ended';
+  log.info('call ended', { callId: input.callId, durationSeconds, costPaise, runId: workflowInfo().runId });
+  // Summary and extractions, then `call.completed` (once, from the child, whatever the model does).
+  await executeChild(analyticsWorkflow, {
+    workflowId: analyticsWorkflowId(input.callId),
+    taskQueue: TASK_QUEUES.analytics,
+    args: [{ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequence: sequence++ }],
+  });
+  await condition(allHandlersFinished);
+  return state;
 }

@@ -7,3 +7,4 @@ export { slotKeeperWorkflow } from './slots';
 // For tests and ops diagnostics: a stand-in call workflow that shows the slot keeper's grants.
 export { slotProbeWorkflow } from './testing/slot-probe';
 export { callWorkflow } from './call';
+export { analyticsWorkflow } from './analytics';

@@ -8,7 +8,8 @@ export interface TelephonyDeps {
   telephony?: Telephony;
   /**
    * The API's public address, where the provider posts status callbacks
-   * (`<base>/telephony/calls/{call_id}/status`), e.g. `https://api.example.com/api/v1`.
+   * (`<base>/telephony/calls/{call_id}/status`) and asks what an answered call does
+   * (`<base>/telephony/calls/{call_id}/answer`), e.g. `https://api.example.com/api/v1`.
    */
   telephonyCallbackBaseUrl?: string;
 }
@@ -28,8 +29,9 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     async dialCall(input: { callId: string; from: string; to: string; timeLimitSeconds: number }): Promise<{ providerCallId: string }> {
       const { telephony, base } = provider();
       const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
+      const answerUrl = `${base}/telephony/calls/${input.callId}/answer`;
       try {
-        return await telephony.createCall({ from: input.from, to: input.to, answerUrl: statusUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds });
+        return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds });
       } catch (error) {
         if (error instanceof DialRefusedError) throw ApplicationFailure.nonRetryable(error.message, 'DialRefused');
         throw error;

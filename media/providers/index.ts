@@ -4,11 +4,18 @@ import { PlivoTelephony } from './telephony/plivo';
 import type { Telephony } from './telephony/types';
 import { OpenAiCompatibleSpeech } from './tts/openai-compatible';
 import type { Synthesizer } from './tts/types';
+import { OpenAiCompatibleLanguageModel } from './llm/openai-compatible';
+import type { LanguageModel } from './llm/types';
+import { StreamingTranscriber } from './stt/deepgram-style';
+import type { Transcriber } from './stt/types';
 
 /** The adapters of the outside services, one per interface. */
 export interface Providers {
   telephony: Telephony;
   synthesizer: Synthesizer;
+  /** One OpenAI-compatible server answers every language-model provider of the catalog. */
+  languageModel: LanguageModel;
+  transcriber: Transcriber;
 }
 
 /**
@@ -19,9 +26,13 @@ export function createProviders(config: ProvidersConfig | undefined): Providers 
   const timeoutMs = config?.timeoutMs ?? 5_000;
   const telephony = config?.telephony;
   const tts = config?.tts;
+  const llm = config?.llm;
+  const stt = config?.stt;
   return {
     telephony: telephony ? new PlivoTelephony({ ...telephony, timeoutMs }) : unconfiguredTelephony(),
     synthesizer: tts ? new OpenAiCompatibleSpeech({ ...tts, timeoutMs }) : unconfiguredSynthesizer(),
+    languageModel: llm ? new OpenAiCompatibleLanguageModel({ ...llm, timeoutMs: Math.max(timeoutMs, 10_000) }) : unconfiguredLanguageModel(),
+    transcriber: stt ? new StreamingTranscriber({ ...stt, connectTimeoutMs: timeoutMs }) : unconfiguredTranscriber(),
   };
 }
 
@@ -31,5 +42,23 @@ function unconfiguredTelephony(): Telephony {
 }
 
 function unconfiguredSynthesizer(): Synthesizer {
-  return { listVoices: () => Promise.reject(new ProviderUnavailableError('speech synthesis', 'not configured: set TTS_BASE_URL')) };
+  const unavailable = () => new ProviderUnavailableError('speech synthesis', 'not configured: set TTS_BASE_URL');
+  return {
+    listVoices: () => Promise.reject(unavailable()),
+    synthesize: () => ({
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(unavailable()) }),
+    }),
+  };
+}
+
+function unconfiguredLanguageModel(): LanguageModel {
+  const unavailable = () => new ProviderUnavailableError('language model', 'not configured: set LLM_BASE_URL');
+  return {
+    stream: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(unavailable()) }) }),
+    complete: () => Promise.reject(unavailable()),
+  };
+}
+
+function unconfiguredTranscriber(): Transcriber {
+  return { open: () => Promise.reject(new ProviderUnavailableError('speech recognition', 'not configured: set STT_BASE_URL')) };
 }

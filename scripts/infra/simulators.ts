@@ -1,6 +1,8 @@
 import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator } from '../../media/providers/telephony/simulator';
 import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../media/providers/tts/simulator';
 import type { RunningSimulator } from '../../media/providers/simulated-service';
+import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../media/providers/llm/simulator';
+import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../media/providers/stt/simulator';
 
 export interface LocalSimulators {
   /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */
@@ -29,6 +31,18 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
     running.push(speech);
     Object.assign(result.env, { TTS_BASE_URL: speech.url, TTS_API_KEY: SIMULATOR_API_KEY });
     result.lines.push(`  Speech       ${speech.url} (speech-synthesis simulator; TTS_BASE_URL to use a real server)`);
+  }
+  if (!env.LLM_BASE_URL) {
+    const llm = await startLanguageModelSimulator({ latencyMs: 200 });
+    running.push(llm);
+    Object.assign(result.env, { LLM_BASE_URL: llm.url, LLM_API_KEY: LLM_SIMULATOR_API_KEY });
+    result.lines.push(`  Language     ${llm.url} (OpenAI-compatible simulator; LLM_BASE_URL to use a real server)`);
+  }
+  if (!env.STT_BASE_URL) {
+    const recognition = await startRecognitionSimulator({ latencyMs: 100 });
+    running.push(recognition);
+    Object.assign(result.env, { STT_BASE_URL: recognition.url, STT_API_KEY: RECOGNITION_SIMULATOR_API_KEY });
+    result.lines.push(`  Recognition  ${recognition.url} (speech-recognition simulator; STT_BASE_URL to use a real server)`);
   }
   return result;
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../../api/logger';
 import type { ProvidersConfig } from '../../config/env';
 import { systemClock } from '../../activities';
 import { createProviders } from '../../media/providers';
+import { startMediaService, type RunningMediaService } from '../../media/service';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import { createLocal, workflowBundle } from './servers';
@@ -20,6 +21,8 @@ export interface RunningApi {
   baseUrl: string;
   /** `fetch` against the API; paths are relative to the server root, e.g. `/api/v1/health`. */
   request(path: string, init?: RequestInit): Promise<ApiResponse>;
+  /** The media service, when started (`media: true`). */
+  media: RunningMediaService | null;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,8 @@ export interface StartApiOptions {
    * answer 502). The workers dial calls through them, with status callbacks to this API.
    */
   providers?: ProvidersConfig;
+  /** Start the media service too (needs `providers`): calls then run their conversations. */
+  media?: boolean;
 }
 
 /**
@@ -80,6 +85,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
   });
   server.on('request', app);
 
+  const providers = options.providers ? createProviders(options.providers) : null;
   let workers: Worker[] = [];
   let running: Promise<unknown> = Promise.resolve();
   if (options.workers?.length) {
@@ -92,17 +98,33 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         clock: systemClock,
         temporal: options.temporal ?? env.client,
         webhooksAllowPrivateNetworks: true,
-        ...(options.providers ? { telephony: createProviders(options.providers).telephony, telephonyCallbackBaseUrl: publicApiUrl } : {}),
+        ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel } : {}),
       },
       workflows: { workflowBundle: await workflowBundle() },
     });
     running = Promise.all(workers.map((w) => w.run()));
   }
+  // The media service (audio streams + the conversation worker), when the test runs calls end to end.
+  const media =
+    options.media && providers
+      ? await startMediaService({
+          host: '127.0.0.1',
+          port: 0,
+          secret: TEST_AUTH_CONFIG.secret,
+          connection: options.workerConnection ?? env.nativeConnection,
+          namespace: options.namespace ?? env.namespace ?? 'default',
+          temporal: options.temporal ?? env.client,
+          providers,
+          toolsAllowPrivateNetworks: true,
+        })
+      : null;
 
   return {
     baseUrl,
     request: (path, init) => fetch(baseUrl + path, init),
+    media,
     async close() {
+      await media?.close();
       workers.forEach((w) => w.shutdown());
       await running;
       server.closeAllConnections();

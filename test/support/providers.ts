@@ -2,10 +2,14 @@ import { randomInt } from 'node:crypto';
 import type { ProvidersConfig } from '../../config/env';
 import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
 import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
+import { startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
+import { startRecognitionSimulator, type RecognitionSimulator } from '../../media/providers/stt/simulator';
 
 export interface TestProviders {
   telephony: TelephonySimulator;
   speech: SpeechSimulator;
+  llm: LanguageModelSimulator;
+  recognition: RecognitionSimulator;
   /** The numbers the telephony simulator's account rents, in its order. */
   pool: string[];
   /** For `startApi({ providers })`. */
@@ -23,18 +27,26 @@ export async function startTestProviders(options: { poolSize?: number; timeoutMs
   // timeScale below 1 plays the callees' scripts faster (0.05: a 20 s conversation takes 1 s).
   const telephony = await startTelephonySimulator({ numbers: pool, timeScale: options.timeScale });
   const speech = await startSpeechSimulator();
+  const llm = await startLanguageModelSimulator();
+  const recognition = await startRecognitionSimulator();
   return {
     telephony,
     speech,
+    llm,
+    recognition,
     pool,
     config: {
       telephony: { baseUrl: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
       tts: { baseUrl: speech.url, apiKey: speech.apiKey },
+      llm: { baseUrl: llm.url, apiKey: llm.apiKey },
+      stt: { baseUrl: recognition.url, apiKey: recognition.apiKey },
       timeoutMs: options.timeoutMs ?? 1_000,
     },
     close: async () => {
       await telephony.close();
       await speech.close();
+      await llm.close();
+      await recognition.close();
     },
   };
 }

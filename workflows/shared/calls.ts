@@ -15,15 +15,17 @@ export interface CallWorkflowInput {
   workspaceId: string;
   agentId: string;
   direction: CallChannel;
-  /** ISO time the call was placed (the queue's order and the 24 hours run from it). */
+  /** ISO time the call was placed (the queue's order and the 24 hours run from it); for inbound and browser calls, when it was answered. */
   queuedAt: string;
-  /** Who placed it: a person's name or `key:<name>` (event `call.queued`, field `by`). */
+  /** Who placed it: a person's name or `key:<name>` (event `call.queued`, field `by`; a browser call's `started_by`). */
   placedBy: string;
   /** E.164 numbers: the callee and the caller ID. */
   toNumber: string;
   fromNumber: string;
   /** The `user_data` keys (event `call.started`, field `values`; never their values). */
   valueKeys: string[];
+  /** Inbound: the provider's id of the call that was answered. */
+  providerCallId?: string;
 }
 
 /** Who asked to hang up, for `hangup_by`. */
@@ -45,6 +47,8 @@ export interface CallState {
   /** ISO: when the slot was granted, null while queued. */
   grantedAt: string | null;
   hangupReason: string | null;
+  /** Once connected: why the length limit would end the call (`max duration reached` or `credits ran out`). */
+  capReason: string | null;
 }
 
 /** Plivo-style call statuses a provider reports in its status callbacks. */

@@ -8,4 +8,5 @@ export const workflowIds = {
   kyc: (workspaceId: string) => `kyc-${workspaceId}`,
   slots: (workspaceId: string) => `slots-${workspaceId}`,
   call: (callId: string) => `call-${callId}`,
+  analytics: (callId: string) => `analytics-${callId}`,
 } as const;

@@ -1,18 +1,25 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProviderCallStatus } from '../../../workflows/shared/calls';
+import { parseAnswerXml } from './answer-xml';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from './callbacks';
+import { SimulatedCaller, type CallerStep, type StreamedConversation } from './simulated-caller';
+
+export type { CallerStep } from './simulated-caller';
 
 /**
  * What the callee at a number does when the simulator dials it. Delays are in seconds of the
- * simulated call, which the simulator's `timeScale` turns into real time.
+ * simulated call, which the simulator's `timeScale` turns into real time; the conversation's
+ * are real milliseconds (audio plays in real time).
  */
 export type CalleeScript =
   /**
    * Rings, answers after `answerAfterSeconds`, and hangs up `hangUpAfterSeconds` after
    * answering; without it the callee stays until we hang up or the time limit ends the call.
+   * When the answer XML streams the call's audio, the callee talks and listens through the
+   * stream: `conversation` runs in order once it has started, then the callee stays silent.
    */
-  | { kind: 'answer'; answerAfterSeconds: number; hangUpAfterSeconds?: number }
+  | { kind: 'answer'; answerAfterSeconds: number; hangUpAfterSeconds?: number; conversation?: CallerStep[] }
   | { kind: 'no-answer'; ringSeconds: number }
   | { kind: 'busy' }
   | { kind: 'failed' };
@@ -23,6 +30,8 @@ export const DEFAULT_CALLEE: CalleeScript = { kind: 'answer', answerAfterSeconds
 /** Plivo's wait before it retries a callback the receiver did not take (once). */
 const CALLBACK_RETRY_SECONDS = 1;
 const CALLBACK_TIMEOUT_MS = 5_000;
+/** The answer URL may hold its answer a while (the API waits up to 5 s for a media node). */
+const ANSWER_TIMEOUT_MS = 10_000;
 
 /** `queued` until the dialling starts, then the statuses the callbacks report. */
 export type SimulatedCallStatus = 'queued' | ProviderCallStatus;
@@ -35,8 +44,11 @@ export interface CallbackDelivery {
   delivered: boolean;
 }
 
-/** One call placed with the simulator, as tests inspect it. */
-export interface SimulatedCall {
+/**
+ * One call placed with the simulator, as tests inspect it. The conversation fields stay
+ * empty unless the answer XML streamed the call's audio.
+ */
+export interface SimulatedCall extends StreamedConversation {
   providerCallId: string;
   /** E.164. */
   from: string;
@@ -61,6 +73,13 @@ interface LiveCall {
   timers: Set<NodeJS.Timeout>;
   /** Callbacks of one call go out one after the other, in the order of the events. */
   deliveries: Promise<void>;
+  /** The callee's side of the audio stream, once the answer XML asked for one. */
+  caller: SimulatedCaller | null;
+  /** The answer request, from when it is sent until its XML has been followed. */
+  answering: Promise<void> | null;
+  /** Resolves when the call ends. */
+  over: Promise<void>;
+  markOver: () => void;
 }
 
 /** An ended call's cause as Plivo reports it, and who ended it. */
@@ -75,6 +94,8 @@ interface Ending {
 export interface CallEngineOptions {
   /** Signs the callbacks. */
   authToken: string;
+  /** The account's auth id, as the audio stream's `start` frame names it. */
+  accountId: string;
   /** Multiplies every delay, the callback retry's included; below 1 runs calls faster. */
   timeScale: number;
   callees: Record<string, CalleeScript>;
@@ -83,7 +104,10 @@ export interface CallEngineOptions {
 /**
  * The calls of the simulated account: each plays its callee's script with real timers and
  * posts Plivo's signed status callbacks (ringing -> in-progress -> completed, or ringing ->
- * no-answer, or busy, or failed; canceled when we hang up while it rings).
+ * no-answer, or busy, or failed; canceled when we hang up while it rings). The answer is a
+ * request to the answer URL, whose XML says what the call does: stream its audio (the callee
+ * then talks through ./simulated-caller.ts until the call ends, or until our side closes the
+ * stream, which leaves the call nothing to do: it ends), or hang up.
  */
 export class SimulatedCalls {
   private readonly live = new Map<string, LiveCall>();
@@ -101,9 +125,23 @@ export class SimulatedCalls {
 
   /** Records a call; it starts dialling at `start`, once the creation was answered. */
   place(request: CallRequest): SimulatedCall {
-    const record: SimulatedCall = { ...request, providerCallId: randomUUID(), status: 'queued', history: [{ status: 'queued', at: new Date() }], callbacks: [] };
+    const record: SimulatedCall = {
+      ...request,
+      providerCallId: randomUUID(),
+      status: 'queued',
+      history: [{ status: 'queued', at: new Date() }],
+      callbacks: [],
+      streamConnected: false,
+      heard: [],
+      said: [],
+      clearedAudio: 0,
+    };
     const script = this.callees.get(request.to) ?? DEFAULT_CALLEE;
-    this.live.set(record.providerCallId, { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve() });
+    let markOver!: () => void;
+    const over = new Promise<void>((resolve) => {
+      markOver = resolve;
+    });
+    this.live.set(record.providerCallId, { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve(), caller: null, answering: null, over, markOver });
     return record;
   }
 
@@ -121,7 +159,7 @@ export class SimulatedCalls {
         return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
       case 'answer':
         this.ring(call);
-        return this.after(call, script.answerAfterSeconds, () => this.answer(call, script.hangUpAfterSeconds));
+        return this.after(call, script.answerAfterSeconds, () => this.answer(call, script.hangUpAfterSeconds, script.conversation ?? []));
     }
   }
 
@@ -137,8 +175,7 @@ export class SimulatedCalls {
   hangUp(providerCallId: string): boolean {
     const call = this.live.get(providerCallId);
     if (!call || call.record.status !== 'in-progress' || call.answeredAtMs === null) return false;
-    const durationSeconds = Math.round((Date.now() - call.answeredAtMs) / 1000 / this.options.timeScale);
-    this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'API Request', durationSeconds });
+    this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'API Request', durationSeconds: this.secondsSinceAnswer(call) });
     return true;
   }
 
@@ -147,20 +184,21 @@ export class SimulatedCalls {
     return [...this.live.values()].map((call) => structuredClone(call.record));
   }
 
-  /** Stops every timer and callback; pending callbacks are never sent. */
+  /** Stops every timer, callback and audio stream; pending callbacks are never sent. */
   async close(): Promise<void> {
     this.stop.abort();
     for (const call of this.live.values()) this.clearTimers(call);
-    await Promise.all([...this.live.values()].map((call) => call.deliveries));
+    await Promise.all([...this.live.values()].map((call) => Promise.all([call.deliveries, call.answering, call.caller?.terminate()])));
   }
 
   private ring(call: LiveCall): void {
     this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' });
   }
 
-  private answer(call: LiveCall, hangUpAfterSeconds: number | undefined): void {
+  private answer(call: LiveCall, hangUpAfterSeconds: number | undefined, conversation: CallerStep[]): void {
     call.answeredAtMs = Date.now();
-    this.moveTo(call, 'in-progress', call.record.answerUrl, { Event: 'StartApp' });
+    // The answer request is the in-progress callback, and its answer the XML the call follows.
+    this.moveTo(call, 'in-progress', call.record.answerUrl, { Event: 'StartApp' }, (xml) => this.follow(call, xml, conversation));
     const limit = call.record.timeLimitSeconds;
     // Whichever comes first ends the call; ending clears the other timer.
     if (hangUpAfterSeconds !== undefined) {
@@ -169,8 +207,34 @@ export class SimulatedCalls {
     this.after(call, limit, () => this.end(call, { status: 'completed', cause: 'ALLOTTED_TIMEOUT', source: 'Plivo', durationSeconds: limit }));
   }
 
+  /** Does what the answer XML says; `xml` is null when the answer URL could not be fetched. */
+  private follow(call: LiveCall, xml: string | null, conversation: CallerStep[]): void {
+    if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const endNow = (cause: string, source: string) => this.end(call, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(call) });
+    // Plivo hangs up a call whose answer it cannot get, and one with nothing left to do.
+    if (xml === null) return endNow('ANSWER_URL_FAILED', 'Error');
+    // An answer that is no XML at all comes from a receiver that only takes statuses (tests of
+    // the callbacks themselves): the simulator lets the callee's script run on, unlike Plivo.
+    if (instruction === null) return;
+    if (instruction.kind !== 'stream') return endNow('NORMAL_CLEARING', 'Answer XML');
+    const { record } = call;
+    call.caller = new SimulatedCaller({
+      url: instruction.url,
+      providerCallId: record.providerCallId,
+      accountId: this.options.accountId,
+      steps: conversation,
+      record,
+      onHangUp: () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: this.secondsSinceAnswer(call) }),
+      onStreamEnded: () => endNow('NORMAL_CLEARING', 'Answer XML'),
+    });
+  }
+
   private end(call: LiveCall, ending: Ending): void {
+    if (!['queued', 'ringing', 'in-progress'].includes(call.record.status)) return;
     this.clearTimers(call);
+    call.markOver();
+    void call.caller?.stop();
     this.moveTo(call, ending.status, call.record.hangupUrl, {
       Event: 'Hangup',
       Duration: String(Math.round(ending.durationSeconds)),
@@ -180,7 +244,8 @@ export class SimulatedCalls {
     });
   }
 
-  private moveTo(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams): void {
+  /** `answered` gets the answer's body once delivered (null when it was not). */
+  private moveTo(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
     const { record } = call;
     record.status = status;
     record.history.push({ status, at: new Date() });
@@ -188,27 +253,43 @@ export class SimulatedCalls {
     const params = { CallUUID: record.providerCallId, RequestUUID: record.providerCallId, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: 'outbound', ...fields };
     const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
     record.callbacks.push(delivery);
-    call.deliveries = call.deliveries.then(() => this.deliver(delivery, params));
+    const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;
+    call.deliveries = call.deliveries.then(async () => {
+      if (!answered) {
+        await this.deliver(delivery, params, timeoutMs);
+        return;
+      }
+      // The answer may be held a while (our API waits for a media node). A call that ends
+      // meanwhile reports its end at once, as Plivo does; the answer, when it comes, is moot.
+      call.answering = this.deliver(delivery, params, timeoutMs).then(answered);
+      await Promise.race([call.answering, call.over]);
+    });
   }
 
-  /** Posts a callback; one the receiver does not take with a 2xx is retried once, then dropped. */
-  private async deliver(delivery: CallbackDelivery, params: CallbackParams): Promise<void> {
+  /**
+   * Posts a callback; one the receiver does not take with a 2xx is retried once, then dropped.
+   * Answers the body of the answer that took it, or null.
+   */
+  private async deliver(delivery: CallbackDelivery, params: CallbackParams, timeoutMs: number): Promise<string | null> {
     try {
       for (let attempt = 1; attempt <= 2; attempt++) {
         if (attempt > 1) await sleep(CALLBACK_RETRY_SECONDS * 1000 * this.options.timeScale, undefined, { signal: this.stop.signal });
         delivery.attempts = attempt;
-        if (await this.post(delivery.url, params)) {
+        const body = await this.post(delivery.url, params, timeoutMs);
+        if (body !== null) {
           delivery.delivered = true;
-          return;
+          return body;
         }
       }
     } catch {
       // The simulator was closed while waiting to retry: the callback is dropped.
     }
+    return null;
   }
 
-  private async post(url: string, params: CallbackParams): Promise<boolean> {
-    if (this.stop.signal.aborted) return false;
+  /** The body of a 2xx answer, or null. */
+  private async post(url: string, params: CallbackParams, timeoutMs: number): Promise<string | null> {
+    if (this.stop.signal.aborted) return null;
     const nonce = randomBytes(10).toString('hex');
     try {
       const res = await fetch(url, {
@@ -219,14 +300,19 @@ export class SimulatedCalls {
           [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(this.options.authToken, url, params, nonce),
         },
         body: new URLSearchParams(params).toString(),
-        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),
         redirect: 'manual',
       });
-      await res.arrayBuffer();
-      return res.ok;
+      const body = await res.text();
+      return res.ok ? body : null;
     } catch {
-      return false;
+      return null;
     }
+  }
+
+  /** Simulated seconds since the answer, as the hang-up callback's `Duration` says. */
+  private secondsSinceAnswer(call: LiveCall): number {
+    return call.answeredAtMs === null ? 0 : Math.round((Date.now() - call.answeredAtMs) / 1000 / this.options.timeScale);
   }
 
   private after(call: LiveCall, seconds: number, run: () => void): void {

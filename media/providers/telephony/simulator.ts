@@ -4,7 +4,7 @@ import { basicCredentials, startSimulatedService, type RunningSimulator, type Si
 import { SimulatedCalls, type CalleeScript, type SimulatedCall } from './simulated-calls';
 import { MAX_PAGE_SIZE } from './types';
 
-export { DEFAULT_CALLEE, type CalleeScript, type SimulatedCall } from './simulated-calls';
+export { DEFAULT_CALLEE, type CalleeScript, type CallerStep, type SimulatedCall } from './simulated-calls';
 
 /** A number of the simulated account, as Plivo's Number resource shows it. */
 export interface SimulatedNumber {
@@ -54,7 +54,9 @@ type Answer = SimulatorAnswer;
  * - the Number resource over an in-memory inventory (list with `limit`, `offset`,
  *   `number_startswith`, `services`; one number; 404 for a number the account does not rent);
  * - the Call resource: `POST .../Call/` places a call from a number of the account that plays
- *   the callee's script and posts signed status callbacks (see ./simulated-calls.ts);
+ *   the callee's script and posts signed status callbacks; an answered call follows the XML
+ *   of its answer URL, and a callee with a `conversation` talks and listens through the
+ *   bidirectional audio stream it asks for (see ./simulated-calls.ts, ./simulated-caller.ts);
  *   `DELETE .../Request/{uuid}/` cancels a call still ringing and `DELETE .../Call/{uuid}/`
  *   hangs up an answered one (204, or 404 for a call not in that state).
  */
@@ -67,7 +69,7 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     inventory.set(number, { number, region: 'Bangalore, INDIA', number_type: 'local', voice_enabled: true, ...fields });
   };
   (options.numbers ?? DEFAULT_SIMULATED_NUMBERS).forEach((n) => addNumber(n));
-  const calls = new SimulatedCalls({ authToken, timeScale: options.timeScale ?? 1, callees: options.callees ?? {} });
+  const calls = new SimulatedCalls({ authToken, accountId: authId, timeScale: options.timeScale ?? 1, callees: options.callees ?? {} });
   const account = `/v1/Account/${authId}/`;
   const numbersPrefix = `${account}Number/`;
 

@@ -1,15 +1,44 @@
-import { startSimulatedService, type RunningSimulator, type SimulatorOptions } from '../simulated-service';
-import type { Voice } from './types';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pcm16ToBytes } from '../../audio/pcm';
+import { speakText } from '../../audio/simulated-speech';
+import type { RunningSimulator, SimulatorMode, SimulatorOptions } from '../simulated-service';
+import { SYNTHESIS_SAMPLE_RATE, type Voice } from './types';
 
 export interface SpeechSimulatorOptions extends SimulatorOptions {
   /** The key clients must send as `Authorization: Bearer`. */
   apiKey?: string;
   voices?: Voice[];
+  /** Milliseconds between the pieces of audio after the first (default 10, ten times faster than real time). */
+  pieceIntervalMs?: number;
+}
+
+/** A speech request as the simulator received it (`speed` 1 when the request had none, `lang_code` null). */
+export interface SimulatedSpeechRequest {
+  model: string;
+  input: string;
+  voice: string;
+  speed: number;
+  lang_code: string | null;
+}
+
+/** How the answer to a speech request went. */
+export interface SimulatedSpeechStream {
+  /** Bytes of audio the whole answer holds. */
+  totalBytes: number;
+  /** Bytes written to the client so far. */
+  sentBytes: number;
+  /** `streaming` until the last piece is written (`finished`) or the client hangs up first (`client closed`). */
+  outcome: 'streaming' | 'finished' | 'client closed';
 }
 
 export interface SpeechSimulator extends RunningSimulator {
   apiKey: string;
   readonly voices: readonly Voice[];
+  /** Every speech request answered with audio, oldest first. */
+  readonly speechRequests: SimulatedSpeechRequest[];
+  /** The answer to each of `speechRequests`, in the same order. */
+  readonly speechStreams: SimulatedSpeechStream[];
 }
 
 export const SIMULATOR_API_KEY = 'simulator-api-key';
@@ -24,20 +53,153 @@ export const DEFAULT_SIMULATED_VOICES: Voice[] = [
   { id: 'dev', name: 'Dev', language: 'mr', gender: 'male' },
 ];
 
+/** 100 ms of 24 kHz 16-bit audio: the size of each piece of a streamed answer. */
+const PIECE_BYTES = (SYNTHESIS_SAMPLE_RATE / 10) * 2;
+/** OpenAI's limit on `input`. */
+const MAX_INPUT_CHARACTERS = 4096;
+
+type JsonAnswer = { status: number; body: unknown };
+
 /**
- * A stand-in for an OpenAI-compatible speech server on loopback: `GET /v1/audio/voices`
- * answers `{voices: [{id, name, language, gender}]}` to a client with the right Bearer key
- * (401 otherwise, in OpenAI's error shape).
+ * A stand-in for an OpenAI-compatible speech server on loopback. To a client with the right
+ * Bearer key (401 otherwise, in OpenAI's error shape) it answers:
+ * - `GET /v1/audio/voices`: `{voices: [{id, name, language, gender}]}`;
+ * - `POST /v1/audio/speech` (`{model, input, voice, speed?, response_format: "pcm", lang_code?}`):
+ *   the input as simulated speech (../../audio/simulated-speech.ts), raw 24 kHz 16-bit PCM
+ *   as `audio/pcm`, streamed in pieces of 100 ms: the first after `latencyMs` (the time to
+ *   first byte), the rest every `pieceIntervalMs`, faster than real time as real servers
+ *   are. A client that hangs up stops the stream. A body it cannot speak is a 400.
+ * Like the other simulators it honours `mode` and `latencyMs`, set at any time. It runs its
+ * own server rather than `startSimulatedService`, which answers JSON only.
  */
 export async function startSpeechSimulator(options: SpeechSimulatorOptions = {}): Promise<SpeechSimulator> {
   const apiKey = options.apiKey ?? SIMULATOR_API_KEY;
   const voices = options.voices ?? DEFAULT_SIMULATED_VOICES;
-  const simulator = await startSimulatedService((req, url) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) {
-      return { status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } };
+  const pieceIntervalMs = options.pieceIntervalMs ?? 10;
+  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
+  const speechRequests: SimulatedSpeechRequest[] = [];
+  const speechStreams: SimulatedSpeechStream[] = [];
+
+  const answer = (req: IncomingMessage, body: string): JsonAnswer | { speak: SimulatedSpeechRequest } => {
+    if (state.mode === 'failing') return { status: 500, body: { error: 'simulated provider failure' } };
+    if (req.headers.authorization !== `Bearer ${apiKey}`) return openAiError(401, 'Incorrect API key provided', 'invalid_api_key');
+    const { pathname } = new URL(req.url ?? '/', 'http://simulator');
+    if (req.method === 'GET' && pathname === '/v1/audio/voices') return { status: 200, body: { voices } };
+    if (req.method === 'POST' && pathname === '/v1/audio/speech') {
+      const request = readSpeechRequest(body, voices);
+      return typeof request === 'string' ? openAiError(400, request) : { speak: request };
     }
-    if (req.method === 'GET' && url.pathname === '/v1/audio/voices') return { status: 200, body: { voices } };
-    return { status: 404, body: { error: { message: `no route ${req.method} ${url.pathname}`, type: 'invalid_request_error' } } };
-  }, options);
-  return Object.assign(simulator, { apiKey, voices });
+    return openAiError(404, `no route ${req.method} ${pathname}`);
+  };
+
+  const server = http.createServer((req, res) => {
+    if (state.mode === 'hanging') return; // the socket stays open until the client gives up
+    void readBody(req).then((body) => {
+      const latencyMs = state.latencyMs;
+      const result = answer(req, body);
+      if (!('speak' in result)) {
+        setTimeout(() => sendJson(res, result), latencyMs);
+        return;
+      }
+      const audio = pcm16ToBytes(speakText(result.speak.input, { sampleRate: SYNTHESIS_SAMPLE_RATE, speed: result.speak.speed }));
+      const stream: SimulatedSpeechStream = { totalBytes: audio.length, sentBytes: 0, outcome: 'streaming' };
+      speechRequests.push(result.speak);
+      speechStreams.push(stream);
+      streamAudio(res, audio, stream, latencyMs, pieceIntervalMs);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address}:${port}`,
+    apiKey,
+    voices,
+    speechRequests,
+    speechStreams,
+    get latencyMs() {
+      return state.latencyMs;
+    },
+    set latencyMs(value: number) {
+      state.latencyMs = value;
+    },
+    get mode() {
+      return state.mode;
+    },
+    set mode(value: SimulatorMode) {
+      state.mode = value;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // streams in progress stop through their `close`
+      }),
+  };
+}
+
+/** The request when the simulator can speak it, else what is wrong with it (for a 400). */
+function readSpeechRequest(text: string, voices: readonly Voice[]): SimulatedSpeechRequest | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return 'the body must be JSON';
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
+  const { model, input, voice, speed = 1, response_format: format, lang_code: langCode = null } = body as Record<string, unknown>;
+  if (typeof model !== 'string' || !model) return '`model` is required';
+  if (typeof input !== 'string' || !input.trim()) return '`input` must be a non-empty string';
+  if (input.length > MAX_INPUT_CHARACTERS) return `\`input\` must be at most ${MAX_INPUT_CHARACTERS} characters`;
+  if (typeof voice !== 'string' || !voices.some((v) => v.id === voice)) return `voice '${String(voice)}' is not one of: ${voices.map((v) => v.id).join(', ')}`;
+  if (typeof speed !== 'number' || !(speed >= 0.25 && speed <= 4)) return '`speed` must be a number from 0.25 to 4';
+  if (format !== 'pcm') return `response_format '${String(format)}' is not supported; this server answers 'pcm' only`;
+  if (langCode !== null && typeof langCode !== 'string') return '`lang_code` must be a string';
+  return { model, input, voice, speed, lang_code: langCode };
+}
+
+/** Writes `audio` in 100 ms pieces: the first after `latencyMs`, then one every `intervalMs`, until done or the client hangs up. */
+function streamAudio(res: ServerResponse, audio: Buffer, stream: SimulatedSpeechStream, latencyMs: number, intervalMs: number): void {
+  if (res.destroyed) {
+    stream.outcome = 'client closed';
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  res.on('close', () => {
+    clearTimeout(timer);
+    if (stream.outcome === 'streaming') stream.outcome = 'client closed';
+  });
+  const sendPiece = () => {
+    if (res.destroyed) return;
+    if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'audio/pcm' });
+    const piece = audio.subarray(stream.sentBytes, stream.sentBytes + PIECE_BYTES);
+    stream.sentBytes += piece.length;
+    if (stream.sentBytes < audio.length) {
+      res.write(piece);
+      timer = setTimeout(sendPiece, intervalMs);
+    } else {
+      stream.outcome = 'finished';
+      res.end(piece);
+    }
+  };
+  timer = setTimeout(sendPiece, latencyMs);
+}
+
+function openAiError(status: number, message: string, code: string | null = null): JsonAnswer {
+  return { status, body: { error: { message, type: 'invalid_request_error', param: null, code } } };
+}
+
+function sendJson(res: ServerResponse, answer: JsonAnswer): void {
+  if (!res.destroyed) res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A client that went away gets no answer; an empty body answers nobody.
+    req.on('error', () => resolve(''));
+  });
 }

@@ -75,7 +75,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
 
   before(async () => {
     providers = await startTestProviders({ timeScale: TIME_SCALE });
-    api = await startApi({ workers: ['calls', 'webhooks'], providers: providers.config });
+    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
     agent = await agentsClient(api, owner.auth).created({ name: 'Dialler', call: OPEN_HOURS });
   });
@@ -89,8 +89,8 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const placed = await place(to, owner, agent.id, { name: 'Ravi', order: 42 });
     const call = await ended(placed.id);
 
-    const events = await timeline(placed.id);
-    expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended']);
+    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.completed'));
+    expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended', 'call.completed']);
     const descriptor = (m: { provider: string; model: string }) => `${m.provider}/${m.model}`;
     expect(events[3].data).to.deep.equal({
       channel: 'phone',
@@ -102,15 +102,19 @@ describe('Calls through the telephony provider (status callbacks)', function () 
       started_by: '',
       values: ['name', 'order'],
     });
-    expect(events[4]).to.deep.include({ level: 'info', data: { duration_seconds: 20 } });
-    expect(call).to.include({ status: 'completed', duration_seconds: 20, hangup_by: 'caller', hangup_reason: 'the caller hung up' });
+    // The callee hangs up 20 simulated seconds (1 s at this time scale) after answering: the agent was live that long.
+    expect(events[4]).to.deep.include({ level: 'info', message: 'ended by caller: the caller hung up' });
+    expect(events[4].data.duration_seconds).to.equal(call.duration_seconds);
+    expect(call).to.include({ status: 'completed', hangup_by: 'caller', hangup_reason: 'the caller hung up' });
+    expect(call.duration_seconds).to.be.within(0.8, 2);
+    expect(call.cost_paise).to.equal(Math.ceil(((call.duration_seconds as number) * 400) / 60));
     for (const field of ['dequeued_at', 'started_at', 'ended_at']) expect(call[field], field).to.be.a('string');
     expect(Date.parse(call.started_at as string)).to.be.at.most(Date.parse(call.ended_at as string));
 
     // The provider was asked once, with the API's public callback URL, and every callback was taken at once.
     const [dialled, ...more] = simulated(to);
     expect(more).to.be.empty;
-    expect(dialled).to.include({ from: providers.pool[0], answerUrl: `${api.baseUrl}/api/v1${statusPath(placed.id)}`, status: 'completed' });
+    expect(dialled).to.include({ from: providers.pool[0], answerUrl: `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer`, ringUrl: `${api.baseUrl}/api/v1${statusPath(placed.id)}`, status: 'completed' });
     expect(dialled.callbacks.map((c) => [c.status, c.delivered, c.attempts])).to.deep.equal([
       ['ringing', true, 1],
       ['in-progress', true, 1],
@@ -160,8 +164,8 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const res = await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth });
     expect(res.status).to.equal(200);
     expect(await res.json()).to.include({ status: 'completed', hangup_by: 'Asha Rao', hangup_reason: 'hung up through the API' });
-    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.ended'));
-    expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended']);
+    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.completed'));
+    expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended', 'call.completed']);
     expect(events[4].message).to.equal('ended by Asha Rao: hung up through the API');
     expect((await getCall(placed.id)).duration_seconds).to.be.a('number');
     // The provider hung up the answered call (the callee would have stayed until the time limit).
@@ -228,7 +232,11 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const calls: Call[] = [];
     for (const call of placed) calls.push(await ended(call.id, queued));
 
-    for (const call of calls) expect(call).to.include({ status: 'completed', hangup_by: 'caller', duration_seconds: 10 });
+    for (const call of calls) {
+      expect(call).to.include({ status: 'completed', hangup_by: 'caller' });
+      // 10 simulated seconds: half a second at this time scale.
+      expect(call.duration_seconds).to.be.within(0.4, 1.5);
+    }
     const dequeuedAt = calls.map((c) => Date.parse(c.dequeued_at as string));
     expect(dequeuedAt).to.deep.equal([...dequeuedAt].sort((a, b) => a - b));
     for (let i = 1; i < calls.length; i++) {

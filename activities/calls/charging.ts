@@ -1,0 +1,59 @@
+import { Call } from '../db/models/call';
+import { Workspace } from '../db/models/workspace';
+import { appendLedgerItem, balanceOf } from '../ledger';
+import { planOf } from '../plans';
+
+/**
+ * Billing rules 1, 2 and 4 of the contract: a connected call costs
+ * `ceil(duration_seconds * price_per_minute_paise / 60)`, taken once when it ends as one
+ * `call` ledger item; its length is capped at what the balance pays for when it starts.
+ */
+
+export interface CallCap {
+  capSeconds: number;
+  /** `hangup_reason` when the cap ends the call. */
+  capReason: 'max duration reached' | 'credits ran out';
+}
+
+export function callCost(durationSeconds: number, pricePerMinutePaise: number): number {
+  // Rounded to the microsecond first, so that 0.1 + 0.2 style float noise never adds a paisa.
+  return Math.ceil(Math.round(durationSeconds * pricePerMinutePaise * 1e6 / 60) / 1e6);
+}
+
+async function pricePerMinute(workspaceId: string): Promise<number> {
+  const workspace = await Workspace.findById(workspaceId, { plan: 1 }).lean();
+  if (!workspace) throw new Error(`workspace ${workspaceId} not found`);
+  return planOf(workspace.plan).pricePerMinutePaise;
+}
+
+export function createChargingActivities() {
+  return {
+    /** The length a call may last from now: `max_duration_seconds`, or less when the balance pays for less. */
+    async callCap(input: { workspaceId: string; maxDurationSeconds: number }): Promise<CallCap> {
+      const [price, balance] = await Promise.all([pricePerMinute(input.workspaceId), balanceOf(input.workspaceId)]);
+      const affordable = Math.max(0, Math.floor((balance * 60) / price));
+      return affordable < input.maxDurationSeconds ? { capSeconds: affordable, capReason: 'credits ran out' } : { capSeconds: input.maxDurationSeconds, capReason: 'max duration reached' };
+    },
+
+    /**
+     * Charges a connected call once: the ledger item's idempotency key is the call id, so a
+     * retried activity finds the first item and writes nothing again. Answers the cost.
+     */
+    async chargeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<{ costPaise: number; balanceAfterPaise: number }> {
+      const price = await pricePerMinute(input.workspaceId);
+      const cost = callCost(input.durationSeconds, price);
+      const item = await appendLedgerItem({
+        workspaceId: input.workspaceId,
+        kind: 'call',
+        amountPaise: -cost,
+        idempotencyKey: `call:${input.callId}`,
+        at: new Date(input.endedAt),
+        note: `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
+        callId: input.callId,
+      });
+      const charged = -item.amount_paise;
+      await Call.updateOne({ _id: input.callId }, { $set: { cost_paise: charged, updated_at: new Date() } });
+      return { costPaise: charged, balanceAfterPaise: item.balance_after_paise };
+    },
+  };
+}

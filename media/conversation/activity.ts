@@ -1,0 +1,117 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { Agent, toolOf, type StoredAgent } from '../../activities/db/models/agent';
+import { Call } from '../../activities/db/models/call';
+import { retrieve } from '../../activities/knowledge-bases';
+import { recordEvent } from '../../activities/webhooks/fan-out';
+import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
+import type { LanguageModel } from '../providers/llm/types';
+import type { Transcriber } from '../providers/stt/types';
+import type { Synthesizer } from '../providers/tts/types';
+import { runHttpTool } from '../tools/http-tool';
+import { Conversation, type ConversationAgent, type ConversationEvent } from './engine';
+import type { StreamRegistry } from './stream-registry';
+
+export interface ConversationActivityDeps {
+  temporal: Client;
+  /** Where this node's calls arrive: the stream registry its WebSocket endpoints fill. */
+  registry: StreamRegistry;
+  /** This node's public WebSocket base (`wss://media-3.example.com`), given to the provider. */
+  mediaNodeUrl: string;
+  languageModelFor(provider: string): LanguageModel;
+  transcriber: Transcriber;
+  synthesizer: Synthesizer;
+  toolsAllowPrivateNetworks: boolean;
+}
+
+/** How often progress is reported; the workflow's heartbeat timeout is a few times this. */
+const HEARTBEAT_INTERVAL_MS = 1_000;
+/** From the answer to the stream's arrival: the provider connects within a second or two. */
+const STREAM_WAIT_MS = 15_000;
+const KNOWLEDGE_PASSAGES = 3;
+
+/**
+ * The live conversation of one call, as an activity on the `media` task queue. It registers
+ * this node as the call's media node (the API's answer URL sends the provider's audio stream
+ * here), waits for the stream, runs the conversation and reports progress in its heartbeat
+ * details; cancellation (the workflow ending the call) stops it. Events go on the call's
+ * timeline with sequence numbers from `sequenceBase`, in order.
+ */
+export function createConversationActivities(deps: ConversationActivityDeps): ConversationActivities {
+  return {
+    async runConversation(input: ConversationInput): Promise<ConversationOutcome> {
+      const context = Context.current();
+      const [agentDoc, call] = await Promise.all([Agent.findById(input.agentId).lean<StoredAgent>(), Call.findById(input.callId, { user_data: 1, workspace_id: 1 }).lean()]);
+      if (!agentDoc || agentDoc.workspace_id !== input.workspaceId || !call) throw ApplicationFailure.nonRetryable('the call or its agent is gone', 'ConversationGone');
+      const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
+
+      let sequence = input.sequenceBase;
+      let events = Promise.resolve();
+      const emit = (event: ConversationEvent) => {
+        const entry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt: new Date().toISOString() };
+        // In order, off the audio path; a failed write is retried, since losing an event is not allowed.
+        events = events.then(() => recordWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() })));
+      };
+      const progress: ConversationProgress = { phase: 'waiting-for-stream', at: Date.now(), nextSequence: sequence };
+      const beat = () => context.heartbeat({ ...progress, at: Date.now(), nextSequence: sequence });
+      beat();
+      const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+      try {
+        await Call.updateOne({ _id: input.callId }, { $set: { media_node_url: deps.mediaNodeUrl } });
+        const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: STREAM_WAIT_MS });
+        progress.phase = 'live';
+        const conversation = new Conversation(
+          { agent, userData: (call.user_data ?? {}) as Record<string, unknown>, capSeconds: input.capSeconds, capReason: input.capReason, signal: context.cancellationSignal },
+          {
+            audio,
+            transcriber: deps.transcriber,
+            languageModel: deps.languageModelFor(agent.llm.provider),
+            synthesizer: deps.synthesizer,
+            runTool: (tool, args) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks }),
+            retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES })).map((chunk) => chunk.text),
+            emit,
+            now: () => Date.now(),
+          },
+        );
+        const result = await conversation.run();
+        progress.phase = 'ending';
+        audio.close();
+        await events;
+        const outcome: ConversationOutcome = {
+          endedBy: result.endedBy,
+          reason: result.reason,
+          level: result.level,
+          startedAt: new Date(result.startedAtMs).toISOString(),
+          endedAt: new Date(result.endedAtMs).toISOString(),
+          usage: result.usage,
+          avgFirstAudioMs: result.avgFirstAudioMs,
+          nextSequence: sequence,
+        };
+        await Call.updateOne(
+          { _id: input.callId },
+          { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } },
+        );
+        return outcome;
+      } finally {
+        clearInterval(heartbeats);
+      }
+    },
+  };
+}
+
+/** Retries a timeline write until it lands (a few seconds of database trouble must not lose an event). */
+async function recordWithRetry(write: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (error) {
+      if (attempt >= 10) {
+        console.error('a call event could not be recorded', error);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
+  }
+}

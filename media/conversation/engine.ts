@@ -1,0 +1,571 @@
+import type { AgentSettings, AgentTool } from '../../activities/db/models/agent';
+import { encodeMulaw } from '../audio/mulaw';
+import { Downsampler } from '../audio/pcm';
+import type { HttpToolRun } from '../tools/http-tool';
+import type { ChatMessage, LanguageModel, LlmTool, LlmToolCall } from '../providers/llm/types';
+import type { RecognitionStream, Transcriber } from '../providers/stt/types';
+import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../providers/tts/types';
+import type { CallAudioStream } from './audio-stream';
+import { PlaybackTimeline } from './playback';
+import { SentenceChunker } from './sentences';
+import { fillVariables } from './variables';
+import type { ConversationUsage } from '../../workflows/shared/conversation';
+
+/** A call's settings as the engine runs them: the agent's, with its tools. */
+export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & { tools: AgentTool[] };
+
+export type EventLevel = 'info' | 'warning' | 'error';
+
+export interface ConversationEvent {
+  type: string;
+  message: string;
+  level: EventLevel;
+  latencyMs: number | null;
+  data?: Record<string, unknown>;
+}
+
+export interface ConversationDeps {
+  audio: CallAudioStream;
+  transcriber: Transcriber;
+  languageModel: LanguageModel;
+  synthesizer: Synthesizer;
+  runTool(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolRun>;
+  /** Knowledge-base passages for the caller's turn (empty when the agent has no bases). */
+  retrieve(query: string): Promise<string[]>;
+  /** Records an event on the call's timeline; must not block (the engine does not wait for it). */
+  emit(event: ConversationEvent): void;
+  /** Agent audio as it is queued for playback, `atMs` on the call's timeline (for the recording). */
+  onAgentAudio?(mulaw: Buffer, atMs: number): void;
+  onCallerAudio?(mulaw: Buffer, atMs: number): void;
+  /** Milliseconds, monotonic enough for latencies (Date.now() in production). */
+  now(): number;
+}
+
+export interface ConversationOptions {
+  agent: ConversationAgent;
+  userData: Record<string, unknown>;
+  /** The call's length limit in seconds: `max_duration_seconds`, or less when the balance pays for less. */
+  capSeconds: number;
+  /** `hangup_reason` when the cap ends the call: `max duration reached` or `credits ran out`. */
+  capReason: string;
+  /** Cancels the conversation from outside (API hang-up, activity cancellation). */
+  signal: AbortSignal;
+}
+
+export interface TranscriptEntry {
+  role: 'assistant' | 'user';
+  text: string;
+  at: Date;
+  interrupted: boolean;
+}
+
+export type { ConversationUsage };
+
+export interface ConversationResult {
+  /** `agent`, `caller` or `system`. */
+  endedBy: string;
+  reason: string;
+  level: EventLevel;
+  /** Epoch ms: the agent went live (the stream connected) and the conversation ended. */
+  startedAtMs: number;
+  endedAtMs: number;
+  transcript: TranscriptEntry[];
+  usage: ConversationUsage;
+  /** Mean of the replies' first-audio latencies (the welcome left out); null without replies. */
+  avgFirstAudioMs: number | null;
+}
+
+/** Model rounds one caller turn may take (tool calls, then the answer). */
+const MAX_TOOL_ROUNDS = 4;
+/** How often silence and the length limit are looked at. */
+const WATCH_INTERVAL_MS = 100;
+const END_CALL_TOOL: LlmTool = {
+  name: 'end_call',
+  description: 'End the call. Use it when the conversation is over: the caller said goodbye, or there is nothing more to do.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+};
+
+/** One thing the agent says: a reply, the welcome, a goodbye or the online check. */
+interface Reply {
+  abort: AbortController;
+  /** Its first audio went out. */
+  audible: boolean;
+  /** The caller may talk over it (`allow_interruptions`, and `hangup_interruptible` for goodbyes). */
+  interruptible: boolean;
+  interrupted: boolean;
+  /** Sentences whose audio started, until they go on the transcript. */
+  spoken: string[];
+  /** Its transcript and history entries once written, so barge-in can cut them to what was heard. */
+  entry: TranscriptEntry | null;
+  historyEntry: { role: 'assistant'; content: string | null } | null;
+}
+
+class Ended extends Error {
+  constructor() {
+    super('the conversation ended');
+  }
+}
+
+/**
+ * One live conversation: caller audio -> speech recognition (end of turn) -> language model
+ * (streamed tokens and tool calls) -> sentences -> speech synthesis (streamed) -> caller.
+ * Barge-in stops playback at once and keeps what the caller heard. It ends on `end_call`
+ * (after the hang-up message), the hang-up prompt, the caller hanging up, silence, the length
+ * limit, cancellation or an error; `run` answers how, with the transcript and usage.
+ */
+export class Conversation {
+  private readonly playback = new PlaybackTimeline();
+  private readonly transcript: TranscriptEntry[] = [];
+  private readonly history: ChatMessage[] = [];
+  private readonly usage: ConversationUsage = { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 };
+  private readonly firstAudioLatencies: number[] = [];
+  private readonly turns: { text: string; endedAtMs: number }[] = [];
+  private recognition: RecognitionStream | null = null;
+  /** The reply being generated or spoken; aborted by barge-in, a newer turn or the end. */
+  private reply: Reply | null = null;
+  private working = false;
+  private goodbye = false;
+  private onlineCheckAsked = false;
+  private lastActivityMs = 0;
+  private startedAtMs = 0;
+  private ending: { by: string; reason: string; level: EventLevel } | null = null;
+  private endedAtMs = 0;
+  private finished!: () => void;
+  private readonly done = new Promise<void>((resolve) => (this.finished = resolve));
+  private readonly tools: LlmTool[];
+  private readonly systemPrompt: string;
+
+  constructor(
+    private readonly options: ConversationOptions,
+    private readonly deps: ConversationDeps,
+  ) {
+    const { agent, userData } = options;
+    this.tools = [...agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), END_CALL_TOOL];
+    const language = `Speak ${agent.voice.language}, the caller's language, in short sentences fit to be spoken on a phone call.`;
+    this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
+  }
+
+  async run(): Promise<ConversationResult> {
+    const { audio } = this.deps;
+    const { agent } = this.options;
+    this.startedAtMs = this.deps.now();
+    this.lastActivityMs = this.startedAtMs;
+    audio.onClose(() => this.end('caller', 'the caller hung up', 'info'));
+    if (this.options.signal.aborted) this.end('system', 'canceled', 'info');
+    this.options.signal.addEventListener('abort', () => this.end('system', 'canceled', 'info'), { once: true });
+    const watcher = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
+    try {
+      this.recognition = await this.deps.transcriber.open(
+        {
+          provider: agent.transcriber.provider,
+          model: agent.transcriber.model,
+          language: agent.transcriber.language,
+          turnDetection: agent.transcriber.turn_detection,
+          endpointingMs: agent.transcriber.endpointing_ms,
+          keyterms: agent.transcriber.keyterms,
+        },
+        {
+          onInterim: (text) => this.heardInterim(text),
+          onTurnEnd: (turn) => this.heardTurn(turn.text),
+          onError: (error) => this.fail('speech recognition', error),
+        },
+      );
+      audio.onAudio((mulaw) => {
+        this.recognition?.sendAudio(mulaw);
+        this.deps.onCallerAudio?.(mulaw, this.deps.now() - this.startedAtMs);
+      });
+      if (agent.welcome_message && !this.ending) await this.welcome(fillVariables(agent.welcome_message, this.options.userData));
+    } catch (error) {
+      if (!(error instanceof Ended)) this.fail(providerOf(error), error);
+    }
+    await this.done;
+    clearInterval(watcher);
+    await this.closeRecognition();
+    return {
+      endedBy: this.ending!.by,
+      reason: this.ending!.reason,
+      level: this.ending!.level,
+      startedAtMs: this.startedAtMs,
+      endedAtMs: this.endedAtMs,
+      transcript: this.transcript,
+      usage: this.usage,
+      avgFirstAudioMs: this.firstAudioLatencies.length ? Math.round(this.firstAudioLatencies.reduce((a, b) => a + b, 0) / this.firstAudioLatencies.length) : null,
+    };
+  }
+
+  // ---- the caller ----
+
+  private heardInterim(text: string): void {
+    if (this.ending || !text.trim()) return;
+    this.lastActivityMs = this.deps.now();
+    const reply = this.reply;
+    if (!reply || reply.interrupted || !reply.interruptible || !this.playback.playing(this.deps.now())) return;
+    if (wordCount(text) >= this.options.agent.call.interruption_min_words) this.bargeIn();
+  }
+
+  private heardTurn(text: string): void {
+    if (this.ending || !text.trim()) return;
+    const now = this.deps.now();
+    this.lastActivityMs = now;
+    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye } });
+    this.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
+    if (this.goodbye) return; // the agent decided to hang up: the words are kept, not answered
+    this.turns.push({ text, endedAtMs: now });
+    const reply = this.reply;
+    if (reply && !reply.audible && !reply.interrupted) {
+      // The caller went on before the agent said anything: answer everything they said.
+      reply.interrupted = true;
+      reply.abort.abort();
+    }
+    void this.work();
+  }
+
+  /** The caller talked over the agent: stop playback now and keep what they heard. */
+  private bargeIn(): void {
+    const reply = this.reply!;
+    const now = this.deps.now();
+    const heard = this.playback.heard(now);
+    this.deps.audio.clear();
+    this.playback.stop(now);
+    reply.interrupted = true;
+    reply.abort.abort();
+    this.deps.emit({ type: 'interrupted', message: heard, level: 'info', latencyMs: null });
+    // The reply may already be on the transcript (its audio was all queued): cut it to what was heard.
+    if (reply.entry) Object.assign(reply.entry, { text: heard, interrupted: true });
+    else this.transcript.push({ role: 'assistant', text: heard, at: new Date(), interrupted: true });
+    const said = { role: 'assistant' as const, content: heard ? `${heard} ...` : '...' };
+    if (reply.historyEntry) Object.assign(reply.historyEntry, said);
+    else this.history.push(said);
+    // Talking over the goodbye keeps the call going: the caller has more to say.
+    this.goodbye = false;
+  }
+
+  // ---- the agent ----
+
+  /** Answers caller turns one at a time; a turn that arrives meanwhile is answered next. */
+  private async work(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      while (this.turns.length && !this.ending) {
+        const turns = this.turns.splice(0);
+        const text = turns.map((t) => t.text).join(' ');
+        this.history.push({ role: 'user', content: text });
+        await this.answer(text, turns.at(-1)!.endedAtMs);
+      }
+    } catch (error) {
+      if (!(error instanceof Ended)) this.fail(providerOf(error), error);
+    } finally {
+      this.working = false;
+    }
+  }
+
+  private async answer(turnText: string, turnEndedAtMs: number): Promise<void> {
+    const reply = this.startReply(true);
+    const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
+    let endCall = false;
+    let firstToken = true;
+    for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall; round++) {
+      const { text, toolCalls } = await this.generate(reply, passages, (modelMs) => {
+        if (!firstToken) return;
+        firstToken = false;
+        this.deps.emit({ type: 'llm.first_token', message: '', level: 'info', latencyMs: this.deps.now() - turnEndedAtMs, data: { model_ms: modelMs } });
+      }, turnEndedAtMs);
+      if (reply.abort.signal.aborted) return this.endReply(reply);
+      if (text) this.deps.emit({ type: 'agent.reply', message: text, level: 'info', latencyMs: null });
+      if (!toolCalls.length) break;
+      this.history.push({ role: 'assistant', content: text || null, tool_calls: toolCalls });
+      for (const call of toolCalls) {
+        if (reply.abort.signal.aborted) return this.endReply(reply); // interrupted: the rest never run
+        if (call.name === 'end_call') {
+          this.deps.emit({ type: 'tool.call', message: 'end_call', level: 'info', latencyMs: null, data: { name: 'end_call' } });
+          this.history.push({ role: 'tool', tool_call_id: call.id, content: 'the call ends' });
+          endCall = true;
+          continue;
+        }
+        await this.callTool(call, reply);
+      }
+    }
+    if (reply.abort.signal.aborted) return this.endReply(reply);
+    this.endReply(reply);
+    if (endCall) return this.sayGoodbyeAndEnd('end_call');
+    if (this.options.agent.call.hangup_on_prompt && (await this.conversationOver())) {
+      this.deps.emit({ type: 'hangup.prompt', message: 'the hang-up prompt decided the conversation is over', level: 'info', latencyMs: null });
+      return this.sayGoodbyeAndEnd('hangup prompt');
+    }
+  }
+
+  /** One model round: streams the text into speech as sentences complete; answers the text and tool calls. */
+  private async generate(reply: Reply, passages: string[], onFirstToken: (modelMs: number) => void, turnEndedAtMs: number | null): Promise<{ text: string; toolCalls: LlmToolCall[] }> {
+    const { llm } = this.options.agent;
+    const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt }];
+    if (passages.length) messages.push({ role: 'system', content: `Passages from the knowledge base that may help with the caller's last words:\n\n${passages.join('\n\n---\n\n')}` });
+    messages.push(...this.history);
+    const chunker = new SentenceChunker();
+    const speech = this.speechQueue(reply, turnEndedAtMs);
+    const sentAt = this.deps.now();
+    let text = '';
+    const toolCalls: LlmToolCall[] = [];
+    this.usage.llm_calls++;
+    try {
+      for await (const event of this.deps.languageModel.stream({ model: llm.model, messages, tools: this.tools, temperature: llm.temperature, maxTokens: llm.max_tokens, signal: reply.abort.signal })) {
+        if (event.type === 'text') {
+          onFirstToken(this.deps.now() - sentAt);
+          text += event.text;
+          for (const sentence of chunker.push(event.text)) speech.say(sentence);
+        } else if (event.type === 'tool_call') {
+          onFirstToken(this.deps.now() - sentAt);
+          toolCalls.push(event.call);
+        } else {
+          this.usage.llm_input_tokens += event.usage.inputTokens;
+          this.usage.llm_output_tokens += event.usage.outputTokens;
+        }
+      }
+    } catch (error) {
+      if (reply.abort.signal.aborted) return { text: '', toolCalls: [] };
+      throw error;
+    }
+    const rest = chunker.flush();
+    if (rest) speech.say(rest);
+    await speech.finished();
+    return { text: text.trim(), toolCalls };
+  }
+
+  private async callTool(call: LlmToolCall, reply: Reply): Promise<void> {
+    const tool = this.options.agent.tools.find((t) => t.name === call.name);
+    let args: Record<string, unknown> = {};
+    try {
+      const parsed: unknown = JSON.parse(call.arguments || '{}');
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+    } catch {
+      // The model wrote broken JSON: the tool runs without arguments and its answer tells the model.
+    }
+    this.deps.emit({ type: 'tool.call', message: call.name, level: 'info', latencyMs: null, data: { name: call.name, args, url: tool?.url ?? '' } });
+    if (!tool) {
+      const result = `no tool named ${call.name}`;
+      this.deps.emit({ type: 'tool.result', message: result, level: 'warning', latencyMs: 0, data: { name: call.name, status: 0, result } });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+      return;
+    }
+    // The pre-call message plays while the request runs.
+    const saying = tool.pre_call_message ? this.speechQueue(reply, null) : null;
+    saying?.say(fillVariables(tool.pre_call_message, this.options.userData));
+    const run = await this.deps.runTool(tool, args, reply.abort.signal);
+    await saying?.finished();
+    const status = run.status ?? 0;
+    const result = run.error && run.status === null ? `the tool did not answer (${run.error.kind}: ${run.error.message})` : run.result;
+    this.deps.emit({ type: 'tool.result', message: `${call.name}: ${status}`, level: run.ok ? 'info' : 'warning', latencyMs: run.latency_ms, data: { name: call.name, status, result } });
+    this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+  }
+
+  /** Asks the model, yes or no, whether the conversation is over (`hangup_prompt`). */
+  private async conversationOver(): Promise<boolean> {
+    const { llm, call } = this.options.agent;
+    const lines = this.transcript.map((t) => `${t.role}: ${t.text}`).join('\n');
+    const question = `${call.hangup_prompt || 'Is the conversation over?'}\n\nAnswer Yes or No.`;
+    this.usage.llm_calls++;
+    const answer = await this.deps.languageModel.complete({
+      model: llm.model,
+      temperature: 0,
+      maxTokens: 16,
+      messages: [
+        { role: 'system', content: 'You decide whether a phone conversation is over. Answer Yes or No only.' },
+        { role: 'user', content: `Conversation so far:\n${lines}\n\n${question}` },
+      ],
+    });
+    this.usage.llm_input_tokens += answer.usage.inputTokens;
+    this.usage.llm_output_tokens += answer.usage.outputTokens;
+    return /^\s*yes\b/i.test(answer.text);
+  }
+
+  private async welcome(text: string): Promise<void> {
+    this.deps.emit({ type: 'welcome', message: text, level: 'info', latencyMs: null });
+    const reply = this.startReply(true);
+    const speech = this.speechQueue(reply, this.startedAtMs, true);
+    speech.say(text);
+    await speech.finished();
+    this.endReply(reply);
+  }
+
+  /** The hang-up message (interruptible when `hangup_interruptible`), then the end once it has played. */
+  private async sayGoodbyeAndEnd(reason: string, by = 'agent'): Promise<void> {
+    this.goodbye = true;
+    const message = fillVariables(this.options.agent.call.hangup_message, this.options.userData);
+    if (message) {
+      const reply = this.startReply(this.options.agent.call.hangup_interruptible);
+      const speech = this.speechQueue(reply, null);
+      speech.say(message);
+      await speech.finished();
+      this.endReply(reply);
+      await this.untilPlayed(reply);
+      if (reply.interrupted) return; // talked over: the call goes on
+    } else {
+      await this.untilPlayed(null);
+    }
+    this.end(by, reason, 'info');
+  }
+
+  /** Waits until the far end has played everything queued (or the reply was cut). */
+  private async untilPlayed(reply: Reply | null): Promise<void> {
+    while (!this.ending && !reply?.interrupted && this.playback.playing(this.deps.now())) {
+      await sleep(Math.min(50, this.playback.endsAtMs - this.deps.now() + 1));
+    }
+  }
+
+  private startReply(interruptible: boolean): Reply {
+    this.playback.reset();
+    const reply: Reply = { abort: new AbortController(), audible: false, interruptible: interruptible && this.options.agent.call.allow_interruptions, interrupted: false, spoken: [], entry: null, historyEntry: null };
+    this.reply = reply;
+    return reply;
+  }
+
+  /** Records the reply's spoken text (unless barge-in recorded what was heard). */
+  private endReply(reply: Reply): void {
+    if (!reply.interrupted && reply.spoken.length) {
+      const text = reply.spoken.join(' ');
+      reply.entry = { role: 'assistant', text, at: new Date(), interrupted: false };
+      this.transcript.push(reply.entry);
+      const last = this.history.at(-1);
+      if (last?.role === 'assistant' && last.content === text) reply.historyEntry = last;
+      else {
+        reply.historyEntry = { role: 'assistant', content: text };
+        this.history.push(reply.historyEntry);
+      }
+    }
+    reply.spoken = [];
+  }
+
+  /**
+   * Sentences spoken in order: each is synthesized as a stream and its audio queued for
+   * playback as it arrives. The first audio of the reply emits `tts.first_audio`, its latency
+   * counted from `fromMs` (the caller finishing, or the call start for the welcome).
+   */
+  private speechQueue(reply: Reply, fromMs: number | null, welcome = false) {
+    let chain = Promise.resolve();
+    let failure: unknown = null;
+    return {
+      say: (sentence: string) => {
+        chain = chain.then(async () => {
+          if (reply.abort.signal.aborted || this.ending || failure) return;
+          try {
+            await this.speak(sentence, reply, fromMs, welcome);
+          } catch (error) {
+            if (!reply.abort.signal.aborted) failure = error;
+          }
+        });
+      },
+      finished: async () => {
+        await chain;
+        if (failure) throw failure;
+      },
+    };
+  }
+
+  private async speak(sentence: string, reply: Reply, fromMs: number | null, welcome: boolean): Promise<void> {
+    const { voice } = this.options.agent;
+    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
+    this.usage.tts_characters += sentence.length;
+    let started = false;
+    for await (const pcm of this.deps.synthesizer.synthesize({ text: sentence, voice: voice.voice_id ?? '', model: voice.model, speed: voice.speed, language: voice.language, signal: reply.abort.signal })) {
+      if (reply.abort.signal.aborted || this.ending) return;
+      const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
+      if (!mulaw.length) continue;
+      const now = this.deps.now();
+      const durationMs = mulaw.length / 8;
+      const startsAt = started ? this.playback.extend(durationMs, now) : this.playback.queue(sentence, durationMs, now);
+      if (!started) reply.spoken.push(sentence);
+      started = true;
+      this.deps.audio.play(mulaw);
+      this.deps.onAgentAudio?.(mulaw, startsAt - this.startedAtMs);
+      if (!reply.audible) {
+        reply.audible = true;
+        const latencyMs = fromMs === null ? null : now - fromMs;
+        if (latencyMs !== null && !welcome) this.firstAudioLatencies.push(latencyMs);
+        if (fromMs !== null) this.deps.emit({ type: 'tts.first_audio', message: '', level: 'info', latencyMs, data: welcome ? { welcome: true } : {} });
+      }
+      this.lastActivityMs = now;
+    }
+  }
+
+  // ---- silence, the length limit, the end ----
+
+  private watch(): void {
+    if (this.ending) return;
+    const now = this.deps.now();
+    const { call } = this.options.agent;
+    if (now - this.startedAtMs >= this.options.capSeconds * 1000) return this.end('system', this.options.capReason, 'info');
+    if (this.working || this.goodbye || this.playback.playing(now)) return;
+    const quietMs = now - Math.max(this.lastActivityMs, this.playback.endsAtMs);
+    if (call.check_user_online && !this.onlineCheckAsked && quietMs >= call.user_online_after_seconds * 1000) {
+      this.onlineCheckAsked = true;
+      void this.askIfOnline();
+      return;
+    }
+    if (quietMs >= call.hangup_after_silence_seconds * 1000) {
+      this.working = true;
+      void this.sayGoodbyeAndEnd('silence', 'system')
+        .catch((error: unknown) => this.fail(providerOf(error), error))
+        .finally(() => {
+          // A goodbye the caller talked over leaves the call going: answer them.
+          this.working = false;
+          void this.work();
+        });
+    }
+  }
+
+  private async askIfOnline(): Promise<void> {
+    const message = this.options.agent.call.user_online_message;
+    this.deps.emit({ type: 'user.online_check', message, level: 'info', latencyMs: null });
+    this.working = true;
+    try {
+      const reply = this.startReply(true);
+      const speech = this.speechQueue(reply, null);
+      speech.say(message);
+      await speech.finished();
+      this.endReply(reply);
+    } catch (error) {
+      this.fail(providerOf(error), error);
+    } finally {
+      this.working = false;
+    }
+    void this.work();
+  }
+
+  private fail(provider: string, error: unknown): void {
+    if (this.ending) return;
+    const message = error instanceof Error ? error.message : String(error);
+    this.deps.emit({ type: 'error', message: `${provider}: ${message}`, level: 'error', latencyMs: null, data: { provider } });
+    this.end('system', 'error', 'error');
+  }
+
+  private end(by: string, reason: string, level: EventLevel): void {
+    if (this.ending) return;
+    this.ending = { by, reason, level };
+    this.endedAtMs = this.deps.now();
+    this.reply?.abort.abort();
+    this.finished();
+  }
+
+  private async closeRecognition(): Promise<void> {
+    if (!this.recognition) return;
+    try {
+      this.usage.stt_seconds = Math.round((await this.recognition.close()).audioSeconds * 10) / 10;
+    } catch {
+      // The recognizer is gone; the seconds sent are unknown.
+    }
+  }
+}
+
+function wordCount(text: string): number {
+  return text.trim().split(/\s+/).filter(Boolean).length;
+}
+
+/** Which outside service an error came from, for the `error` event's `provider`. */
+function providerOf(error: unknown): string {
+  const service = (error as { service?: unknown } | null)?.service;
+  return typeof service === 'string' ? service : 'media';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(1, ms)));
+}

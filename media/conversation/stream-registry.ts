@@ -1,0 +1,109 @@
+import type { CallAudioStream } from './audio-stream';
+
+/** How long a stream nobody has asked for yet is kept before it is closed. */
+const DEFAULT_KEEP_UNCLAIMED_MS = 30_000;
+
+interface Waiter {
+  resolve(stream: CallAudioStream): void;
+  reject(error: Error): void;
+}
+
+interface Kept {
+  stream: CallAudioStream;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Where a call's audio stream meets the conversation that runs the call, on one media node.
+ * The two arrive in either order: the provider opens the stream once the API has answered
+ * with this node's URL, while the conversation may start waiting before or after that. A
+ * stream that arrives first is kept for a while; one that nobody claims in time is closed,
+ * which ends the call at the provider.
+ *
+ * Only unclaimed streams are the registry's: once handed out, a stream belongs to whoever
+ * waited for it.
+ */
+export class StreamRegistry {
+  private readonly kept = new Map<string, Kept>();
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly keepUnclaimedMs: number;
+
+  constructor(options: { keepUnclaimedMs?: number } = {}) {
+    this.keepUnclaimedMs = options.keepUnclaimedMs ?? DEFAULT_KEEP_UNCLAIMED_MS;
+  }
+
+  /**
+   * The call's stream: one already offered, or the next one offered. Rejects after
+   * `timeoutMs`, when `signal` aborts (with its reason), or when a later `waitFor` of the
+   * same call takes over (a retried attempt of the conversation is the one that counts).
+   */
+  waitFor(callId: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<CallAudioStream> {
+    const { signal, timeoutMs } = options;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const kept = this.kept.get(callId);
+    if (kept) {
+      this.kept.delete(callId);
+      clearTimeout(kept.timer);
+      return Promise.resolve(kept.stream);
+    }
+    this.waiters.get(callId)?.reject(new Error(`another wait for the audio stream of call ${callId} took over`));
+    return new Promise((resolve, reject) => {
+      const finish = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.waiters.get(callId) === waiter) this.waiters.delete(callId);
+      };
+      const waiter: Waiter = {
+        resolve: (stream) => {
+          finish();
+          resolve(stream);
+        },
+        reject: (error) => {
+          finish();
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => waiter.reject(new Error(`no audio stream for call ${callId} within ${timeoutMs} ms`)), timeoutMs);
+      const onAbort = () => waiter.reject(abortReason(signal!));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.set(callId, waiter);
+    });
+  }
+
+  /**
+   * A call's stream has started: it goes to the one waiting for it, or is kept for the next
+   * `waitFor`. A stream kept for the call already is replaced, and closed.
+   */
+  offer(callId: string, stream: CallAudioStream): void {
+    const waiter = this.waiters.get(callId);
+    if (waiter) return waiter.resolve(stream);
+    this.dropKept(callId);
+    const timer = setTimeout(() => this.dropKept(callId), this.keepUnclaimedMs);
+    timer.unref();
+    this.kept.set(callId, { stream, timer });
+    // A kept stream whose far end goes away is worth nothing to a later waiter.
+    stream.onClose(() => {
+      if (this.kept.get(callId)?.stream !== stream) return;
+      clearTimeout(this.kept.get(callId)!.timer);
+      this.kept.delete(callId);
+    });
+  }
+
+  /** Closes the kept streams and rejects every wait (the node is shutting down). */
+  close(): void {
+    for (const callId of [...this.kept.keys()]) this.dropKept(callId);
+    for (const [callId, waiter] of [...this.waiters]) waiter.reject(new Error(`the stream registry closed while call ${callId} waited for its stream`));
+  }
+
+  private dropKept(callId: string): void {
+    const kept = this.kept.get(callId);
+    if (!kept) return;
+    this.kept.delete(callId);
+    clearTimeout(kept.timer);
+    kept.stream.close();
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('the wait for the audio stream was aborted');
+}

@@ -1,0 +1,215 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { ProviderUnavailableError } from '../errors';
+import type { ChatMessage, LanguageModel, LlmCompletion, LlmRequest, LlmStreamEvent, LlmTool, LlmToolCall, LlmUsage } from './types';
+
+type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type WireTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
+type WireToolCallDelta = OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall;
+
+export interface OpenAiCompatibleLanguageModelOptions {
+  /** The server's root, e.g. `http://127.0.0.1:1234`; `/v1` is appended unless it is there already. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer`; empty for servers without keys (a placeholder is sent). */
+  apiKey: string;
+  /** The longest the server may stay silent: before the answer starts, and between two streamed chunks. */
+  timeoutMs: number;
+}
+
+const SERVICE = 'language model';
+
+/**
+ * Any server speaking OpenAI's chat completions (OpenAI, vLLM, llama.cpp, Ollama, LM Studio,
+ * the local simulator) through the `openai` package. No retries: a reply that comes late is
+ * worth less to a caller on the phone than an error the conversation can handle.
+ */
+export class OpenAiCompatibleLanguageModel implements LanguageModel {
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAiCompatibleLanguageModelOptions) {
+    const root = options.baseUrl.replace(/\/+$/, '');
+    this.client = new OpenAI({
+      baseURL: root.endsWith('/v1') ? root : `${root}/v1`,
+      apiKey: options.apiKey || 'no-key',
+      timeout: Math.max(1, Math.round(options.timeoutMs)),
+      maxRetries: 0,
+      // Explicit so that OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment do not leak into requests.
+      organization: null,
+      project: null,
+    });
+  }
+
+  async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
+    const guard = new RequestGuard(this.options.timeoutMs, request.signal);
+    try {
+      const chunks = await guard.within(
+        this.client.chat.completions.create({ ...wireParams(request), stream: true, stream_options: { include_usage: true } }, { signal: guard.signal }),
+      );
+      const iterator = chunks[Symbol.asyncIterator]();
+      const toolCalls = new ToolCallAssembler();
+      let usage: LlmUsage = { inputTokens: 0, outputTokens: 0 };
+      let finished = false;
+      for (;;) {
+        const next = await guard.within(iterator.next());
+        if (next.done) break;
+        const chunk = next.value;
+        if (chunk.usage) usage = toUsage(chunk.usage);
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        if (choice.delta?.content) yield { type: 'text', text: choice.delta.content };
+        for (const part of choice.delta?.tool_calls ?? []) toolCalls.add(part);
+        if (choice.finish_reason) {
+          finished = true;
+          if (choice.finish_reason === 'tool_calls') for (const call of toolCalls.drain()) yield { type: 'tool_call', call };
+        }
+      }
+      // The `openai` stream ends quietly when aborted; an abort or a timeout must not pass for a whole reply.
+      guard.throwIfStopped();
+      if (!finished) throw new ProviderUnavailableError(SERVICE, 'the reply stream ended without a finish reason');
+      for (const call of toolCalls.drain()) yield { type: 'tool_call', call };
+      yield { type: 'usage', usage };
+    } finally {
+      // Also when the consumer stops early: closes the connection, so the server stops generating.
+      guard.dispose();
+    }
+  }
+
+  async complete(request: LlmRequest & { jsonObject?: boolean }): Promise<LlmCompletion> {
+    const guard = new RequestGuard(this.options.timeoutMs, request.signal);
+    try {
+      const completion = await guard.within(
+        this.client.chat.completions.create(
+          { ...wireParams(request), stream: false, ...(request.jsonObject ? { response_format: { type: 'json_object' as const } } : {}) },
+          { signal: guard.signal },
+        ),
+      );
+      const message = completion.choices?.[0]?.message;
+      if (!message) throw new ProviderUnavailableError(SERVICE, 'answered a completion without a choice');
+      return {
+        text: message.content ?? '',
+        toolCalls: (message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [])),
+        usage: completion.usage ? toUsage(completion.usage) : { inputTokens: 0, outputTokens: 0 },
+      };
+    } finally {
+      guard.dispose();
+    }
+  }
+}
+
+/**
+ * One request's cancellation: the caller's signal, and a watchdog that gives up when the
+ * server stays silent for `timeoutMs` while we wait on it (not while the consumer holds a
+ * streamed event, so a slow consumer is not taken for a slow server).
+ */
+class RequestGuard {
+  private readonly controller = new AbortController();
+  private timedOut = false;
+  private readonly onCallerAbort = () => this.controller.abort();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly callerSignal: AbortSignal | undefined,
+  ) {
+    if (callerSignal?.aborted) this.controller.abort();
+    else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Awaits the server, turning its failures into ours. */
+  async within<T>(pending: Promise<T>): Promise<T> {
+    const timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+    try {
+      return await pending;
+    } catch (err) {
+      throw this.failure(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  throwIfStopped(): void {
+    if (this.callerSignal?.aborted || this.timedOut) throw this.failure(null);
+  }
+
+  dispose(): void {
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.controller.abort();
+  }
+
+  private failure(err: unknown): Error {
+    if (this.callerSignal?.aborted) return new DOMException('the language model request was aborted', 'AbortError');
+    if (this.timedOut) return new ProviderUnavailableError(SERVICE, `no answer within ${this.timeoutMs} ms`);
+    if (err instanceof ProviderUnavailableError) return err;
+    return new ProviderUnavailableError(SERVICE, describeFailure(err, this.timeoutMs));
+  }
+}
+
+function describeFailure(err: unknown, timeoutMs: number): string {
+  if (err instanceof APIConnectionTimeoutError) return `no answer within ${timeoutMs} ms`;
+  if (err instanceof APIConnectionError) {
+    // The `openai` package wraps fetch's TypeError, whose cause names what went wrong (ECONNREFUSED).
+    const cause = (err.cause as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+    const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+    return detail ? `connection failed: ${detail}` : 'connection failed';
+  }
+  if (err instanceof APIError) {
+    const detail = (err.error as { message?: unknown } | undefined)?.message;
+    const message = typeof detail === 'string' && detail ? detail : err.message;
+    return err.status === undefined ? `streamed an error: ${message}` : `answered ${err.status}: ${message}`;
+  }
+  if (err instanceof SyntaxError) return 'answered a body that is not JSON';
+  // undici reports a connection that broke while the body was coming as "terminated".
+  return `the answer broke off: ${(err as Error)?.message ?? String(err)}`;
+}
+
+/** Joins the streamed pieces of tool calls by their index. */
+class ToolCallAssembler {
+  private readonly calls = new Map<number, LlmToolCall>();
+
+  add(part: WireToolCallDelta): void {
+    const call = this.calls.get(part.index) ?? { id: '', name: '', arguments: '' };
+    if (part.id) call.id = part.id;
+    if (part.function?.name) call.name += part.function.name;
+    if (part.function?.arguments) call.arguments += part.function.arguments;
+    this.calls.set(part.index, call);
+  }
+
+  /** The calls so far, in index order, and forgets them. */
+  drain(): LlmToolCall[] {
+    const whole = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
+    this.calls.clear();
+    return whole;
+  }
+}
+
+function wireParams(request: LlmRequest) {
+  return {
+    model: request.model,
+    messages: request.messages.map(toWireMessage),
+    ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toWireTool) } : {}),
+    temperature: request.temperature,
+    max_tokens: request.maxTokens,
+  };
+}
+
+function toWireMessage(message: ChatMessage): WireMessage {
+  if (message.role !== 'assistant' || !message.tool_calls?.length) return message.role === 'assistant' ? { role: 'assistant', content: message.content } : message;
+  return {
+    role: 'assistant',
+    content: message.content,
+    tool_calls: message.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+  };
+}
+
+function toWireTool(tool: LlmTool): WireTool {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+}
+
+function toUsage(usage: { prompt_tokens?: number | null; completion_tokens?: number | null }): LlmUsage {
+  return { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
+}

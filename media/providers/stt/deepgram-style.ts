@@ -1,0 +1,275 @@
+import { WebSocket, type RawData } from 'ws';
+import { ProviderUnavailableError } from '../errors';
+import type { RecognitionHandlers, RecognitionSettings, RecognitionStream, Transcriber, TurnDetection } from './types';
+
+export interface StreamingTranscriberOptions {
+  /** The provider's root, http(s) or ws(s) (http is taken as ws); `/v1/listen` or `/v2/listen` is appended. */
+  baseUrl: string;
+  /** Sent as `Authorization: Token <key>`. */
+  apiKey: string;
+  /** How long `open()` waits for the socket to open. */
+  connectTimeoutMs: number;
+  /** provider_b: a KeepAlive goes out after this long without audio (default 5000; Deepgram hangs up after 10 s). */
+  keepAliveMs?: number;
+  /** How long `close()` waits for the provider's last word (Metadata or its close) (default 1500). */
+  closeWaitMs?: number;
+}
+
+/**
+ * provider_a's `eot_threshold` (0.5 to 0.9) for our turn detection: how confident the model
+ * must be that the caller is done. Lower answers sooner and risks cutting the caller off.
+ */
+export const EOT_THRESHOLDS: Readonly<Record<TurnDetection, number>> = { responsive: 0.5, balanced: 0.7, patient: 0.85 };
+
+const SERVICE = 'speech recognition';
+const BYTES_PER_SECOND = 8000;
+const DEFAULT_KEEP_ALIVE_MS = 5_000;
+const DEFAULT_CLOSE_WAIT_MS = 1_500;
+
+/** The WebSocket URL that opens a stream with `settings`: mu-law at 8 kHz, one channel. */
+export function listenUrl(baseUrl: string, settings: RecognitionSettings): string {
+  const root = baseUrl.replace(/^http(s?):\/\//i, 'ws$1://').replace(/\/+$/, '');
+  const query = new URLSearchParams({ model: settings.model, encoding: 'mulaw', sample_rate: String(BYTES_PER_SECOND) });
+  if (settings.provider === 'provider_a') {
+    query.set('eot_threshold', String(EOT_THRESHOLDS[settings.turnDetection]));
+  } else {
+    query.set('channels', '1');
+    query.set('language', settings.language);
+    query.set('endpointing', String(settings.endpointingMs));
+    query.set('interim_results', 'true');
+  }
+  for (const term of settings.keyterms) query.append('keyterm', term);
+  return `${root}/${settings.provider === 'provider_a' ? 'v2' : 'v1'}/listen?${query}`;
+}
+
+/**
+ * Deepgram's two streaming recognizers behind one Transcriber: provider_a speaks Flux's
+ * `/v2/listen` (the model detects the end of turn and the language), provider_b the
+ * `/v1/listen` protocol (the turn ends after `endpointing` ms of silence).
+ */
+export class StreamingTranscriber implements Transcriber {
+  constructor(private readonly options: StreamingTranscriberOptions) {}
+
+  async open(settings: RecognitionSettings, handlers: RecognitionHandlers): Promise<RecognitionStream> {
+    const socket = await connect(listenUrl(this.options.baseUrl, settings), this.options.apiKey, this.options.connectTimeoutMs);
+    const reader = settings.provider === 'provider_a' ? new TurnInfoReader(handlers) : new ResultsReader(handlers);
+    return new ListenStream(socket, reader, handlers, {
+      keepAliveMs: settings.provider === 'provider_b' ? (this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS) : null,
+      closeWaitMs: this.options.closeWaitMs ?? DEFAULT_CLOSE_WAIT_MS,
+    });
+  }
+}
+
+/** Opens the socket, or rejects with ProviderUnavailableError (refused, an HTTP error, no answer in time). */
+function connect(url: string, apiKey: string, timeoutMs: number): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers: { Authorization: `Token ${apiKey}` } });
+    let settled = false;
+    const fail = (reason: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.terminate();
+      reject(new ProviderUnavailableError(SERVICE, reason));
+    };
+    const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms`), timeoutMs);
+    // Errors after the outcome (the aborted handshake's own) have nobody left to tell.
+    socket.on('error', (error) => fail(error.message));
+    socket.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', () => undefined);
+      response.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8').slice(0, 300);
+        fail(`answered ${response.statusCode}${body ? `: ${body}` : ''}`);
+      });
+    });
+    socket.once('open', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(socket);
+    });
+  });
+}
+
+/** Turns one protocol's server messages into the handlers' calls. */
+interface ServerMessageReader {
+  read(message: ServerMessage): void;
+}
+
+/** The fields of the providers' JSON messages this adapter reads. */
+interface ServerMessage {
+  type?: unknown;
+  // v1 Results
+  is_final?: unknown;
+  speech_final?: unknown;
+  channel?: { alternatives?: { transcript?: unknown }[] };
+  // v1 Metadata
+  duration?: unknown;
+  // v2 TurnInfo
+  event?: unknown;
+  turn_index?: unknown;
+  transcript?: unknown;
+  languages?: unknown;
+  // Error (both)
+  description?: unknown;
+  message?: unknown;
+}
+
+const normalize = (text: unknown): string => (typeof text === 'string' ? text.replace(/\s+/g, ' ').trim() : '');
+const joinPieces = (pieces: string[]): string => pieces.filter(Boolean).join(' ');
+
+/**
+ * `/v1/listen` Results: interims carry the words since the last `is_final` piece; the turn is
+ * the `is_final` pieces joined, and it ends with `speech_final`.
+ */
+class ResultsReader implements ServerMessageReader {
+  private pieces: string[] = [];
+
+  constructor(private readonly handlers: RecognitionHandlers) {}
+
+  read(message: ServerMessage): void {
+    if (message.type !== 'Results') return;
+    const transcript = normalize(message.channel?.alternatives?.[0]?.transcript);
+    if (message.is_final !== true) {
+      const soFar = joinPieces([...this.pieces, transcript]);
+      if (soFar) this.handlers.onInterim(soFar);
+      return;
+    }
+    if (transcript) this.pieces.push(transcript);
+    const turn = joinPieces(this.pieces);
+    if (message.speech_final !== true) {
+      if (turn) this.handlers.onInterim(turn);
+      return;
+    }
+    this.pieces = [];
+    if (turn) this.handlers.onTurnEnd({ text: turn, language: null });
+  }
+}
+
+/** Flux's `/v2/listen` TurnInfo: every event but EndOfTurn carries the turn so far; EndOfTurn ends it once. */
+class TurnInfoReader implements ServerMessageReader {
+  private lastEndedTurn = -1;
+  private turnsEnded = 0;
+
+  constructor(private readonly handlers: RecognitionHandlers) {}
+
+  read(message: ServerMessage): void {
+    if (message.type !== 'TurnInfo') return;
+    const transcript = normalize(message.transcript);
+    if (message.event !== 'EndOfTurn') {
+      if (transcript) this.handlers.onInterim(transcript);
+      return;
+    }
+    const turnIndex = typeof message.turn_index === 'number' ? message.turn_index : this.turnsEnded;
+    if (turnIndex <= this.lastEndedTurn) return;
+    this.lastEndedTurn = turnIndex;
+    this.turnsEnded++;
+    const languages = Array.isArray(message.languages) ? message.languages : [];
+    if (transcript) this.handlers.onTurnEnd({ text: transcript, language: typeof languages[0] === 'string' ? languages[0] : null });
+  }
+}
+
+class ListenStream implements RecognitionStream {
+  private bytesSent = 0;
+  private lastSentAt = Date.now();
+  private closing: Promise<{ audioSeconds: number }> | null = null;
+  private failed = false;
+  private metadataSeconds: number | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
+  /** Resolves when the provider said its last word (Metadata) or the socket closed. */
+  private readonly finished: Promise<void>;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly reader: ServerMessageReader,
+    private readonly handlers: RecognitionHandlers,
+    private readonly options: { keepAliveMs: number | null; closeWaitMs: number },
+  ) {
+    let markFinished!: () => void;
+    this.finished = new Promise((resolve) => (markFinished = resolve));
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      const message = isBinary ? null : parse(data);
+      if (!message) return;
+      if (message.type === 'Metadata' && typeof message.duration === 'number') {
+        this.metadataSeconds = message.duration;
+        markFinished();
+      } else if (message.type === 'Error') {
+        this.fail(`reported an error: ${normalize(message.description) || normalize(message.message) || 'no description'}`);
+      } else if (!this.closing) {
+        // A turn still in progress when we close is not the caller's: nothing is reported after close().
+        this.reader.read(message);
+      }
+    });
+    socket.on('error', (error) => this.fail(error.message));
+    socket.on('close', (code, reason) => {
+      markFinished();
+      this.fail(`closed the stream (${code}${reason.length ? ` ${reason.toString('utf8')}` : ''})`);
+    });
+    if (options.keepAliveMs !== null) this.startKeepAlive(options.keepAliveMs);
+  }
+
+  sendAudio(mulaw: Buffer): void {
+    if (this.closing || this.socket.readyState !== WebSocket.OPEN || mulaw.length === 0) return;
+    this.socket.send(mulaw);
+    this.bytesSent += mulaw.length;
+    this.lastSentAt = Date.now();
+  }
+
+  close(): Promise<{ audioSeconds: number }> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<{ audioSeconds: number }> {
+    this.stopKeepAlive();
+    if (this.socket.readyState === WebSocket.OPEN) {
+      this.socket.send(JSON.stringify({ type: 'CloseStream' }));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.closeWaitMs)))]);
+      clearTimeout(timer);
+    }
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+    else if (this.socket.readyState !== WebSocket.CLOSED) this.socket.terminate();
+    return { audioSeconds: this.metadataSeconds ?? this.bytesSent / BYTES_PER_SECOND };
+  }
+
+  private sendText(message: Record<string, unknown>): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    this.socket.send(JSON.stringify(message));
+    this.lastSentAt = Date.now();
+  }
+
+  /** The stream broke before we closed it: tell the handlers once. */
+  private fail(reason: string): void {
+    if (this.closing || this.failed) return;
+    this.failed = true;
+    this.stopKeepAlive();
+    this.handlers.onError(new ProviderUnavailableError(SERVICE, reason));
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.terminate();
+  }
+
+  /** Deepgram hangs up on a stream without audio for 10 s, and a caller on hold sends none. */
+  private startKeepAlive(keepAliveMs: number): void {
+    this.keepAlive = setInterval(() => {
+      if (Date.now() - this.lastSentAt >= keepAliveMs) this.sendText({ type: 'KeepAlive' });
+    }, Math.max(10, keepAliveMs / 2));
+    this.keepAlive.unref();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
+  }
+}
+
+function parse(data: RawData): ServerMessage | null {
+  try {
+    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as ServerMessage) : null;
+  } catch {
+    return null;
+  }
+}

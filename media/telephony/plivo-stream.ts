@@ -1,0 +1,162 @@
+import WebSocket from 'ws';
+import type { CallAudioStream } from '../conversation/audio-stream';
+import {
+  STREAM_CONTENT_TYPE,
+  STREAM_SAMPLE_RATE,
+  parseStreamFrame,
+  type AgentStreamFrame,
+  type StreamStartFrame,
+} from '../providers/telephony/stream-protocol';
+
+/** What the provider's `start` frame says about the stream. */
+export type PlivoStreamStart = StreamStartFrame['start'];
+
+/** Plivo takes playAudio of any size; chunks of at most this keep each frame modest (1 s of audio). */
+const MAX_PLAY_BYTES = 8000;
+
+/**
+ * One call's audio over Plivo's bidirectional stream (JSON text frames, mu-law at 8 kHz):
+ * `media` frames are the caller's audio, `playAudio` queues ours at the provider, which
+ * plays it in real time; `checkpoint` / `playedStream` mark how far playback got, and
+ * `clearAudio` drops what is still queued (barge-in). `stop` or the socket closing is the
+ * far end going away.
+ *
+ * Made by `accept` once the provider's `start` frame has arrived. Audio that arrives before
+ * anyone listens is dropped: it is stale by the time a listener comes.
+ */
+export class PlivoAudioStream implements CallAudioStream {
+  readonly streamId: string;
+  /** The provider's id of the call (its `CallUUID`). */
+  readonly providerCallId: string;
+  readonly start: PlivoStreamStart;
+  private readonly audioListeners: ((mulaw: Buffer) => void)[] = [];
+  private readonly playedListeners: ((name: string) => void)[] = [];
+  private readonly closeListeners: ((reason: string) => void)[] = [];
+  /** Why the far end went away, once it has; null while the stream is open. */
+  private farEndGone: string | null = null;
+  private closedByUs = false;
+
+  /**
+   * Waits for the provider's `start` frame on a freshly opened socket and answers the stream;
+   * rejects (and closes the socket) when the socket closes first or `timeoutMs` passes.
+   */
+  static accept(socket: WebSocket, options: { timeoutMs: number }): Promise<PlivoAudioStream> {
+    // An error is always followed by close; the listener only keeps it from being thrown.
+    socket.on('error', () => undefined);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        socket.off('message', onMessage);
+        socket.off('close', onClose);
+      };
+      const timer = setTimeout(() => {
+        done();
+        socket.close(1008, 'no start frame');
+        reject(new Error(`the provider sent no start frame within ${options.timeoutMs} ms`));
+      }, options.timeoutMs);
+      const onMessage = (data: WebSocket.RawData, isBinary: boolean) => {
+        const frame = isBinary ? null : parseStreamFrame(data.toString());
+        if (frame?.event !== 'start' || !isStart(frame)) return;
+        done();
+        // Attached within this event: the next frame already reaches the stream.
+        resolve(new PlivoAudioStream(socket, frame.start));
+      };
+      const onClose = (code: number) => {
+        done();
+        reject(new Error(`the stream closed (${code}) before its start frame`));
+      };
+      socket.on('message', onMessage);
+      socket.on('close', onClose);
+    });
+  }
+
+  private constructor(
+    private readonly socket: WebSocket,
+    start: PlivoStreamStart,
+  ) {
+    this.start = start;
+    this.streamId = start.streamId;
+    this.providerCallId = start.callId;
+    socket.on('message', (data, isBinary) => {
+      if (!isBinary) this.receive(data.toString());
+    });
+    socket.on('close', (code) => this.farEndWent(`the stream's socket closed (${code})`));
+  }
+
+  onAudio(listener: (mulaw: Buffer) => void): void {
+    this.audioListeners.push(listener);
+  }
+
+  play(mulaw: Buffer): void {
+    for (let at = 0; at < mulaw.length; at += MAX_PLAY_BYTES) {
+      const payload = mulaw.subarray(at, at + MAX_PLAY_BYTES).toString('base64');
+      this.send({ event: 'playAudio', media: { contentType: STREAM_CONTENT_TYPE, sampleRate: STREAM_SAMPLE_RATE, payload } });
+    }
+  }
+
+  mark(name: string): void {
+    this.send({ event: 'checkpoint', streamId: this.streamId, name });
+  }
+
+  onPlayed(listener: (name: string) => void): void {
+    this.playedListeners.push(listener);
+  }
+
+  clear(): void {
+    this.send({ event: 'clearAudio', streamId: this.streamId });
+  }
+
+  /** Also when the far end is already gone: the listener hears why, once, right after. */
+  onClose(listener: (reason: string) => void): void {
+    const reason = this.farEndGone;
+    if (reason !== null && !this.closedByUs) queueMicrotask(() => listener(reason));
+    else this.closeListeners.push(listener);
+  }
+
+  /** Ends the stream from our side; `onClose` listeners are not called (nobody went away). */
+  close(): void {
+    if (this.closedByUs) return;
+    this.closedByUs = true;
+    this.closeListeners.length = 0;
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call over');
+  }
+
+  private receive(text: string): void {
+    const frame = parseStreamFrame(text);
+    if (!frame) return;
+    switch (frame.event) {
+      case 'media': {
+        const media = frame.media as { track?: unknown; payload?: unknown } | undefined;
+        if (typeof media?.payload !== 'string' || (media.track !== undefined && media.track !== 'inbound')) return;
+        const audio = Buffer.from(media.payload, 'base64');
+        for (const listener of this.audioListeners) listener(audio);
+        return;
+      }
+      case 'playedStream':
+        if (typeof frame.name === 'string') for (const listener of this.playedListeners) listener(frame.name);
+        return;
+      case 'stop':
+        this.farEndWent('the provider stopped the stream (the call ended)');
+        if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+        return;
+      // `clearedAudio` confirms a clear() that has already taken effect for us; nothing waits for it.
+    }
+  }
+
+  private farEndWent(reason: string): void {
+    if (this.farEndGone !== null) return;
+    this.farEndGone = reason;
+    if (this.closedByUs) return;
+    const listeners = this.closeListeners.splice(0);
+    for (const listener of listeners) listener(reason);
+  }
+
+  private send(frame: AgentStreamFrame): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+  }
+}
+
+function isStart(frame: Record<string, unknown>): frame is StreamStartFrame & Record<string, unknown> {
+  const start = frame.start as Partial<PlivoStreamStart> | undefined;
+  return typeof start === 'object' && start !== null && typeof start.streamId === 'string' && typeof start.callId === 'string';
+}

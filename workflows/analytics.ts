@@ -1,0 +1,40 @@
+import { ActivityFailure, log, proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { AnalyticsResult, AnalyticsWorkflowInput } from './shared/analytics';
+
+type Activities = ReturnType<typeof createActivities>;
+
+// Language-model work: a provider having a bad minute is retried with backoff (2 s, 4 s, 8 s,
+// 16 s), but a call must not wait for its record for ever: after the fifth failure the call
+// completes without analytics.
+const { analyzeCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '60 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+// Database and Temporal calls: retried until they are back (`call.completed` must go out).
+const { completeCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/**
+ * Post-call analytics of one connected call (`analytics-<call_id>`, task queue `analytics`),
+ * started by the call workflow after `call.ended`: the summary and the extractions, saved on
+ * the call; then `call.completed` once, with the final record, at the sequence the call
+ * workflow handed over. When the model keeps failing, the call completes anyway with the
+ * failure recorded as `analytics_error`.
+ */
+export async function analyticsWorkflow(input: AnalyticsWorkflowInput): Promise<AnalyticsResult> {
+  const { callId, workspaceId, agentId } = input;
+  let result: AnalyticsResult;
+  try {
+    result = { ...(await analyzeCall({ callId, workspaceId, agentId })), error: null };
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    const reason = error.cause?.message ?? error.message;
+    log.warn('post-call analytics failed; the call completes without them', { callId, error: reason });
+    result = { summary: null, extracted: null, error: reason };
+  }
+  await completeCall({ callId, workspaceId, agentId, sequence: input.sequence, error: result.error });
+  return result;
+}

@@ -209,6 +209,7 @@ export class Conversation {
     this.lastActivityMs = now;
     this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye } });
     this.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
+    this.deps.audio.sendText?.({ event: 'transcript', role: 'user', text, interrupted: false });
     if (this.goodbye) return; // the agent decided to hang up: the words are kept, not answered
     this.turns.push({ text, endedAtMs: now });
     const reply = this.reply;
@@ -231,6 +232,7 @@ export class Conversation {
     reply.abort.abort();
     this.deps.emit({ type: 'interrupted', message: heard, level: 'info', latencyMs: null });
     // The reply may already be on the transcript (its audio was all queued): cut it to what was heard.
+    this.deps.audio.sendText?.({ event: 'transcript', role: 'assistant', text: heard, interrupted: true });
     if (reply.entry) Object.assign(reply.entry, { text: heard, interrupted: true });
     else this.transcript.push({ role: 'assistant', text: heard, at: new Date(), interrupted: true });
     const said = { role: 'assistant' as const, content: heard ? `${heard} ...` : '...' };
@@ -425,6 +427,7 @@ export class Conversation {
       const text = reply.spoken.join(' ');
       reply.entry = { role: 'assistant', text, at: new Date(), interrupted: false };
       this.transcript.push(reply.entry);
+      this.deps.audio.sendText?.({ event: 'transcript', role: 'assistant', text, interrupted: false });
       const last = this.history.at(-1);
       if (last?.role === 'assistant' && last.content === text) reply.historyEntry = last;
       else {

@@ -31,7 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createCallQueueActivities(deps),
     ...createCallTelephonyActivities(deps),
-    ...createSlotActivities(),
+    ...createSlotActivities(deps),
     ...createChargingActivities(),
     ...createAnalyticsActivities(deps),
   };

@@ -20,6 +20,7 @@ import { keyRoutes } from './routes/keys';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { callRoutes } from './routes/calls';
+import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS } from './uploads';
@@ -37,9 +38,10 @@ export interface AppDeps {
     /**
      * The outside services (none configured: their endpoints answer 502), and the API's public
      * base, which the telephony provider's signed callbacks are checked against (without
-     * either, every callback is 403).
+     * either, every callback is 403). The media service's public address, where browser
+     * calls are sent when their media node has not registered itself in time.
      */
-    Partial<Pick<Config, 'providers' | 'publicApiUrl'>>;
+    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -107,6 +109,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhookRoutes({ temporal: deps.temporal, now }));
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(callRoutes({ temporal: deps.temporal, now }));
+  api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl, streamTokenSecret: deps.config.auth.secret }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));

@@ -21,7 +21,9 @@ export interface Config {
   publicApiUrl: string;
   /**
    * This media node's public WebSocket base (`wss://media-1.example.com`): the telephony
-   * provider connects the call's audio stream there. Default `ws://<host>:<MEDIA_PORT>`.
+   * provider connects the call's audio stream there, and browsers open browser calls there
+   * (its http(s) form serves the call page). The API reads it too, as the address of a
+   * browser call whose media node has not registered in time. Default `ws://<host>:<MEDIA_PORT>`.
    */
   mediaPublicUrl: string;
   mongodbUri: string;
@@ -143,7 +145,7 @@ function providersConfig(env: Env): ProvidersConfig {
       : null,
     tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
     llm: env.LLM_BASE_URL ? { baseUrl: baseUrl('LLM_BASE_URL', env.LLM_BASE_URL), apiKey: env.LLM_API_KEY ?? '' } : null,
-    stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL), apiKey: env.STT_API_KEY ?? '' } : null,
+    stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL, ['http', 'https', 'ws', 'wss']), apiKey: env.STT_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
   };
 }
@@ -182,8 +184,9 @@ export function embeddingsConfig(env: Env): EmbeddingsConfig | null {
   };
 }
 
-function baseUrl(name: string, value: string): string {
-  if (!/^https?:\/\/[^/]+/.test(value)) throw new Error(`${name} must be an http(s) URL, got "${value}"`);
+function baseUrl(name: string, value: string, schemes: string[] = ['http', 'https']): string {
+  const scheme = /^([a-z]+):\/\/[^/]+/.exec(value)?.[1];
+  if (!scheme || !schemes.includes(scheme)) throw new Error(`${name} must be a ${schemes.join(' or ')} URL, got "${value}"`);
   return value.replace(/\/+$/, '');
 }
 

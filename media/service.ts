@@ -7,6 +7,7 @@ import { createConversationActivities } from './conversation/activity';
 import { StreamRegistry } from './conversation/stream-registry';
 import type { Providers } from './providers';
 import { attachTelephonyStreams } from './telephony/stream-server';
+import { attachBrowserCalls, serveBrowserPage } from './browser/server';
 
 export interface MediaServiceOptions {
   host: string;
@@ -33,7 +34,8 @@ export interface RunningMediaService {
 }
 
 /**
- * The media service: an HTTP server for health and the calls' audio WebSockets, and a
+ * The media service: an HTTP server for health, the calls' audio WebSockets (telephony
+ * streams, browser calls) and the browser call page (`GET /browser`), and a
  * Temporal worker that runs each live conversation as an activity on the `media` queue.
  * Both live in one process so that a conversation finds its call's stream in memory.
  */
@@ -45,9 +47,11 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: 'ok', service: 'media', started_at: startedAt }));
       return;
     }
+    if (serveBrowserPage(req, res)) return;
     res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ detail: `no route for ${req.method} ${req.url}` }));
   });
   attachTelephonyStreams(server, { secret: options.secret, registry });
+  const browserCalls = attachBrowserCalls(server, { secret: options.secret, registry });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -86,6 +90,8 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
     close: async () => {
       worker.shutdown();
       await running.catch(() => undefined);
+      // Upgraded sockets are no longer the HTTP server's: pages still connected are closed here.
+      await browserCalls.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

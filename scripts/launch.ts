@@ -71,6 +71,8 @@ async function main(): Promise<void> {
     // PUBLIC_API_URL defaults to this API's own address, which the simulator reaches; a real
     // provider cannot (the processes derive the same default from the same HOST and PORT).
     const config = loadConfig(childEnv);
+    // The simulator's account sends calls to its numbers to the API, like a Plivo application would.
+    simulators.telephony?.setInboundUrls({ answerUrl: `${config.publicApiUrl}/telephony/inbound/answer`, hangupUrl: `${config.publicApiUrl}/telephony/inbound/status` });
     if (env.TELEPHONY_BASE_URL && !env.PUBLIC_API_URL) {
       console.warn(`[launcher] TELEPHONY_BASE_URL is set without PUBLIC_API_URL: the provider will post call statuses to ${config.publicApiUrl}, which it cannot reach from outside this machine`);
     }

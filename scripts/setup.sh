@@ -21,6 +21,26 @@ fi
 
 [[ -n "${SKIP_TOOLS:-}" ]] || bash scripts/install-tools.sh "$@"
 
+# Debian's chromium for the browser call page's test (test/e2e/browser-page.test.ts, driven by
+# playwright-core). `npm start` (--build) does not need it; SKIP_CHROMIUM=1 skips it too.
+if ! $build && [[ -z "${SKIP_CHROMIUM:-}" ]]; then
+  if [[ -x /usr/bin/chromium ]]; then
+    echo "[setup] chromium: present"
+  elif ! command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] warning: /usr/bin/chromium is missing and there is no apt-get; install Chromium there for the browser page test" >&2
+  else
+    sudo=()
+    if [[ "$(id -u)" != 0 ]]; then
+      command -v sudo >/dev/null 2>&1 || { echo "[setup] error: /usr/bin/chromium is missing; run as root or install it: apt-get install chromium" >&2; exit 1; }
+      sudo=(sudo)
+    fi
+    echo "[setup] chromium: installing Debian's package (apt-get install chromium)"
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    echo "[setup] chromium: installed at /usr/bin/chromium"
+  fi
+fi
+
 # Types generated from the contract (schemas/api-types.d.ts, git-ignored: always current).
 npm run --silent gen:types >/dev/null
 

@@ -1,5 +1,5 @@
 import { ActivityCancellationType, ActivityFailure, CancellationScope, condition, executeChild, log, proxyActivities, setHandler, TimeoutFailure, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
-import { CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START, type ConversationActivities, type ConversationInput, type ConversationOutcome, type ConversationProgress } from './shared/conversation';
+import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START, type ConversationActivities, type ConversationInput, type ConversationOutcome, type ConversationProgress } from './shared/conversation';
 import { TASK_QUEUES } from './shared/task-queues';
 import { analyticsWorkflowId } from './shared/analytics';
 import { analyticsWorkflow } from './analytics';
@@ -43,18 +43,37 @@ const CAP_GRACE_MS = 15_000;
 /** How long a live hang-up waits for the provider's final status before answering. */
 const HANGUP_ANSWER_WAIT_MS = 10_000;
 
-/** After the provider's final status, how long the conversation may take to notice before it is canceled. */
+/** After the provider's final status (the conversation is canceled then), how long it may take to stop before the call ends without it. */
 const CONVERSATION_STOP_WAIT_MS = 10_000;
+/** The provider connects a call's stream within a second or two of the answer. */
+const PHONE_STREAM_WAIT_SECONDS = 15;
+/** A browser page has its stream token's life (60 s) to connect. */
+const BROWSER_STREAM_WAIT_SECONDS = 65;
 
 /**
  * Starts the conversation activity in its own cancellation scope; `conversation.done` turns
  * true when it ends, with its outcome, or the failure and the time of its last heartbeat.
  */
-function startConversation(conversation: { scope: CancellationScope | null; done: boolean; outcome: ConversationOutcome | null; failure: string | null; lastBeatAt: number | null }, input: ConversationInput): void {
+interface ConversationRun {
+  scope: CancellationScope | null;
+  done: boolean;
+  /** We canceled it (the call was over, or past its cap): a failure then is no error. */
+  canceled: boolean;
+  outcome: ConversationOutcome | null;
+  failure: string | null;
+  /** It stopped heartbeating (its media node died or hung). */
+  timedOut: boolean;
+  /** Epoch ms of its last heartbeat, when it timed out. */
+  lastBeatAt: number | null;
+  /** Epoch ms its stream arrived (the agent went live), as its last heartbeat said; null if never. */
+  liveSince: number | null;
+}
+
+function startConversation(conversation: ConversationRun, input: ConversationInput): void {
   const { runConversation } = proxyActivities<Activities>({
     taskQueue: TASK_QUEUES.media,
     // Waiting for the stream, the call itself, and time to save the transcript.
-    startToCloseTimeout: (input.capSeconds + 120) * 1000,
+    startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
     heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,
     // A conversation cannot be replayed: one attempt.
     retry: { maximumAttempts: 1 },
@@ -69,8 +88,12 @@ function startConversation(conversation: { scope: CancellationScope | null; done
     })
     .catch((error: unknown) => {
       conversation.failure = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
-      const details = error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? (error.cause.lastHeartbeatDetails as ConversationProgress | undefined) : undefined;
-      if (details?.at) conversation.lastBeatAt = details.at;
+      if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+        conversation.timedOut = true;
+        const details = error.cause.lastHeartbeatDetails as ConversationProgress | undefined;
+        conversation.lastBeatAt = details?.at ?? null;
+        conversation.liveSince = details?.liveSince ?? null;
+      }
     })
     .finally(() => {
       conversation.done = true;
@@ -210,13 +233,18 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   let endedBy = null as { by: string; reason: string; level: EventLevel } | null;
   let finalStatus: ProviderStatusUpdate | null = null;
   let finalWaitUntil: number | null = null;
-  const conversation: { scope: CancellationScope | null; done: boolean; outcome: ConversationOutcome | null; failure: string | null; lastBeatAt: number | null } = { scope: null, done: false, outcome: null, failure: null, lastBeatAt: null };
+  const conversation: ConversationRun = { scope: null, done: false, canceled: false, outcome: null, failure: null, timedOut: false, lastBeatAt: null, liveSince: null };
+  const stopConversation = () => {
+    if (!conversation.scope || conversation.done) return;
+    conversation.canceled = true;
+    conversation.scope.cancel();
+  };
   const hangUp = async (by: { by: string; reason: string; level: EventLevel }) => {
     endedBy ??= by;
     if (hangupSent) return;
     hangupSent = true;
     if (viaProvider) await hangupProviderCall({ callId: input.callId });
-    else conversation.scope?.cancel();
+    else stopConversation();
   };
   const waiting = () => statuses.length > 0 || (asked.hangup !== null && !hangupSent) || (conversation.done && (!hangupSent || !viaProvider)) || (finalStatus !== null && (conversation.done || conversation.scope === null));
   for (;;) {
@@ -226,14 +254,14 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     const left = deadline - Date.now();
     if (left <= 0) {
       if (finalWaitUntil !== null) {
-        // The provider says the call is over but the conversation has not stopped: stop it.
-        conversation.scope?.cancel();
-        await condition(() => conversation.done);
+        // The provider says the call is over and the conversation, canceled then, has not
+        // stopped: end the call without it.
+        log.warn('conversation did not stop when canceled; the call ends without it', { callId: input.callId });
         break;
       }
       if (!hangupSent) {
         // The cap passed and the call is still on: end it from our side, whatever the media service does.
-        conversation.scope?.cancel();
+        stopConversation();
         await hangUp({ by: 'system', reason: state.capReason ?? 'max duration reached', level: 'info' });
       }
     }
@@ -244,7 +272,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       await hangUp({ by: request.by, reason: 'hung up through the API', level: 'info' });
       continue;
     }
-    if (conversation.done && !hangupSent && startedAt !== null) {
+    // The conversation ended (or failed) while the call is still up: end the call.
+    if (conversation.done && !hangupSent && startedAt !== null && finalStatus === null) {
       const outcome = conversation.outcome;
       if (outcome) await hangUp({ by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
       else {
@@ -273,7 +302,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       const cap = await callCap({ workspaceId: input.workspaceId, maxDurationSeconds: agent.maxDurationSeconds });
       state.capReason = cap.capReason;
       capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
-      startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason });
+      startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason, streamWaitSeconds: viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS });
       sequence = CONVERSATION_SEQUENCE_END;
       continue;
     }
@@ -283,22 +312,31 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       return endUnconnected(status, `not connected: ${update.status}`, 'warning', endedBy?.by ?? 'provider', { plivo: update.status });
     }
     finalStatus = update;
-    // The call is over at the provider (the caller hung up, or our hang-up went through): stop the
-    // conversation now, also one still waiting for its stream; it saves what it has and returns.
-    endedBy ??= { by: 'caller', reason: 'the caller hung up', level: 'info' };
-    conversation.scope?.cancel();
+    // The call is over at the provider (the caller hung up, our hang-up went through, or the
+    // conversation ended and closed the stream): stop a conversation still running, also one
+    // still waiting for its stream; it saves what it has and returns.
+    stopConversation();
     finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
   }
 
   // ---- the end of a connected call: charge, record, analytics ----
   const outcome = conversation.outcome;
-  const ended = endedBy ?? (outcome ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel });
-  if (!outcome && conversation.failure && !endedBy) await emit('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' });
-  // The agent was live from the answer until the conversation ended; a media node that died
-  // is charged up to its last heartbeat.
+  // Our own reason first (API hang-up, the cap), then the conversation's, unless it only ended
+  // because we canceled it when the provider said the call was over: then the caller hung up.
+  const conversationEnded = outcome && outcome.reason !== CONVERSATION_CANCELED_REASON ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : null;
+  // A conversation that failed on its own (its media node stopped heartbeating) is an error, even
+  // when the provider's final status came first (the stream died with the node).
+  const failedOnItsOwn = !outcome && conversation.failure !== null && (conversation.timedOut || !conversation.canceled);
+  const failedEnding = failedOnItsOwn ? { by: 'system', reason: 'error', level: 'error' as EventLevel } : null;
+  const ended = endedBy ?? failedEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
+  if (failedOnItsOwn && !endedBy) await emit('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' });
+  // Billing rule 2: charged for the time the agent was live, from the stream's arrival to the
+  // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
+  // conversation that never got its stream costs nothing.
+  const liveFrom = outcome ? Date.parse(outcome.startedAt) : conversation.liveSince;
   const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter((t): t is number => t !== null);
   const endedAtMs = Math.max(startedAt!, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
-  const durationSeconds = Math.round((endedAtMs - startedAt!) / 100) / 10;
+  const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt!, liveFrom)) / 100) / 10;
   const endedAt = new Date(endedAtMs).toISOString();
   await release();
   const { costPaise } = await chargeCall({ callId: input.callId, workspaceId: input.workspaceId, durationSeconds, endedAt });

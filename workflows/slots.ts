@@ -8,6 +8,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
@@ -26,7 +27,7 @@ import {
   type SlotKeeperState,
 } from './shared/slots';
 
-const { concurrencyLimitOf } = proxyActivities<ReturnType<typeof createActivities>>({
+const { concurrencyLimitOf, endedCalls } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' }, // MongoDB may be down for a while: retry until it is back
 });
@@ -146,6 +147,7 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
     state.limit ??= limit; // a setLimit that arrived during the read is newer than the read
   }
   grantFreeSlots();
+  void reconcile();
 
   for (;;) {
     await condition(() => grantsToDeliver.length > 0 || (workflowInfo().continueAsNewSuggested && allHandlersFinished()));
@@ -157,6 +159,28 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
     // saw it: every message received so far is in `state`. One that comes later makes the
     // server refuse this task, and the run goes on with it (nothing is lost).
     await continueAsNew<typeof slotKeeperWorkflow>({ workspaceId: input.workspaceId, carried: state });
+  }
+
+  /**
+   * A call workflow gives its slot back on every path, but one that is terminated (an operator
+   * in the UI) or fails cannot: every few minutes, slots held for a while by calls whose
+   * workflows are no longer running are freed.
+   */
+  async function reconcile(): Promise<void> {
+    for (;;) {
+      await sleep(RECONCILE_EVERY_MS);
+      const cutoff = Date.now() - RECONCILE_MIN_AGE_MS;
+      const held = state.active.filter((call) => Date.parse(call.since) < cutoff).map((call) => call.callId);
+      if (!held.length) continue;
+      const ended = await endedCalls({ callIds: held });
+      for (const callId of ended) {
+        const index = activeIndex(callId);
+        if (index < 0) continue;
+        log.warn('slot freed: its call workflow is no longer running', { callId });
+        state.active.splice(index, 1);
+      }
+      if (ended.length) grantFreeSlots();
+    }
   }
 
   /** Signals each call its slot; a call that cannot receive it gives its slot back. */
@@ -178,6 +202,11 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
     );
   }
 }
+
+/** How often held slots are checked against their calls' workflows. */
+const RECONCILE_EVERY_MS = 5 * 60_000;
+/** Slots younger than this are left alone (an admitted call's workflow may be starting). */
+const RECONCILE_MIN_AGE_MS = 60_000;
 
 /** Oldest first, then by call id, so that two calls placed in the same millisecond keep one order. */
 function queueOrder(a: EnqueueCall, b: EnqueueCall): number {

@@ -14,6 +14,7 @@ import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../http-error';
 import { callEventView, callView, type StoredCallEvent } from '../calls/views';
+import { findRecording, recordingChunks } from '../../media/audio/recording-store';
 
 type NewCallBody = operations['placeCall']['requestBody']['content']['application/json'];
 type CallQuery = NonNullable<operations['listCalls']['parameters']['query']>;
@@ -108,6 +109,36 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
     res.json(events.map(callEventView));
   });
 
+  router.get('/calls/:call_id/recording', async (req, res) => {
+    const call = await callOf(res, req.params.call_id);
+    const recording = await findRecording(call._id, call.workspace_id);
+    if (!recording) throw new HttpError(404, 'the call has no recording');
+    const headers = {
+      'Content-Type': recording.contentType,
+      'Content-Length': String(recording.bytes),
+      'Content-Disposition': `attachment; filename="call-${call._id}.wav"`,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'private, no-store',
+    };
+    res.set(headers);
+    // Chunk by chunk (a long call's file is many megabytes), each written when the client has taken the one before.
+    try {
+      for await (const chunk of recordingChunks(recording)) {
+        if (res.destroyed) return;
+        if (!res.write(chunk)) await drained(res);
+      }
+      res.end();
+    } catch (error) {
+      if (!res.headersSent) {
+        // Nothing went out yet: the error handler answers, as JSON.
+        for (const name of Object.keys(headers)) res.removeHeader(name);
+        throw error;
+      }
+      // The headers are out: the only honest answer left is a cut connection (Content-Length then says it is short).
+      res.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
+  });
+
   router.post('/calls/:call_id/hangup', async (req, res) => {
     const call = await callOf(res, req.params.call_id);
     if (FINAL_CALL_STATUSES.includes(call.status)) throw new HttpError(409, `the call has already ended (${call.status})`);
@@ -121,6 +152,19 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
   });
 
   return router;
+}
+
+/** Resolves when the response can take more, or has closed. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 async function callOf(res: Response, callId: string): Promise<CallDocument> {

@@ -2,10 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Router, type Request } from 'express';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Call, FINAL_CALL_STATUSES } from '../../activities/db/models/call';
-import { HANGUP_ANSWER_XML, streamAnswerXml } from '../../media/providers/telephony/answer-xml';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams } from '../../media/providers/telephony/callbacks';
+import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../media/providers/telephony/answer-xml';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../media/providers/telephony/callbacks';
 import { signStreamToken } from '../../media/telephony/stream-token';
 import { callWorkflowId, providerStatusSignal } from '../../workflows/shared/calls';
+import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../calls/inbound-calls';
 import { HttpError } from '../http-error';
 import type { Logger } from '../logger';
 
@@ -24,66 +25,148 @@ export interface TelephonyCallbackDeps {
 /** How long an answer waits for the call's media node, and how often it looks. */
 const MEDIA_NODE_WAIT_MS = 5_000;
 const MEDIA_NODE_POLL_MS = 50;
+/** How long an inbound call's status waits for the call's workflow, which its answer request may still be starting. */
+const ADMISSION_WAIT_MS = 5_000;
+const ADMISSION_POLL_MS = 100;
 
 /**
- * The telephony provider's callbacks of a call. `POST /telephony/calls/{call_id}/status` is
- * the ring and hang-up URL `dialCall` gives it, `.../answer` the answer URL. No credentials:
- * the provider signs each callback with the account's auth token over the URL it was given
- * and the form fields, so a valid signature proves both the sender and the call id in the
- * path. The status goes to the call's workflow as the `providerStatus` signal.
+ * The telephony provider's callbacks. Of an outbound call: `POST /telephony/calls/{call_id}/status`
+ * is the ring and hang-up URL `dialCall` gives it, `.../answer` the answer URL. Of inbound
+ * calls, the URLs of the provider application the account's numbers use:
+ * `POST /telephony/inbound/answer` when someone dials a number, `POST /telephony/inbound/status`
+ * its hang-up URL. No credentials: the provider signs each callback with the account's auth
+ * token over the URL it was given and the form fields, so a valid signature proves both the
+ * sender and the call id in the path. Statuses go to the call's workflow as the
+ * `providerStatus` signal.
  */
 export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
   const router = Router();
 
   router.post('/telephony/calls/:call_id/status', async (req, res) => {
-    await relayStatus(req, deps);
+    await relayStatus(req.params.call_id as string, statusOf(signedParams(req, deps)), deps);
     res.json({});
   });
 
   /**
    * The answer request is the in-progress callback, and its answer (Plivo XML) what the
-   * call does: stream its audio both ways to the media node holding the call's conversation,
-   * which registers itself on the call record (`media_node_url`). The answer waits a little
-   * for it, as the conversation starts when the workflow learns of the answer, i.e. now. No
-   * media node in time, or no call to hold: the call is hung up, since nobody would talk.
+   * call does: stream its audio both ways to the media node holding the call's conversation
+   * (callAnswerXml).
    */
   router.post('/telephony/calls/:call_id/answer', async (req, res) => {
     const callId = req.params.call_id as string;
-    const mediaNode = (await relayStatus(req, deps)) ? await waitForMediaNode(callId) : 'call-over';
+    const live = await relayStatus(callId, statusOf(signedParams(req, deps)), deps);
+    res.type('application/xml').send(live ? await callAnswerXml(callId, deps) : HANGUP_ANSWER_XML);
+  });
+
+  /**
+   * Someone dialled one of the account's numbers: the call is taken by the agent connected
+   * to it (takeInboundCall), and answered like an outbound call's answer; a call not taken is
+   * rejected unanswered. Its workflow starts at `call.started`: this request is the answer.
+   */
+  router.post('/telephony/inbound/answer', async (req, res) => {
+    const call = inboundCallOf(signedParams(req, deps));
+    const decision = await takeInboundCall(deps, call);
     res.type('application/xml');
-    if (typeof mediaNode !== 'object') {
-      if (mediaNode === 'none-in-time') deps.logger.error({ msg: 'no media node took the answered call in time; the provider is told to hang up', call_id: callId, waited_ms: MEDIA_NODE_WAIT_MS });
-      res.send(HANGUP_ANSWER_XML);
+    if (!decision.answer) {
+      deps.logger.info({ msg: 'inbound call rejected', reason: decision.reason, call_id: decision.callId, provider_call_id: call.providerCallId });
+      res.send(REJECT_ANSWER_XML);
       return;
     }
-    const token = await signStreamToken(deps.streamTokenSecret, callId);
-    const base = mediaNode.url.replace(/\/$/, '');
-    res.send(streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`));
+    res.send(await callAnswerXml(decision.callId, deps));
+  });
+
+  /** An inbound call's later statuses (its end), found by the provider's call id. */
+  router.post('/telephony/inbound/status', async (req, res) => {
+    const callback = statusOf(signedParams(req, deps));
+    const callId = await callOfProviderCall(callback.providerCallId);
+    if (callId) await relayInboundStatus(callId, callback, deps);
+    else deps.logger.info({ msg: 'inbound status of a call that was never taken', status: callback.status, provider_call_id: callback.providerCallId });
+    res.json({});
   });
 
   return router;
 }
 
-/**
- * Checks a callback and signals its status to the call's workflow; false when that workflow
- * is not running (the call has ended, or never existed).
- */
-async function relayStatus(req: Request, deps: TelephonyCallbackDeps): Promise<boolean> {
-  const callId = req.params.call_id as string;
+/** The callback's form fields, once its signature is checked (403 otherwise). */
+function signedParams(req: Request, deps: TelephonyCallbackDeps): CallbackParams {
   const params = req.body as CallbackParams;
   if (!signedByProvider(req, params, deps)) throw new HttpError(403, 'the callback is not signed by the telephony provider');
+  return params;
+}
+
+function statusOf(params: CallbackParams): StatusCallback {
   const callback = parseStatusCallback(params);
   if (!callback) throw new HttpError(400, 'not a status callback of a call: CallStatus (a call status) and RequestUUID or CallUUID are required');
+  return callback;
+}
+
+/** The inbound call an answer request is about; Plivo writes numbers as digits without `+`. */
+function inboundCallOf(params: CallbackParams): InboundCallRequest {
+  const { From: from, To: to, CallUUID: providerCallId, Direction: direction } = params;
+  if (!from || !to || !providerCallId || (direction !== undefined && direction !== 'inbound')) {
+    throw new HttpError(400, 'not an inbound call: From, To and CallUUID are required, and Direction must be inbound');
+  }
+  const e164 = (number: string) => (/^\d+$/.test(number) ? `+${number}` : number);
+  return { from: e164(from), to: e164(to), providerCallId };
+}
+
+/**
+ * Signals the status to the call's workflow; false when that workflow is not running (the call
+ * has ended, or never existed).
+ */
+async function signalStatus(callId: string, callback: StatusCallback, deps: TelephonyCallbackDeps): Promise<boolean> {
   try {
     await deps.temporal.workflow.getHandle(callWorkflowId(callId)).signal(providerStatusSignal, { ...callback, at: deps.now().toISOString() });
     return true;
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
-    // A late or repeated status, or no such call. Answered 2xx all the same: any other answer
-    // makes the provider retry a status nobody will ever take.
-    deps.logger.info({ msg: 'telephony callback for a call without a running workflow', call_id: callId, status: callback.status, provider_call_id: callback.providerCallId });
     return false;
   }
+}
+
+/**
+ * Hands a checked status to the call's workflow; false when it is not running. Answered 2xx
+ * all the same: any other answer makes the provider retry a status nobody will ever take.
+ */
+async function relayStatus(callId: string, callback: StatusCallback, deps: TelephonyCallbackDeps): Promise<boolean> {
+  if (await signalStatus(callId, callback, deps)) return true;
+  // A late or repeated status, or no such call.
+  deps.logger.info({ msg: 'telephony callback for a call without a running workflow', call_id: callId, status: callback.status, provider_call_id: callback.providerCallId });
+  return false;
+}
+
+/**
+ * As relayStatus, but a caller may hang up while the answer request is still admitting the
+ * call (the link to the call is written first, the record and the workflow after): while the
+ * record is missing or live, the status waits a little for the workflow. A refused call's
+ * record is final at once, and no workflow ever runs for it.
+ */
+async function relayInboundStatus(callId: string, callback: StatusCallback, deps: TelephonyCallbackDeps): Promise<void> {
+  const deadline = Date.now() + ADMISSION_WAIT_MS;
+  for (;;) {
+    if (await signalStatus(callId, callback, deps)) return;
+    const call = await Call.findById(callId, { status: 1 }).lean();
+    if ((call && FINAL_CALL_STATUSES.includes(call.status)) || Date.now() >= deadline) break;
+    await sleep(ADMISSION_POLL_MS);
+  }
+  await relayStatus(callId, callback, deps);
+}
+
+/**
+ * The answer to an answered call: stream its audio both ways to the media node holding its
+ * conversation, which registers itself on the call record (`media_node_url`). The answer
+ * waits a little for it, as the conversation starts when the workflow learns of the answer,
+ * i.e. now. No media node in time, or no call to hold: hang up, since nobody would talk.
+ */
+async function callAnswerXml(callId: string, deps: TelephonyCallbackDeps): Promise<string> {
+  const mediaNode = await waitForMediaNode(callId);
+  if (typeof mediaNode !== 'object') {
+    if (mediaNode === 'none-in-time') deps.logger.error({ msg: 'no media node took the answered call in time; the provider is told to hang up', call_id: callId, waited_ms: MEDIA_NODE_WAIT_MS });
+    return HANGUP_ANSWER_XML;
+  }
+  const token = await signStreamToken(deps.streamTokenSecret, callId);
+  const base = mediaNode.url.replace(/\/$/, '');
+  return streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`);
 }
 
 /**

@@ -6,6 +6,8 @@ import { Call } from '../../activities/db/models/call';
 import { retrieve } from '../../activities/knowledge-bases';
 import { recordEvent } from '../../activities/webhooks/fan-out';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
+import { CallRecording } from '../audio/recording';
+import { saveRecording } from '../audio/recording-store';
 import type { LanguageModel } from '../providers/llm/types';
 import type { Transcriber } from '../providers/stt/types';
 import type { Synthesizer } from '../providers/tts/types';
@@ -27,8 +29,6 @@ export interface ConversationActivityDeps {
 
 /** How often progress is reported; the workflow's heartbeat timeout is a few times this. */
 const HEARTBEAT_INTERVAL_MS = 1_000;
-/** From the answer to the stream's arrival: the provider connects within a second or two. */
-const STREAM_WAIT_MS = 15_000;
 const KNOWLEDGE_PASSAGES = 3;
 
 /**
@@ -53,14 +53,17 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
         // In order, off the audio path; a failed write is retried, since losing an event is not allowed.
         events = events.then(() => recordWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() })));
       };
-      const progress: ConversationProgress = { phase: 'waiting-for-stream', at: Date.now(), nextSequence: sequence };
+      const progress: ConversationProgress = { phase: 'waiting-for-stream', at: Date.now(), liveSince: null, nextSequence: sequence };
       const beat = () => context.heartbeat({ ...progress, at: Date.now(), nextSequence: sequence });
       beat();
       const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
       try {
         await Call.updateOne({ _id: input.callId }, { $set: { media_node_url: deps.mediaNodeUrl } });
-        const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: STREAM_WAIT_MS });
+        const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';
+        progress.liveSince = Date.now();
+        // `call.record`: both sides, placed on the conversation's timeline as the engine hears and plays them.
+        const recording = agent.call.record ? new CallRecording() : null;
         const conversation = new Conversation(
           { agent, userData: (call.user_data ?? {}) as Record<string, unknown>, capSeconds: input.capSeconds, capReason: input.capReason, signal: context.cancellationSignal },
           {
@@ -72,6 +75,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
             retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES })).map((chunk) => chunk.text),
             emit,
             now: () => Date.now(),
+            ...(recording ? recordingHooks(recording) : {}),
           },
         );
         const result = await conversation.run();
@@ -88,10 +92,12 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
           avgFirstAudioMs: result.avgFirstAudioMs,
           nextSequence: sequence,
         };
-        await Call.updateOne(
-          { _id: input.callId },
-          { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } },
-        );
+        // Saved before the outcome goes back, so that the recording is there when the call's end is announced.
+        const toSave = recording && { callId: input.callId, workspaceId: input.workspaceId, wav: recording.toWav(), durationMs: recording.durationMs };
+        await Promise.all([
+          Call.updateOne({ _id: input.callId }, { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } }),
+          toSave && saveWithRetry(() => saveRecording(toSave), 'the recording of a call could not be saved'),
+        ]);
         return outcome;
       } finally {
         clearInterval(heartbeats);
@@ -100,15 +106,55 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
   };
 }
 
+/** How far behind its arrival time the caller's audio may be placed before the recording skips ahead (a real gap in the stream). */
+const CALLER_JITTER_MS = 1_000;
+const MULAW_BYTES_PER_MS = 8;
+
+/**
+ * The engine's recording hooks. The agent's audio comes with its playback time. The caller's
+ * comes with its arrival time, which jitters: frames held up by a busy event loop or the
+ * network arrive in bunches, and placed by arrival they would overwrite one another and
+ * leave holes in between. The provider sends the caller's audio without gaps, so each frame
+ * goes right after the one before; only when that falls more than a second behind its
+ * arrival (audio really missing) does the channel skip ahead, keeping the sides in step.
+ * A frame the recording cannot place (past the longest call) is left out: the call goes on.
+ */
+function recordingHooks(recording: CallRecording): { onCallerAudio(mulaw: Buffer, atMs: number): void; onAgentAudio(mulaw: Buffer, atMs: number): void } {
+  let callerNextMs = 0;
+  return {
+    onCallerAudio(mulaw, arrivedAtMs) {
+      const atMs = Math.max(callerNextMs, arrivedAtMs - CALLER_JITTER_MS);
+      callerNextMs = atMs + mulaw.length / MULAW_BYTES_PER_MS;
+      tryToRecord(() => recording.addCaller(mulaw, atMs));
+    },
+    onAgentAudio(mulaw, atMs) {
+      tryToRecord(() => recording.addAgent(mulaw, atMs));
+    },
+  };
+}
+
+function tryToRecord(add: () => void): void {
+  try {
+    add();
+  } catch {
+    // Left out of the recording; the conversation is not disturbed.
+  }
+}
+
 /** Retries a timeline write until it lands (a few seconds of database trouble must not lose an event). */
-async function recordWithRetry(write: () => Promise<unknown>): Promise<void> {
+function recordWithRetry(write: () => Promise<unknown>): Promise<void> {
+  return saveWithRetry(write, 'a call event could not be recorded');
+}
+
+/** Retries a write for a while (up to about 15 s of database trouble), then logs that it is lost; never throws. */
+async function saveWithRetry(write: () => Promise<unknown>, lost: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await write();
       return;
     } catch (error) {
       if (attempt >= 10) {
-        console.error('a call event could not be recorded', error);
+        console.error(lost, error);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));

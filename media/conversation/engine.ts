@@ -9,7 +9,7 @@ import type { CallAudioStream } from './audio-stream';
 import { PlaybackTimeline } from './playback';
 import { SentenceChunker } from './sentences';
 import { fillVariables } from './variables';
-import type { ConversationUsage } from '../../workflows/shared/conversation';
+import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../workflows/shared/conversation';
 
 /** A call's settings as the engine runs them: the agent's, with its tools. */
 export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & { tools: AgentTool[] };
@@ -141,7 +141,7 @@ export class Conversation {
   ) {
     const { agent, userData } = options;
     this.tools = [...agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), END_CALL_TOOL];
-    const language = `Speak ${agent.voice.language}, the caller's language, in short sentences fit to be spoken on a phone call.`;
+    const language = `Speak ${languageName(agent.voice.language)}, the caller's language, in short sentences fit to be spoken on a phone call.`;
     this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
   }
 
@@ -151,8 +151,9 @@ export class Conversation {
     this.startedAtMs = this.deps.now();
     this.lastActivityMs = this.startedAtMs;
     audio.onClose(() => this.end('caller', 'the caller hung up', 'info'));
-    if (this.options.signal.aborted) this.end('system', 'canceled', 'info');
-    this.options.signal.addEventListener('abort', () => this.end('system', 'canceled', 'info'), { once: true });
+    // The workflow tells this reason from the conversation's own ends (it canceled us because the call was over).
+    if (this.options.signal.aborted) this.end('system', CONVERSATION_CANCELED_REASON, 'info');
+    this.options.signal.addEventListener('abort', () => this.end('system', CONVERSATION_CANCELED_REASON, 'info'), { once: true });
     const watcher = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
     try {
       this.recognition = await this.deps.transcriber.open(
@@ -276,17 +277,30 @@ export class Conversation {
       if (reply.abort.signal.aborted) return this.endReply(reply);
       if (text) this.deps.emit({ type: 'agent.reply', message: text, level: 'info', latencyMs: null });
       if (!toolCalls.length) break;
-      this.history.push({ role: 'assistant', content: text || null, tool_calls: toolCalls });
-      for (const call of toolCalls) {
-        if (reply.abort.signal.aborted) return this.endReply(reply); // interrupted: the rest never run
+      // The tool calls of a reply run once the caller has heard its text: a caller who talks
+      // over it cancels them (they never run, and the model is told only what was heard).
+      if (reply.audible) await this.untilPlayed(reply);
+      if (reply.abort.signal.aborted) return this.endReply(reply);
+      const asked: ChatMessage & { role: 'assistant' } = { role: 'assistant', content: text || null, tool_calls: toolCalls };
+      this.history.push(asked);
+      // Barge-in over a pre-call message cuts this message's text to what was heard, so the tool
+      // results still follow it directly (the model's protocol wants them right after).
+      reply.historyEntry = asked;
+      for (const [index, call] of toolCalls.entries()) {
+        if (reply.abort.signal.aborted) {
+          // Interrupted: the rest never run, yet each call of the message needs its answer.
+          for (const skipped of toolCalls.slice(index)) this.history.push({ role: 'tool', tool_call_id: skipped.id, content: 'not run: the caller interrupted' });
+          return this.endReply(reply);
+        }
         if (call.name === 'end_call') {
           this.deps.emit({ type: 'tool.call', message: 'end_call', level: 'info', latencyMs: null, data: { name: 'end_call' } });
           this.history.push({ role: 'tool', tool_call_id: call.id, content: 'the call ends' });
           endCall = true;
           continue;
         }
-        await this.callTool(call, reply);
+        await this.callTool(call, reply, turnEndedAtMs);
       }
+      reply.historyEntry = null; // what follows the results is the next round's
     }
     if (reply.abort.signal.aborted) return this.endReply(reply);
     this.endReply(reply);
@@ -333,7 +347,7 @@ export class Conversation {
     return { text: text.trim(), toolCalls };
   }
 
-  private async callTool(call: LlmToolCall, reply: Reply): Promise<void> {
+  private async callTool(call: LlmToolCall, reply: Reply, turnEndedAtMs: number): Promise<void> {
     const tool = this.options.agent.tools.find((t) => t.name === call.name);
     let args: Record<string, unknown> = {};
     try {
@@ -349,8 +363,9 @@ export class Conversation {
       this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
       return;
     }
-    // The pre-call message plays while the request runs.
-    const saying = tool.pre_call_message ? this.speechQueue(reply, null) : null;
+    // The pre-call message plays while the request runs; when it is the reply's first audio,
+    // it is the one `tts.first_audio` reports (the caller hears the agent from then on).
+    const saying = tool.pre_call_message ? this.speechQueue(reply, turnEndedAtMs) : null;
     saying?.say(fillVariables(tool.pre_call_message, this.options.userData));
     const run = await this.deps.runTool(tool, args, reply.abort.signal);
     await saying?.finished();
@@ -561,6 +576,16 @@ export class Conversation {
 
 function wordCount(text: string): number {
   return text.trim().split(/\s+/).filter(Boolean).length;
+}
+
+/** `hi` as `Hindi (hi)`, so the model cannot take the code for a word; unknown codes as they are. */
+function languageName(code: string): string {
+  try {
+    const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(code);
+    return name && name !== code ? `${name} (${code})` : code;
+  } catch {
+    return code; // not a well-formed language tag
+  }
 }
 
 /** Which outside service an error came from, for the `error` event's `provider`. */

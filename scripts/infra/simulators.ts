@@ -1,4 +1,4 @@
-import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator } from '../../media/providers/telephony/simulator';
+import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
 import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../media/providers/tts/simulator';
 import type { RunningSimulator } from '../../media/providers/simulated-service';
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../media/providers/llm/simulator';
@@ -9,6 +9,8 @@ export interface LocalSimulators {
   env: Record<string, string>;
   /** One line per simulator for the launcher's banner. */
   lines: string[];
+  /** The telephony simulator, when started (the launcher points its inbound calls at the API). */
+  telephony?: TelephonySimulator;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
   if (!env.TELEPHONY_BASE_URL) {
     const telephony = await startTelephonySimulator();
     running.push(telephony);
+    result.telephony = telephony;
     Object.assign(result.env, { TELEPHONY_BASE_URL: telephony.url, PLIVO_AUTH_ID: SIMULATOR_AUTH_ID, PLIVO_AUTH_TOKEN: SIMULATOR_AUTH_TOKEN });
     result.lines.push(`  Telephony    ${telephony.url} (Plivo simulator; TELEPHONY_BASE_URL to use a real account)`);
   }

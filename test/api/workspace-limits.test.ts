@@ -341,7 +341,7 @@ describe('workspace call limits and limit requests', () => {
       before(async () => {
         const env = createLocal();
         // The keeper needs only its own activity (it reads the workspace's limit when it starts).
-        worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: await workflowBundle(), activities: createSlotActivities() });
+        worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: await workflowBundle(), activities: createSlotActivities({ temporal: env.client }) });
         running = worker.run();
       });
       after(async () => {

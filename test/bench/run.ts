@@ -2,13 +2,14 @@ import { agentsBench } from './agents.bench';
 import { authBench } from './auth.bench';
 import { renderDatesBench } from './render-dates.bench';
 import { webhooksBench } from './webhooks.bench';
+import { callsBench } from './calls.bench';
 
 /**
  * `npm run bench`: each benchmark measures our code against a baseline in the same run and
  * prints the result next to its target, so noisy machines compare like with like.
  * `npm run bench -- <name>` runs one of them (`npm run bench:webhooks` is `webhooks`).
  */
-const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks'] as const;
+const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls'] as const;
 
 async function main(): Promise<void> {
   const only = process.argv[2];
@@ -39,6 +40,11 @@ async function main(): Promise<void> {
   if (wanted('webhooks')) {
     const webhooks = await webhooksBench();
     report(webhooks.ok, webhooks.name, webhooks.lines);
+  }
+
+  if (wanted('calls')) {
+    const calls = await callsBench();
+    report(calls.ok, calls.name, calls.lines);
   }
 
   process.exitCode = failed ? 1 : 0;

@@ -67,6 +67,22 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const publicApiUrl = `${baseUrl}/api/v1`;
+  const providers = options.providers ? createProviders(options.providers) : null;
+  // The media service (audio streams, the browser call page + the conversation worker), when
+  // the test runs calls end to end; first, so that the app knows its public address.
+  const media =
+    options.media && providers
+      ? await startMediaService({
+          host: '127.0.0.1',
+          port: 0,
+          secret: TEST_AUTH_CONFIG.secret,
+          connection: options.workerConnection ?? env.nativeConnection,
+          namespace: options.namespace ?? env.namespace ?? 'default',
+          temporal: options.temporal ?? env.client,
+          providers,
+          toolsAllowPrivateNetworks: true,
+        })
+      : null;
   const app = createApp({
     config: {
       defaultTimezone: 'Asia/Kolkata',
@@ -76,6 +92,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       welcomeCreditsPaise: 50_000,
       providers: options.providers,
       publicApiUrl,
+      mediaPublicUrl: media?.publicUrl,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
     },
     now: options.now,
@@ -85,7 +102,6 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
   });
   server.on('request', app);
 
-  const providers = options.providers ? createProviders(options.providers) : null;
   let workers: Worker[] = [];
   let running: Promise<unknown> = Promise.resolve();
   if (options.workers?.length) {
@@ -104,20 +120,6 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
     });
     running = Promise.all(workers.map((w) => w.run()));
   }
-  // The media service (audio streams + the conversation worker), when the test runs calls end to end.
-  const media =
-    options.media && providers
-      ? await startMediaService({
-          host: '127.0.0.1',
-          port: 0,
-          secret: TEST_AUTH_CONFIG.secret,
-          connection: options.workerConnection ?? env.nativeConnection,
-          namespace: options.namespace ?? env.namespace ?? 'default',
-          temporal: options.temporal ?? env.client,
-          providers,
-          toolsAllowPrivateNetworks: true,
-        })
-      : null;
 
   return {
     baseUrl,

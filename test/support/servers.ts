@@ -100,15 +100,17 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
  * activity (receivers in tests listen on 127.0.0.1; `deps` adds or replaces dependencies, e.g.
  * a telephony adapter); stop() ends both.
  */
-export async function timeSkippingWorker(taskQueue: string, deps: Partial<ActivityDeps> = {}): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
+export async function timeSkippingWorker(taskQueue: string | string[], deps: Partial<ActivityDeps> = {}): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
   const env = await createTimeSkipping();
   const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true, ...deps });
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
-  const running = worker.run();
+  const bundle = await workflowBundle();
+  // One worker per queue (a call's analytics child runs on its own queue).
+  const workers = await Promise.all((Array.isArray(taskQueue) ? taskQueue : [taskQueue]).map((queue) => Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: bundle, activities })));
+  const running = Promise.all(workers.map((worker) => worker.run()));
   return {
     env,
     async stop() {
-      worker.shutdown();
+      workers.forEach((worker) => worker.shutdown());
       await running;
       await env.teardown();
     },

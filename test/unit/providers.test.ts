@@ -95,7 +95,7 @@ describe('provider adapters', () => {
   describe('settings', () => {
     it('leaves a service without a base URL unconfigured, in every environment', () => {
       for (const NODE_ENV of ['development', 'test']) {
-        expect(loadConfig({ NODE_ENV }).providers).to.deep.equal({ telephony: null, tts: null, timeoutMs: 5_000 });
+        expect(loadConfig({ NODE_ENV }).providers).to.deep.equal({ telephony: null, tts: null, llm: null, stt: null, timeoutMs: 5_000 });
       }
     });
 
@@ -105,11 +105,17 @@ describe('provider adapters', () => {
         PLIVO_AUTH_ID: 'MAXXXX',
         PLIVO_AUTH_TOKEN: 'token',
         TTS_BASE_URL: 'http://127.0.0.1:8880',
+        LLM_BASE_URL: 'https://api.openai.com/',
+        LLM_API_KEY: 'sk-test',
+        STT_BASE_URL: 'wss://recognition.example.com',
+        STT_API_KEY: 'dg-test',
         PROVIDER_TIMEOUT_MS: '2500',
       });
       expect(providers).to.deep.equal({
         telephony: { baseUrl: 'https://api.plivo.com', authId: 'MAXXXX', authToken: 'token' },
         tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '' },
+        llm: { baseUrl: 'https://api.openai.com', apiKey: 'sk-test' },
+        stt: { baseUrl: 'wss://recognition.example.com', apiKey: 'dg-test' },
         timeoutMs: 2500,
       });
     });

@@ -1,5 +1,9 @@
 import { expect } from 'chai';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { Worker } from '@temporalio/worker';
+import { createActivities, systemClock } from '../../activities';
 import { newId } from '../../activities/db/ids';
 import { Call } from '../../activities/db/models/call';
 import { CallEvent } from '../../activities/db/models/call-event';
@@ -11,9 +15,10 @@ import type { AgentInput } from '../../api/agents/settings';
 import { callWorkflowId, providerStatusSignal, QUEUE_EXPIRY_MS, type CallState, type CallWorkflowInput } from '../../workflows/shared/calls';
 import { slotKeeperId, tryAcquireUpdate } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import type { ConversationActivities, ConversationInput, ConversationOutcome } from '../../workflows/shared/conversation';
 import { PlivoTelephony } from '../../media/providers/telephony/plivo';
-import { startTestProviders, type TestProviders } from '../support/providers';
-import { timeSkippingWorker } from '../support/servers';
+import { randomNumbers, startTestProviders, type TestProviders } from '../support/providers';
+import { timeSkippingWorker, workflowBundle } from '../support/servers';
 import { until } from '../support/until';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -86,9 +91,12 @@ describe('callWorkflow queue phase under time skipping', function () {
   it('cancels a call still queued after 24 hours with "expired in queue" (every slot busy)', async () => {
     const ws = await workspace({ balancePaise: 50_000, limit: 1 });
     const agent = await agentIn(ws, { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' });
-    // An inbound call holds the only slot for the whole test.
+    // An inbound call holds the only slot for the whole test (a running workflow, so the keeper's
+    // check for slots of ended calls leaves it alone).
+    const holder = newId();
+    await env.client.workflow.start('slotProbeWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: callWorkflowId(holder), args: [{ workspaceId: ws, callId: holder }] });
     const keeper = await env.client.workflow.signalWithStart('slotKeeperWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: slotKeeperId(ws), args: [{ workspaceId: ws }], signal: 'release', signalArgs: [{ callId: 'nobody' }] });
-    const acquired = await keeper.executeUpdate(tryAcquireUpdate, { args: [{ callId: newId(), channel: 'inbound' }] });
+    const acquired = await keeper.executeUpdate(tryAcquireUpdate, { args: [{ callId: holder, channel: 'inbound' }] });
     expect(acquired.granted).to.equal(true);
 
     const { callId, queuedAt, handle } = await placeCall(env, ws, agent._id);
@@ -118,53 +126,177 @@ describe('callWorkflow queue phase under time skipping', function () {
   });
 });
 
-/** The call workflow's own cap, with the plivo-style adapter against its simulator (no callback route: the test relays the provider's statuses). */
-describe('callWorkflow cap on a live call under time skipping', function () {
+/**
+ * The call workflow's own deadline in the live phase, with the plivo-style adapter against its
+ * simulator (no callback route: the test relays the provider's statuses, so the provider
+ * "never ends" a call unless the test says so) and media workers that misbehave.
+ *
+ * The test server stops skipping time while an activity is scheduled or running (it locks
+ * its clock for every scheduled activity task), and the live phase always has the
+ * conversation activity on the `media` queue: these tests run in real time, with a short
+ * `max_duration_seconds` (5 s, below the API's minimum, written through the store). The
+ * simulator runs 10 times slower, so that its own time limit (Plivo's `time_limit`, the
+ * agent's max duration) never ends a call before the workflow does.
+ */
+describe('callWorkflow cap on a live call (the media service absent or misbehaving)', function () {
   this.timeout(120_000);
+  const MAX_DURATION_SECONDS = 5;
+  /** workflows/call.ts: CAP_GRACE_MS, CONVERSATION_HEARTBEAT_TIMEOUT_MS, CONVERSATION_STOP_WAIT_MS. */
+  const CAP_GRACE_SECONDS = 15;
+  const HEARTBEAT_TIMEOUT_SECONDS = 5;
+  const STOP_WAIT_SECONDS = 10;
   let env: TestWorkflowEnvironment;
   let stack: Awaited<ReturnType<typeof timeSkippingWorker>>;
+  let analytics: { worker: Worker; running: Promise<void> };
   let providers: TestProviders;
   let callbacks: WebhookReceiver;
 
-  before(async () => {
-    providers = await startTestProviders({ poolSize: 1 });
-    callbacks = await startWebhookReceiver();
-    const { baseUrl, authId, authToken } = providers.config.telephony as { baseUrl: string; authId: string; authToken: string };
-    stack = await timeSkippingWorker(TASK_QUEUES.calls, { telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }), telephonyCallbackBaseUrl: callbacks.url });
-    env = stack.env;
-  });
-  after(async () => {
-    await stack.stop();
-    await callbacks.close();
-    await providers.close();
-  });
+  /** A worker on the `media` queue running `runConversation` as given; stop() shuts it down. */
+  async function mediaWorker(runConversation: ConversationActivities['runConversation']): Promise<{ stop(): Promise<void> }> {
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.media, activities: { runConversation }, shutdownGraceTime: '1 second' });
+    const running = worker.run();
+    return {
+      async stop() {
+        worker.shutdown();
+        await running;
+      },
+    };
+  }
 
-  it('hangs up a live call the provider never ends at max_duration_seconds + 15 s, then waits for its final status without spinning', async () => {
-    const ws = await workspace({ balancePaise: 50_000 });
-    const agent = await agentIn(ws, { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC', max_duration_seconds: 30 });
-    const to = '+919800012345';
+  /** A call that the provider answered (relayed as `in-progress`); the workflow is now live. */
+  async function liveCall(ws: string) {
+    const agent = await agentIn(ws, { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC', max_duration_seconds: MAX_DURATION_SECONDS });
+    const to = randomNumbers(1)[0]!.replace('+9180', '+9198');
     providers.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0 });
-    const { callId, handle } = await placeCall(env, ws, agent._id, { to, from: providers.pool[0] });
+    const { callId, handle } = await placeCall(env, ws, agent._id, { to, from: providers.pool[0]! });
     const dialled = await until(() => Call.findById(callId).lean(), (call) => !!call?.provider_call_id, 20_000);
     const providerCallId = dialled?.provider_call_id as string;
     expect(providerCallId).to.be.a('string');
     const at = async () => new Date(await env.currentTimeMs()).toISOString();
     await handle.signal(providerStatusSignal, { status: 'in-progress', providerCallId, at: await at() });
+    const simulated = () => providers.telephony.calls().find((c) => c.providerCallId === providerCallId);
+    return {
+      callId,
+      handle,
+      liveAt: Date.now(),
+      /** Waits until the workflow has hung up at the provider, and relays the provider's final status. */
+      async relayHangUp(timeoutMs: number) {
+        const status = await until(() => Promise.resolve(simulated()?.status), (s) => s === 'completed', timeoutMs);
+        expect(status, 'the workflow hung up at the provider').to.equal('completed');
+        const hungUpAt = Date.now();
+        await handle.signal(providerStatusSignal, { status: 'completed', providerCallId, at: await at(), durationSeconds: 0 });
+        return hungUpAt;
+      },
+    };
+  }
 
-    // Past the cap (30 s + 15 s): the workflow hangs up at the provider itself.
-    await env.sleep(50_000);
-    await until(() => Promise.resolve(providers.telephony.calls().find((c) => c.providerCallId === providerCallId)?.status), (status) => status === 'completed' || status === 'canceled', 20_000);
-    // Time goes on while the provider's final status is late: the workflow must wait, not loop.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await handle.signal(providerStatusSignal, { status: 'completed', providerCallId, at: await at(), durationSeconds: 45 });
+  /** What a stuck conversation answers once the test lets it go (the workflow has moved on by then). */
+  const letGo = (input: ConversationInput): ConversationOutcome => {
+    const at = new Date().toISOString();
+    return { endedBy: 'system', reason: 'canceled', level: 'info', startedAt: at, endedAt: at, usage: { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 }, avgFirstAudioMs: null, nextSequence: input.sequenceBase };
+  };
 
-    const state = (await handle.result()) as CallState;
+  /** The workflow's result, or a failure once `seconds` have passed since `from`. */
+  async function resultWithin(handle: WorkflowHandle, from: number, seconds: number): Promise<CallState> {
+    const left = from + seconds * 1000 - Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the call workflow was still running ${seconds} s after the call went live`)), Math.max(0, left));
+    });
+    try {
+      return (await Promise.race([handle.result(), late])) as CallState;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  before(async () => {
+    providers = await startTestProviders({ poolSize: 1, timeScale: 10 });
+    callbacks = await startWebhookReceiver();
+    const { baseUrl, authId, authToken } = providers.config.telephony as { baseUrl: string; authId: string; authToken: string };
+    stack = await timeSkippingWorker(TASK_QUEUES.calls, { telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }), telephonyCallbackBaseUrl: callbacks.url });
+    env = stack.env;
+    // A connected call ends with its post-call analytics (a child workflow on the analytics queue).
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: TASK_QUEUES.analytics,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true }),
+    });
+    analytics = { worker, running: worker.run() };
+  });
+  after(async () => {
+    analytics?.worker.shutdown();
+    await analytics?.running;
+    await stack.stop();
+    await callbacks.close();
+    await providers.close();
+  });
+
+  it('no media worker takes the conversation: hangs up at max_duration_seconds + 15 s, then waits for the final status without spinning', async () => {
+    const ws = await workspace({ balancePaise: 50_000 });
+    const call = await liveCall(ws);
+    const hungUpAt = await call.relayHangUp((MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + 10) * 1000);
+    expect((hungUpAt - call.liveAt) / 1000).to.be.within(MAX_DURATION_SECONDS + CAP_GRACE_SECONDS - 1, MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + 3);
+
+    const state = await resultWithin(call.handle, call.liveAt, MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + 20);
     expect(state).to.include({ status: 'completed', hangupReason: 'max duration reached' });
-    const record = await Call.findById(callId).lean();
-    expect(record).to.include({ status: 'completed', hangup_by: 'system', hangup_reason: 'max duration reached', duration_seconds: 45 });
-    const events = (await handle.fetchHistory()).events ?? [];
+    const record = await Call.findById(call.callId).lean();
+    expect(record).to.include({ status: 'completed', hangup_by: 'system', hangup_reason: 'max duration reached' });
+    const events = (await call.handle.fetchHistory()).events ?? [];
     const timers = events.filter((e) => e.timerStartedEventAttributes).length;
     // The queue wait, the first wait for the provider, and the wait again after `in-progress`.
     expect(timers).to.be.at.most(3);
+  });
+
+  it('the media worker takes the conversation and never heartbeats: an error ends the call after the heartbeat timeout', async () => {
+    const media = await mediaWorker(async (input) => {
+      // Stuck from the start: no heartbeat, no answer (the worker's shutdown lets it go).
+      await new Promise<void>((resolve) => Context.current().cancellationSignal.addEventListener('abort', () => resolve()));
+      return letGo(input);
+    });
+    try {
+      const ws = await workspace({ balancePaise: 50_000 });
+      const call = await liveCall(ws);
+      const hungUpAt = await call.relayHangUp(30_000);
+      expect((hungUpAt - call.liveAt) / 1000).to.be.within(HEARTBEAT_TIMEOUT_SECONDS - 1, HEARTBEAT_TIMEOUT_SECONDS + 5);
+      const state = await resultWithin(call.handle, call.liveAt, HEARTBEAT_TIMEOUT_SECONDS + 20);
+      expect(state).to.include({ status: 'completed', hangupReason: 'error' });
+      const events = await timeline(call.callId);
+      const error = events.find((e) => e.type === 'error');
+      expect(error, 'an error event').to.exist;
+      expect(error).to.include({ level: 'error' });
+      expect(JSON.parse(error!.data_json)).to.deep.equal({ provider: 'media' });
+      expect(events.find((e) => e.type === 'call.ended')).to.include({ message: 'ended by system: error', level: 'error' });
+    } finally {
+      await media.stop();
+    }
+  });
+
+  it('the media worker heartbeats but never ends its conversation: the call still ends by max_duration_seconds + 15 s (+ the stop wait)', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const media = await mediaWorker(async (input) => {
+      // Alive but stuck: it beats every second and ignores its cancellation until the test lets it go.
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat({ phase: 'live', at: Date.now(), nextSequence: input.sequenceBase }), 1_000);
+      await released;
+      clearInterval(beat);
+      return letGo(input);
+    });
+    const ws = await workspace({ balancePaise: 50_000 });
+    const call = await liveCall(ws);
+    try {
+      await call.relayHangUp((MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + 10) * 1000);
+      const state = await resultWithin(call.handle, call.liveAt, MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + STOP_WAIT_SECONDS + 5);
+      expect(state).to.include({ status: 'completed', hangupReason: 'max duration reached' });
+      const record = await Call.findById(call.callId).lean();
+      expect(record).to.include({ status: 'completed', hangup_by: 'system' });
+      expect(record?.duration_seconds).to.be.at.most(MAX_DURATION_SECONDS + CAP_GRACE_SECONDS + 3);
+    } finally {
+      release();
+      await call.handle.terminate('test over').catch(() => undefined);
+      await media.stop();
+    }
   });
 });

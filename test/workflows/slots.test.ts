@@ -127,6 +127,20 @@ describe('slotKeeperWorkflow under time skipping', function () {
     expect(await grantsOf(holder)).to.equal(1);
   });
 
+  it('frees, after a few minutes, a slot held by a call whose workflow is gone (terminated, never started)', async () => {
+    const ws = await workspace({ limit: 1 });
+    await startKeeper(ws);
+    // Admitted, but its workflow never ran (as if terminated by an operator): the slot is held.
+    expect(await keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: 'cal_gone', channel: 'browser' }] })).to.deep.include({ granted: true });
+    const waiting = await probe(ws);
+    await enqueue(ws, waiting.callId, new Date().toISOString());
+    expect(await grantsOf(waiting)).to.equal(0);
+    // Five minutes on, the keeper finds no running workflow for cal_gone and gives the slot to the queued call.
+    await env.sleep(6 * 60_000);
+    await granted(waiting);
+    expect(ids((await keeperState(ws)).active)).to.deep.equal([waiting.callId]);
+  });
+
   it('orders calls queued in the same millisecond by call id', async () => {
     const ws = await workspace({ limit: 0 });
     const same = new Date().toISOString();

@@ -8,6 +8,9 @@ export const CONVERSATION_SEQUENCE_START = 1_000;
 /** A conversation emits far fewer events than this (an hour of turns is a few thousand). */
 export const CONVERSATION_SEQUENCE_END = 1_000_000;
 
+/** The conversation's reason when it was canceled from outside (the workflow ended the call). */
+export const CONVERSATION_CANCELED_REASON = 'canceled';
+
 export interface ConversationInput {
   callId: string;
   workspaceId: string;
@@ -15,6 +18,8 @@ export interface ConversationInput {
   sequenceBase: number;
   capSeconds: number;
   capReason: string;
+  /** How long to wait for the call's audio stream: a provider connects in a second or two; a browser page may take up to its token's life. */
+  streamWaitSeconds: number;
 }
 
 export interface ConversationUsage {
@@ -41,6 +46,8 @@ export interface ConversationOutcome {
 export interface ConversationProgress {
   phase: 'waiting-for-stream' | 'live' | 'ending';
   at: number;
+  /** Epoch ms the call's stream arrived (the agent went live); null before. */
+  liveSince: number | null;
   nextSequence: number;
 }
 

@@ -32,11 +32,13 @@ const callSchema = new Schema(
   {
     _id: { type: String, required: true },
     workspace_id: { type: String, required: true },
-    agent_id: { type: String, required: true },
-    agent_name: { type: String, required: true },
+    /** Empty (both) only for an inbound call to a number connected to no agent, refused at once. */
+    agent_id: { type: String, default: '' },
+    agent_name: { type: String, default: '' },
     direction: { type: String, enum: CALL_DIRECTIONS, required: true },
-    to_number: { type: String, required: true },
-    from_number: { type: String, required: true },
+    /** E.164; empty for a browser call (no phone line: the agent's number, when it has one, as `to_number`). */
+    to_number: { type: String, default: '' },
+    from_number: { type: String, default: '' },
     status: { type: String, enum: CALL_STATUSES, required: true },
     user_data: { type: Schema.Types.Mixed, default: () => ({}) },
     /** Who placed it: a person's name or `key:<name>`. */

@@ -19,8 +19,11 @@ export type CallerStep =
   | { say: string; talkOverAfterMs: number }
   /** Stays silent this long. */
   | { pauseMs: number }
-  /** Hangs up now. */
-  | { hangUp: true };
+  /**
+   * Hangs up now; with `afterAgentSilenceMs`, once the agent has said something since the
+   * previous line and has then been silent that long (hanging up after hearing the answer).
+   */
+  | { hangUp: true; afterAgentSilenceMs?: number };
 
 /** What the simulated callee heard and said over the stream, as tests inspect it. */
 export interface StreamedConversation {
@@ -149,6 +152,7 @@ export class SimulatedCaller {
     try {
       for (const step of this.options.steps) {
         if ('hangUp' in step) {
+          if (step.afterAgentSilenceMs !== undefined) await this.agentSpokeThenSilent(step.afterAgentSilenceMs);
           this.options.onHangUp();
           return;
         }
@@ -162,17 +166,19 @@ export class SimulatedCaller {
           await this.when(() => this.playing && this.playbackStartedAtMs !== null && this.playbackStartedAtMs >= since);
           const at = this.playbackStartedAtMs! + step.talkOverAfterMs;
           await this.when(() => Date.now() >= at);
-        } else {
-          const silenceMs = step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS;
-          const playedBefore = this.playedBytesAtLineEnd;
-          await this.when(() => this.playedBytes > playedBefore && !this.playing && Date.now() - this.lastPlayedAtMs >= silenceMs);
-        }
+        } else await this.agentSpokeThenSilent(step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS);
         await this.say(step.say);
       }
       // After the last step the callee stays on, silent, until the call ends.
     } catch (error) {
       if (!(error instanceof Stopped)) throw error;
     }
+  }
+
+  /** Resolves once the agent has said something since the previous line (or the stream's start) and then been silent, nothing playing, for `silenceMs`. */
+  private agentSpokeThenSilent(silenceMs: number): Promise<void> {
+    const playedBefore = this.playedBytesAtLineEnd;
+    return this.when(() => this.playedBytes > playedBefore && !this.playing && Date.now() - this.lastPlayedAtMs >= silenceMs);
   }
 
   private async say(text: string): Promise<void> {

@@ -24,6 +24,18 @@ export type CalleeScript =
   | { kind: 'busy' }
   | { kind: 'failed' };
 
+/**
+ * What a simulated caller dialling one of the account's numbers does once the call is
+ * answered (Plivo's inbound call, see SimulatedCalls.dialIn): talks and listens through the
+ * audio stream as a callee's `conversation` does, and hangs up after `hangUpAfterSeconds`
+ * (simulated seconds from the answer), or with a `hangUp` step; otherwise it stays until we
+ * hang up or the time limit ends the call.
+ */
+export interface InboundCallerScript {
+  conversation?: CallerStep[];
+  hangUpAfterSeconds?: number;
+}
+
 /** A number no script is set for answers after 1 s and hangs up 5 s later. */
 export const DEFAULT_CALLEE: CalleeScript = { kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 5 };
 
@@ -50,6 +62,8 @@ export interface CallbackDelivery {
  */
 export interface SimulatedCall extends StreamedConversation {
   providerCallId: string;
+  /** `outbound`: placed through the Call resource; `inbound`: someone dialled one of the account's numbers. */
+  direction: 'outbound' | 'inbound';
   /** E.164. */
   from: string;
   /** E.164. */
@@ -64,6 +78,9 @@ export interface SimulatedCall extends StreamedConversation {
 }
 
 export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
+
+/** An inbound call: the caller, the account's number dialled, and the URLs of the account's application. */
+export type InboundCallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
 
 interface LiveCall {
   record: SimulatedCall;
@@ -125,6 +142,27 @@ export class SimulatedCalls {
 
   /** Records a call; it starts dialling at `start`, once the creation was answered. */
   place(request: CallRequest): SimulatedCall {
+    return this.track({ ...request, direction: 'outbound' }, this.callees.get(request.to) ?? DEFAULT_CALLEE).record;
+  }
+
+  /**
+   * Someone dials one of the account's numbers: the call rings, and the application's answer
+   * URL is asked what to do (Plivo's inbound answer request: `CallStatus=ringing`,
+   * `Direction=inbound`). XML that streams the audio answers the call, and the caller then
+   * plays `caller`; anything else ends it unanswered (`<Hangup reason="rejected"/>`: the
+   * hang-up cause `CALL_REJECTED`). The end goes to the application's hang-up URL. Answers the
+   * call as it is now (a copy); `calls()` shows how it goes on.
+   */
+  dialIn(request: InboundCallRequest, caller: InboundCallerScript): SimulatedCall {
+    const call = this.track({ ...request, ringUrl: null, direction: 'inbound' }, { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation });
+    if (!this.stop.signal.aborted) {
+      this.ring(call);
+      this.notify(call, 'ringing', request.answerUrl, { Event: 'StartApp' }, (xml) => this.followInbound(call, xml));
+    }
+    return structuredClone(call.record);
+  }
+
+  private track(request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks'>, script: CalleeScript): LiveCall {
     const record: SimulatedCall = {
       ...request,
       providerCallId: randomUUID(),
@@ -136,13 +174,13 @@ export class SimulatedCalls {
       said: [],
       clearedAudio: 0,
     };
-    const script = this.callees.get(request.to) ?? DEFAULT_CALLEE;
     let markOver!: () => void;
     const over = new Promise<void>((resolve) => {
       markOver = resolve;
     });
-    this.live.set(record.providerCallId, { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve(), caller: null, answering: null, over, markOver });
-    return record;
+    const call: LiveCall = { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve(), caller: null, answering: null, over, markOver };
+    this.live.set(record.providerCallId, call);
+    return call;
   }
 
   start(providerCallId: string): void {
@@ -196,9 +234,14 @@ export class SimulatedCalls {
   }
 
   private answer(call: LiveCall, hangUpAfterSeconds: number | undefined, conversation: CallerStep[]): void {
-    call.answeredAtMs = Date.now();
     // The answer request is the in-progress callback, and its answer the XML the call follows.
     this.moveTo(call, 'in-progress', call.record.answerUrl, { Event: 'StartApp' }, (xml) => this.follow(call, xml, conversation));
+    this.startTalkTime(call, hangUpAfterSeconds);
+  }
+
+  /** From the answer on: the caller's own hang-up, if scripted, and the time limit, whichever comes first. */
+  private startTalkTime(call: LiveCall, hangUpAfterSeconds: number | undefined): void {
+    call.answeredAtMs = Date.now();
     const limit = call.record.timeLimitSeconds;
     // Whichever comes first ends the call; ending clears the other timer.
     if (hangUpAfterSeconds !== undefined) {
@@ -218,9 +261,33 @@ export class SimulatedCalls {
     // the callbacks themselves): the simulator lets the callee's script run on, unlike Plivo.
     if (instruction === null) return;
     if (instruction.kind !== 'stream') return endNow('NORMAL_CLEARING', 'Answer XML');
+    this.connect(call, instruction.url, conversation);
+  }
+
+  /**
+   * Does what an inbound call's answer XML says: a stream answers the call and connects the
+   * caller; anything else (or no answer at all) ends it unanswered.
+   */
+  private followInbound(call: LiveCall, xml: string | null): void {
+    if (call.record.status !== 'ringing' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    if (instruction?.kind !== 'stream') {
+      const cause = xml === null ? 'ANSWER_URL_FAILED' : instruction?.kind === 'hangup' && instruction.reason === 'rejected' ? 'CALL_REJECTED' : 'NORMAL_CLEARING';
+      return this.end(call, { status: xml === null ? 'failed' : 'completed', cause, source: xml === null ? 'Error' : 'Answer XML', durationSeconds: 0 });
+    }
+    const script = call.script.kind === 'answer' ? call.script : { hangUpAfterSeconds: undefined, conversation: undefined };
+    // Plivo posts no callback when it answers an inbound call: the answer URL already knows.
+    this.moveTo(call, 'in-progress', null, {});
+    this.startTalkTime(call, script.hangUpAfterSeconds);
+    this.connect(call, instruction.url, script.conversation ?? []);
+  }
+
+  /** The caller's side of the call's audio stream, talking and listening through it. */
+  private connect(call: LiveCall, url: string, conversation: CallerStep[]): void {
+    const endNow = (cause: string, source: string) => this.end(call, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(call) });
     const { record } = call;
     call.caller = new SimulatedCaller({
-      url: instruction.url,
+      url,
       providerCallId: record.providerCallId,
       accountId: this.options.accountId,
       steps: conversation,
@@ -249,8 +316,16 @@ export class SimulatedCalls {
     const { record } = call;
     record.status = status;
     record.history.push({ status, at: new Date() });
+    this.notify(call, status, url, fields, answered);
+  }
+
+  /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks. */
+  private notify(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+    const { record } = call;
     if (!url) return;
-    const params = { CallUUID: record.providerCallId, RequestUUID: record.providerCallId, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: 'outbound', ...fields };
+    // RequestUUID is the id call creation answers with: an inbound call has none.
+    const ids: CallbackParams = record.direction === 'outbound' ? { CallUUID: record.providerCallId, RequestUUID: record.providerCallId } : { CallUUID: record.providerCallId };
+    const params: CallbackParams = { ...ids, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: record.direction, ...fields };
     const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
     record.callbacks.push(delivery);
     const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { basicCredentials, startSimulatedService, type RunningSimulator, type SimulatorAnswer, type SimulatorOptions } from '../simulated-service';
-import { SimulatedCalls, type CalleeScript, type SimulatedCall } from './simulated-calls';
+import { SimulatedCalls, type CalleeScript, type InboundCallerScript, type SimulatedCall } from './simulated-calls';
 import { MAX_PAGE_SIZE } from './types';
 
-export { DEFAULT_CALLEE, type CalleeScript, type CallerStep, type SimulatedCall } from './simulated-calls';
+export { DEFAULT_CALLEE, type CalleeScript, type CallerStep, type InboundCallerScript, type SimulatedCall } from './simulated-calls';
 
 /** A number of the simulated account, as Plivo's Number resource shows it. */
 export interface SimulatedNumber {
@@ -24,6 +24,26 @@ export interface TelephonySimulatorOptions extends SimulatorOptions {
   callees?: Record<string, CalleeScript>;
   /** Multiplies every delay of a call (default 1); tests run calls faster with less. */
   timeScale?: number;
+  /** The account's application (see `setInboundUrls`): where calls to its numbers are announced. */
+  inboundAnswerUrl?: string;
+  inboundHangupUrl?: string;
+}
+
+/** The URLs of the Plivo application the account's numbers use for the calls made to them. */
+export interface InboundUrls {
+  /** Asked (POST) what to do when someone dials one of the numbers. */
+  answerUrl: string;
+  /** Told (POST) when such a call ends; none when null. */
+  hangupUrl: string | null;
+}
+
+export interface InboundDial {
+  /** The caller's number, E.164. */
+  from: string;
+  /** One of the account's numbers, E.164. */
+  to: string;
+  /** What the caller does once answered (default: stays silent until we hang up). */
+  caller?: InboundCallerScript;
 }
 
 export interface TelephonySimulator extends RunningSimulator {
@@ -33,7 +53,16 @@ export interface TelephonySimulator extends RunningSimulator {
   addNumber(e164: string, fields?: Partial<Omit<SimulatedNumber, 'number'>>): void;
   /** Sets what the callee at `e164` does on the calls placed from now on. */
   setCallee(e164: string, script: CalleeScript): void;
-  /** Every call placed, oldest first, with its status history and callbacks. */
+  /** Points the calls to the account's numbers at these URLs, as a Plivo application does. */
+  setInboundUrls(urls: InboundUrls): void;
+  /**
+   * A caller dials one of the account's numbers: the call rings, the application's answer URL
+   * says what to do, and a call answered with a stream talks through it (see
+   * SimulatedCalls.dialIn). Throws for a number the account does not rent, or without an
+   * answer URL. Answers the call as it starts; `calls()` shows how it goes on.
+   */
+  dialInbound(dial: InboundDial): SimulatedCall;
+  /** Every call placed or received, oldest first, with its status history and callbacks. */
   calls(): SimulatedCall[];
 }
 
@@ -53,6 +82,8 @@ type Answer = SimulatorAnswer;
  * A stand-in for Plivo's REST API on loopback, with HTTP Basic auth and Plivo's JSON shapes:
  * - the Number resource over an in-memory inventory (list with `limit`, `offset`,
  *   `number_startswith`, `services`; one number; 404 for a number the account does not rent);
+ * - calls to the account's numbers (`dialInbound`), announced to the application's answer URL
+ *   and, once answered with a stream, played by a scripted caller;
  * - the Call resource: `POST .../Call/` places a call from a number of the account that plays
  *   the callee's script and posts signed status callbacks; an answered call follows the XML
  *   of its answer URL, and a callee with a `conversation` talks and listens through the
@@ -70,6 +101,12 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
   };
   (options.numbers ?? DEFAULT_SIMULATED_NUMBERS).forEach((n) => addNumber(n));
   const calls = new SimulatedCalls({ authToken, accountId: authId, timeScale: options.timeScale ?? 1, callees: options.callees ?? {} });
+  let inbound: InboundUrls | null = options.inboundAnswerUrl ? { answerUrl: options.inboundAnswerUrl, hangupUrl: options.inboundHangupUrl ?? null } : null;
+  const dialInbound = ({ from, to, caller = {} }: InboundDial): SimulatedCall => {
+    if (!inventory.has(to.replace(/^\+/, ''))) throw new Error(`${to} is not a number of this account`);
+    if (!inbound) throw new Error('no inbound answer URL: call setInboundUrls first');
+    return calls.dialIn({ from, to, answerUrl: inbound.answerUrl, hangupUrl: inbound.hangupUrl, timeLimitSeconds: DEFAULT_TIME_LIMIT_SECONDS }, caller);
+  };
   const account = `/v1/Account/${authId}/`;
   const numbersPrefix = `${account}Number/`;
 
@@ -87,7 +124,17 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     if (req.method === 'DELETE' && resource === 'Request' && id) return calls.cancel(id) ? { status: 204 } : notFound();
     return notFound();
   }, options, () => calls.close());
-  return Object.assign(simulator, { authId, authToken, addNumber, setCallee: calls.setCallee.bind(calls), calls: calls.calls.bind(calls) });
+  return Object.assign(simulator, {
+    authId,
+    authToken,
+    addNumber,
+    setCallee: calls.setCallee.bind(calls),
+    setInboundUrls: (urls: InboundUrls) => {
+      inbound = { ...urls };
+    },
+    dialInbound,
+    calls: calls.calls.bind(calls),
+  });
 }
 
 function authorized(req: IncomingMessage, authId: string, authToken: string): boolean {

@@ -85,7 +85,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
   });
 
   it('an answered call: queued, dequeued, placed, started, ended; completed with the talk time, hung up by the caller', async () => {
-    const to = callee({ kind: 'answer', answerAfterSeconds: 2, hangUpAfterSeconds: 20 });
+    const to = callee({ kind: 'answer', answerAfterSeconds: 2, hangUpAfterSeconds: 40 });
     const placed = await place(to, owner, agent.id, { name: 'Ravi', order: 42 });
     const call = await ended(placed.id);
 
@@ -102,11 +102,12 @@ describe('Calls through the telephony provider (status callbacks)', function () 
       started_by: '',
       values: ['name', 'order'],
     });
-    // The callee hangs up 20 simulated seconds (1 s at this time scale) after answering: the agent was live that long.
+    // The callee hangs up 40 simulated seconds (2 s at this time scale) after answering; the agent was
+    // live from its stream's arrival, a few hundred milliseconds after the answer.
     expect(events[4]).to.deep.include({ level: 'info', message: 'ended by caller: the caller hung up' });
     expect(events[4].data.duration_seconds).to.equal(call.duration_seconds);
     expect(call).to.include({ status: 'completed', hangup_by: 'caller', hangup_reason: 'the caller hung up' });
-    expect(call.duration_seconds).to.be.within(0.8, 2);
+    expect(call.duration_seconds).to.be.within(1, 2.2);
     expect(call.cost_paise).to.equal(Math.ceil(((call.duration_seconds as number) * 400) / 60));
     for (const field of ['dequeued_at', 'started_at', 'ended_at']) expect(call[field], field).to.be.a('string');
     expect(Date.parse(call.started_at as string)).to.be.at.most(Date.parse(call.ended_at as string));
@@ -226,7 +227,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const queued = await activeOwner(api);
     await Workspace.updateOne({ _id: queued.workspaceId }, { $set: { concurrency_limit: 1 } });
     const agentId = (await agentsClient(api, queued.auth).created({ name: 'One at a time', call: OPEN_HOURS })).id;
-    const numbers = [1, 2, 3].map(() => callee({ kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 10 }));
+    const numbers = [1, 2, 3].map(() => callee({ kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 30 }));
     const placed: Call[] = [];
     for (const to of numbers) placed.push(await place(to, queued, agentId));
     const calls: Call[] = [];
@@ -234,8 +235,8 @@ describe('Calls through the telephony provider (status callbacks)', function () 
 
     for (const call of calls) {
       expect(call).to.include({ status: 'completed', hangup_by: 'caller' });
-      // 10 simulated seconds: half a second at this time scale.
-      expect(call.duration_seconds).to.be.within(0.4, 1.5);
+      // 30 simulated seconds: 1.5 s at this time scale, less the stream's arrival.
+      expect(call.duration_seconds).to.be.within(0.5, 1.7);
     }
     const dequeuedAt = calls.map((c) => Date.parse(c.dequeued_at as string));
     expect(dequeuedAt).to.deep.equal([...dequeuedAt].sort((a, b) => a - b));

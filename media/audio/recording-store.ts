@@ -1,0 +1,84 @@
+import { Schema, model } from 'mongoose';
+
+/**
+ * Where calls' recordings (WAV files) are kept: the `call_recordings` collection, one header
+ * document `_id: <call_id>` and the file's bytes in chunk documents `_id: <call_id>:<n>`
+ * (n from 0). A document must stay under MongoDB's 16 MB, and an hour of stereo 8 kHz is
+ * 115 MB, so the bytes are split; every read and write is by `_id` alone, the one filter
+ * FerretDB answers from its primary key.
+ *
+ * The header is written last and read first: a recording whose write stopped half-way has
+ * no header and is never served. Writing again (a retried save) replaces the same documents.
+ */
+
+/** Bytes a chunk document holds at most. */
+export const RECORDING_CHUNK_BYTES = 1_000_000;
+export const RECORDING_CONTENT_TYPE = 'audio/wav';
+
+const COLLECTION = 'call_recordings';
+
+const headerSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    workspace_id: { type: String, required: true },
+    content_type: { type: String, required: true },
+    chunks: { type: Number, required: true },
+    bytes: { type: Number, required: true },
+    duration_ms: { type: Number, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { collection: COLLECTION, versionKey: false },
+);
+const chunkSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    data: { type: Buffer, required: true },
+  },
+  { collection: COLLECTION, versionKey: false },
+);
+
+// Two shapes in one collection: each model reads only its own documents (by their `_id`s).
+const RecordingHeader = model('CallRecordingHeader', headerSchema);
+const RecordingChunk = model('CallRecordingChunk', chunkSchema);
+
+export interface StoredRecording {
+  callId: string;
+  contentType: string;
+  bytes: number;
+  durationMs: number;
+  chunks: number;
+}
+
+const chunkId = (callId: string, n: number) => `${callId}:${n}`;
+
+/** Stores a call's recording: the chunks one after the other (a few MB at a time at most in flight), then the header. */
+export async function saveRecording(recording: { callId: string; workspaceId: string; wav: Buffer; durationMs: number }): Promise<StoredRecording> {
+  const { callId, workspaceId, wav } = recording;
+  const chunks = Math.ceil(wav.length / RECORDING_CHUNK_BYTES);
+  for (let n = 0; n < chunks; n++) {
+    const data = wav.subarray(n * RECORDING_CHUNK_BYTES, (n + 1) * RECORDING_CHUNK_BYTES);
+    await RecordingChunk.replaceOne({ _id: chunkId(callId, n) }, { _id: chunkId(callId, n), data }, { upsert: true });
+  }
+  const header = { _id: callId, workspace_id: workspaceId, content_type: RECORDING_CONTENT_TYPE, chunks, bytes: wav.length, duration_ms: Math.round(recording.durationMs), created_at: new Date() };
+  await RecordingHeader.replaceOne({ _id: callId }, header, { upsert: true });
+  return { callId, contentType: header.content_type, bytes: header.bytes, durationMs: header.duration_ms, chunks };
+}
+
+/** The recording of a call of this workspace, or null (none, or another workspace's). */
+export async function findRecording(callId: string, workspaceId: string): Promise<StoredRecording | null> {
+  const header = await RecordingHeader.findById(callId).lean();
+  if (!header || header.workspace_id !== workspaceId) return null;
+  return { callId, contentType: header.content_type, bytes: header.bytes, durationMs: header.duration_ms, chunks: header.chunks };
+}
+
+/** The recording's bytes, one chunk at a time (a chunk that is missing is an error: the file would be cut). */
+export async function* recordingChunks(recording: StoredRecording): AsyncGenerator<Buffer> {
+  for (let n = 0; n < recording.chunks; n++) {
+    const chunk = await RecordingChunk.findById(chunkId(recording.callId, n)).lean();
+    if (!chunk) throw new Error(`chunk ${n} of the recording of call ${recording.callId} is missing`);
+    // A lean read answers the bytes as a BSON Binary.
+    const data = chunk.data as unknown as Buffer | { buffer: Uint8Array };
+    const bytes = Buffer.isBuffer(data) ? data : data.buffer;
+    yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+}

@@ -1,0 +1,182 @@
+import { randomInt } from 'node:crypto';
+import { Call } from '../../activities/db/models/call';
+import { CallEvent } from '../../activities/db/models/call-event';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/testing/signal-echo';
+import { pingSignal } from '../../workflows/testing/signal-echo';
+import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
+
+export interface CallsBenchResult {
+  name: string;
+  ok: boolean;
+  lines: string[];
+}
+
+const CALLS = Number(process.env.BENCH_CALLS || 1_000);
+const LIMIT = 50;
+/** The issue's "simulated 5-second conversations": the callee hangs up 5 s after answering. */
+const CONVERSATION_SECONDS = 5;
+const PLACING_CONCURRENCY = 20;
+const SIGNAL_SAMPLES = 200;
+const FINISH_DEADLINE_MS = 30 * 60_000;
+
+/** Configured simulator latencies for the pipeline measure; what is left over is ours. */
+const LLM_LATENCY_MS = 300;
+const TTS_LATENCY_MS = 150;
+const STT_LATENCY_MS = 100;
+const PIPELINE_TARGET_P95_MS = 20;
+
+const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+const callee = () => `+9197${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;
+
+/**
+ * Calls at scale, two measures from the issue, each against a baseline measured in the same run:
+ * 1. 1,000 calls against a limit of 50 with 5-second conversations: the slot handoff (a call
+ *    ends -> the next call's dial request is accepted), p50 and p95, beside a bare Temporal
+ *    signal round trip on the same server (client -> workflow -> signal to another workflow ->
+ *    it completes); and POST /calls p50 and p99.
+ * 2. Pipeline overhead: (the caller's turn ends -> the agent's first audio) minus the latencies
+ *    configured in the simulators, p50 and p95 at 1, 10 and 50 concurrent calls (goal: p95
+ *    under 20 ms at 50); and that first audio follows the first sentence, not the whole reply.
+ */
+export async function callsBench(): Promise<CallsBenchResult> {
+  const lines: string[] = [];
+  let ok = true;
+  const stack = await startCallsBenchStack({ concurrencyLimit: LIMIT });
+  try {
+    const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
+    const queue = await queueHandoff(stack, agentId);
+    const signal = await signalRoundTrip(stack);
+    lines.push(
+      `slot handoff over ${queue.handoffs.length} handoffs (${CALLS} calls, limit ${LIMIT}, ${CONVERSATION_SECONDS} s conversations, ${queue.wallSeconds.toFixed(0)} s): p50 ${fmt(percentile(queue.handoffs, 50))}, p95 ${fmt(percentile(queue.handoffs, 95))}`,
+      `bare signal round trip (${SIGNAL_SAMPLES} samples, same server): p50 ${fmt(percentile(signal, 50))}, p95 ${fmt(percentile(signal, 95))}`,
+      `handoff / signal round trip: p50 ${(percentile(queue.handoffs, 50) / percentile(signal, 50)).toFixed(1)}x, p95 ${(percentile(queue.handoffs, 95) / percentile(signal, 95)).toFixed(1)}x`,
+      `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
+      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT})`,
+    );
+    if (queue.finished !== CALLS || queue.maxLive > LIMIT) ok = false;
+
+    const pipeline = await pipelineOverhead(stack);
+    for (const row of pipeline.rows) {
+      lines.push(`pipeline overhead at ${row.calls} concurrent call(s) (${row.samples.length} replies): p50 ${fmt(percentile(row.samples, 50))}, p95 ${fmt(percentile(row.samples, 95))}`);
+    }
+    const at50 = pipeline.rows.find((r) => r.calls === 50);
+    const p95 = at50 ? percentile(at50.samples, 95) : NaN;
+    lines.push(`target: p95 at 50 calls < ${PIPELINE_TARGET_P95_MS} ms: ${p95 < PIPELINE_TARGET_P95_MS ? 'met' : 'NOT met'}`);
+    if (!(p95 < PIPELINE_TARGET_P95_MS)) ok = false;
+    lines.push(
+      `first audio after the first sentence: median first audio ${fmt(pipeline.firstAudioMs)} after the turn, while the whole reply took the model ${fmt(pipeline.wholeReplyMs)} to write (${pipeline.firstAudioMs < pipeline.wholeReplyMs ? 'yes' : 'NO'})`,
+    );
+    if (!(pipeline.firstAudioMs < pipeline.wholeReplyMs)) ok = false;
+  } finally {
+    await stack.stop();
+  }
+  return { name: 'calls: slot handoff, POST /calls, pipeline overhead', ok, lines };
+}
+
+async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>): Promise<string> {
+  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
+  if (status !== 201) throw new Error(`agent create answered ${status}: ${JSON.stringify(json)}`);
+  return json.id as string;
+}
+
+async function queueHandoff(stack: CallsBenchStack, agentId: string) {
+  const numbers = Array.from({ length: CALLS }, callee);
+  for (const to of numbers) stack.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: CONVERSATION_SECONDS });
+  const placeMs: number[] = [];
+  const ids: string[] = [];
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: PLACING_CONCURRENCY }, async () => {
+      while (next < numbers.length) {
+        const to = numbers[next++]!;
+        const t0 = performance.now();
+        const { status, json } = await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber });
+        placeMs.push(performance.now() - t0);
+        if (status !== 201) throw new Error(`POST /calls answered ${status}: ${JSON.stringify(json)}`);
+        ids.push(json.id as string);
+      }
+    }),
+  );
+  let finished = 0;
+  for (;;) {
+    finished = await Call.countDocuments({ workspace_id: stack.workspaceId, status: { $in: ['completed', 'failed', 'canceled', 'no-answer', 'busy'] } });
+    if (finished >= CALLS || Date.now() - started > FINISH_DEADLINE_MS) break;
+    await sleep(2_000);
+  }
+  const wallSeconds = (Date.now() - started) / 1000;
+  const calls = await Call.find({ workspace_id: stack.workspaceId }, { started_at: 1, ended_at: 1 }).lean();
+  const placed = await CallEvent.find({ workspace_id: stack.workspaceId, type: 'call.placed' }, { created_at: 1 }).lean();
+  // The k-th call to end freed the slot the (LIMIT + k)-th dial took.
+  const ends = calls.map((c) => c.ended_at?.getTime()).filter((t): t is number => typeof t === 'number').sort((a, b) => a - b);
+  const dials = placed.map((e) => e.created_at.getTime()).sort((a, b) => a - b);
+  const handoffs: number[] = [];
+  for (let k = 0; LIMIT + k < dials.length && k < ends.length; k++) handoffs.push(dials[LIMIT + k]! - ends[k]!);
+  // Live at once: the largest overlap of [started, ended] intervals.
+  const edges = calls.flatMap((c) => (c.started_at && c.ended_at ? [[c.started_at.getTime(), 1] as const, [c.ended_at.getTime(), -1] as const] : [])).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let live = 0;
+  let maxLive = 0;
+  for (const [, delta] of edges) maxLive = Math.max(maxLive, (live += delta));
+  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids };
+}
+
+async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {
+  const echo = await stack.client.workflow.start<typeof signalEchoWorkflow>('signalEchoWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: `bench-echo-${randomInt(1e9)}` });
+  const samples: number[] = [];
+  for (let i = 0; i < SIGNAL_SAMPLES; i++) {
+    const waiter = await stack.client.workflow.start<typeof signalWaiterWorkflow>('signalWaiterWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: `bench-waiter-${randomInt(1e9)}-${i}` });
+    await sleep(20);
+    const t0 = performance.now();
+    await echo.signal(pingSignal, { replyTo: waiter.workflowId });
+    await waiter.result();
+    samples.push(performance.now() - t0);
+  }
+  await echo.terminate('benchmark over');
+  return samples;
+}
+
+/**
+ * Replies of several sentences, streamed a token every `tokenIntervalMs`: the engine must
+ * start speaking once the first sentence is complete. What it adds beyond the simulators'
+ * configured latencies (model: time to first token and the tokens up to the first sentence's
+ * end; synthesis: time to first byte) is the overhead.
+ */
+async function pipelineOverhead(stack: CallsBenchStack) {
+  const tokenIntervalMs = 10;
+  const firstSentence = 'Sure thing.';
+  const rest = ' Here is the rest of a much longer answer, which goes on for a while so that writing it takes the model far longer than the first sentence does. It even has a third sentence, to be sure.';
+  stack.llm.latencyMs = LLM_LATENCY_MS;
+  stack.llm.tokenIntervalMs = tokenIntervalMs;
+  stack.speech.latencyMs = TTS_LATENCY_MS;
+  stack.recognition.latencyMs = STT_LATENCY_MS;
+  stack.llm.respond = () => ({ text: firstSentence + rest });
+  const { splitIntoTokens } = await import('../../media/providers/llm/simulator');
+  const tokens = splitIntoTokens(firstSentence + rest);
+  // The first sentence is known to be over when the token after its full stop arrives.
+  const endIndex = tokens.findIndex((t) => t.includes('.'));
+  const tokensUntilSentence = endIndex + 1; // the next token, 0-based index endIndex + 1, arrives endIndex + 1 intervals after the first
+  const configuredMs = LLM_LATENCY_MS + tokensUntilSentence * tokenIntervalMs + TTS_LATENCY_MS;
+  const wholeReplyMs = LLM_LATENCY_MS + (tokens.length - 1) * tokenIntervalMs;
+
+  const agentId = await createAgent(stack, { welcome_message: 'Hi.', call: { ...OPEN_HOURS, allow_interruptions: false } });
+  const rows: { calls: number; samples: number[] }[] = [];
+  const firstAudio: number[] = [];
+  for (const concurrent of [1, 10, 50]) {
+    const lines = ['What is the status of my order?', 'And when will it arrive here?', 'Can you repeat that please?'];
+    const numbers = Array.from({ length: concurrent }, callee);
+    for (const to of numbers) {
+      stack.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0.2, conversation: [...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] });
+    }
+    const ids = await Promise.all(numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string));
+    const deadline = Date.now() + 5 * 60_000;
+    while (Date.now() < deadline && (await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'call.ended' })) < ids.length) await sleep(1_000);
+    const events = await CallEvent.find({ call_id: { $in: ids }, type: 'tts.first_audio' }, { latency_ms: 1, data_json: 1 }).lean();
+    const replies = events.filter((e) => !JSON.parse(e.data_json).welcome && typeof e.latency_ms === 'number');
+    rows.push({ calls: concurrent, samples: replies.map((e) => (e.latency_ms as number) - configuredMs) });
+    firstAudio.push(...replies.map((e) => e.latency_ms as number));
+  }
+  return { rows, firstAudioMs: percentile(firstAudio, 50), wholeReplyMs };
+}

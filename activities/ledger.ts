@@ -1,6 +1,6 @@
+import { createHash, randomInt } from 'node:crypto';
 import { isDuplicateKeyError } from './db/errors';
-import { newId } from './db/ids';
-import { LedgerItem, type LedgerKind } from './db/models/ledger-item';
+import { LedgerHead, LedgerItem, type LedgerKind } from './db/models/ledger-item';
 
 export interface LedgerEntry {
   workspaceId: string;
@@ -15,21 +15,25 @@ export interface LedgerEntry {
   byName?: string | null;
 }
 
-const MAX_ATTEMPTS = 20;
+const MAX_ATTEMPTS = 50;
 
 /**
  * Appends one item to a workspace's ledger and returns it (or the item already written under
  * the same idempotency key). Without transactions, the unique `(workspace_id, seq)` index is
- * what serialises writers: whoever loses the race for a sequence number reads the new tail
- * and tries again.
+ * what serialises writers: each takes the next number after the head (`ledger_heads`, read
+ * by id), and whoever loses the race reads the ledger's real tail and tries again.
  */
 export async function appendLedgerItem(entry: LedgerEntry) {
+  // The item's id comes from its idempotency key: "was it applied?" is a read by id (FerretDB
+  // scans for any other filter), and a second insert of the same change fails on `_id` too.
+  const itemId = ledgerItemIdFor(entry.idempotencyKey);
+  const applied = () => LedgerItem.findById(itemId).lean();
+  const existing = await applied();
+  if (existing) return existing;
+  let tail = await ledgerHead(entry.workspaceId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const existing = await LedgerItem.findOne({ idempotency_key: entry.idempotencyKey }).lean();
-    if (existing) return existing;
-    const tail = await ledgerTail(entry.workspaceId);
     const item = {
-      _id: newId(),
+      _id: itemId,
       workspace_id: entry.workspaceId,
       seq: (tail?.seq ?? 0) + 1,
       idempotency_key: entry.idempotencyKey,
@@ -44,17 +48,57 @@ export async function appendLedgerItem(entry: LedgerEntry) {
     };
     try {
       await LedgerItem.create(item);
+      await advanceHead(entry.workspaceId, item);
       return item;
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
+    // Either this change was applied meanwhile (an item written before ids came from keys is
+    // found by its key), or another writer took the sequence number: the head was stale, so
+    // read the ledger itself, after a random pause so that many writers do not collide again
+    // in step.
+    const done = (await applied()) ?? (await LedgerItem.findOne({ idempotency_key: entry.idempotencyKey }).lean());
+    if (done) {
+      await advanceHead(entry.workspaceId, done);
+      return done;
+    }
+    await new Promise((resolve) => setTimeout(resolve, randomInt(5, 20 + 10 * attempt)));
+    tail = await ledgerTail(entry.workspaceId);
+    if (tail) await advanceHead(entry.workspaceId, tail);
   }
   throw new Error(`could not append to the ledger of workspace ${entry.workspaceId} after ${MAX_ATTEMPTS} attempts`);
 }
 
-/** A workspace's credits: the newest ledger item's `balance_after_paise` (0 before any). */
+/** The head, or the ledger's tail when the workspace has no head yet (items written before heads existed). */
+async function ledgerHead(workspaceId: string): Promise<{ seq: number; balance_after_paise: number } | null> {
+  const head = await LedgerHead.findById(workspaceId).lean();
+  if (head) return head;
+  const tail = await ledgerTail(workspaceId);
+  if (tail) await advanceHead(workspaceId, tail);
+  return tail;
+}
+
+/** Moves the head forward to `item`, never back (concurrent writers may finish in any order). */
+async function advanceHead(workspaceId: string, item: { seq: number; balance_after_paise: number }): Promise<void> {
+  const fields = { seq: item.seq, balance_after_paise: item.balance_after_paise };
+  const moved = await LedgerHead.updateOne({ _id: workspaceId, seq: { $lt: item.seq } }, { $set: fields });
+  if (moved.matchedCount) return;
+  try {
+    await LedgerHead.create({ _id: workspaceId, ...fields });
+  } catch (err) {
+    // It exists (at this item or past it): nothing to do.
+    if (!isDuplicateKeyError(err)) throw err;
+  }
+}
+
+/** A ledger item's id: the first 128 bits of SHA-256 of its idempotency key, in hex (32 characters, like every id). */
+export function ledgerItemIdFor(idempotencyKey: string): string {
+  return createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32);
+}
+
+/** A workspace's credits: the newest ledger item's `balance_after_paise` (0 before any), read from the head. */
 export async function balanceOf(workspaceId: string): Promise<number> {
-  return (await ledgerTail(workspaceId))?.balance_after_paise ?? 0;
+  return (await ledgerHead(workspaceId))?.balance_after_paise ?? 0;
 }
 
 /** The workspace's newest ledger item (highest `seq`), or null before any. */

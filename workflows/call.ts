@@ -189,11 +189,11 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
       if (!granted || queueLeft()) continue;
       holdsSlot = true;
-      const refusal: DialRefusal = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
-      if (refusal) return endUnconnected(refusal.reason === 'out of credits' ? 'failed' : 'canceled', refusal.reason, refusal.level, 'system');
-      // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
-      dialling = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+      const check: { refusal: DialRefusal; agent: CallAgent | null } = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
+      if (check.refusal) return endUnconnected(check.refusal.reason === 'out of credits' ? 'failed' : 'canceled', check.refusal.reason, check.refusal.level, 'system');
+      dialling = check.agent;
       if (!dialling) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
       if (!callingWindow(new Date(), dialling.hours).open) {
         await release();
         granted = false;
@@ -206,13 +206,11 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     // ---- dialling ----
     state.phase = 'dialling';
     state.grantedAt = new Date().toISOString();
-    await change({ dequeued_at: state.grantedAt });
-    await emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt));
+    await Promise.all([change({ dequeued_at: state.grantedAt }), emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt))]);
     const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds }).catch((error: Error) => ({ refused: error.message }));
     if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
-    await change({ provider_call_id: dial.providerCallId, status: 'ringing' });
     state.status = 'ringing';
-    await emit('call.placed', 'the provider accepted the dial request', 'info', null);
+    await Promise.all([change({ provider_call_id: dial.providerCallId, status: 'ringing' }), emit('call.placed', 'the provider accepted the dial request', 'info', null)]);
   } else {
     // Inbound and browser calls were admitted live (the API took their slot): they begin at call.started.
     holdsSlot = true;
@@ -288,18 +286,21 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     if (update.status === 'in-progress' && startedAt === null && finalStatus === null) {
       startedAt = Date.parse(update.at);
       state.status = 'in-progress';
-      await change({ status: 'in-progress', started_at: update.at, provider_status: update.status });
-      await emit('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
-        channel: viaProvider ? 'phone' : 'browser',
-        from: input.fromNumber,
-        to: input.toNumber,
-        stt: agent.stt,
-        llm: agent.llm,
-        tts: agent.tts,
-        started_by: input.direction === 'browser' ? input.placedBy : '',
-        values: input.valueKeys,
-      });
-      const cap = await callCap({ workspaceId: input.workspaceId, maxDurationSeconds: agent.maxDurationSeconds });
+      // The provider is waiting on the answer URL until the conversation starts: these go together.
+      const [, , cap] = await Promise.all([
+        change({ status: 'in-progress', started_at: update.at, provider_status: update.status }),
+        emit('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
+          channel: viaProvider ? 'phone' : 'browser',
+          from: input.fromNumber,
+          to: input.toNumber,
+          stt: agent.stt,
+          llm: agent.llm,
+          tts: agent.tts,
+          started_by: input.direction === 'browser' ? input.placedBy : '',
+          values: input.valueKeys,
+        }),
+        callCap({ workspaceId: input.workspaceId, maxDurationSeconds: agent.maxDurationSeconds }),
+      ]);
       state.capReason = cap.capReason;
       capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
       startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason, streamWaitSeconds: viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS });
@@ -317,6 +318,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     // still waiting for its stream; it saves what it has and returns.
     stopConversation();
     finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+    // No longer live: the slot goes to the next call now, not after the conversation's bookkeeping.
+    if (holdsSlot) await release();
   }
 
   // ---- the end of a connected call: charge, record, analytics ----
@@ -338,7 +341,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   const endedAtMs = Math.max(startedAt!, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
   const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt!, liveFrom)) / 100) / 10;
   const endedAt = new Date(endedAtMs).toISOString();
-  await release();
+  if (holdsSlot) await release();
   const { costPaise } = await chargeCall({ callId: input.callId, workspaceId: input.workspaceId, durationSeconds, endedAt });
   state.status = 'completed';
   state.hangupReason = ended.reason;

@@ -61,30 +61,7 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
   };
 
   return {
-    async loadCallAgent(input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> {
-      type Model = { provider: string; model: string };
-      const agent = await Agent.findById(input.agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
-        workspace_id: string;
-        name: string;
-        status: 'active' | 'paused';
-        call: CallingHours & { max_duration_seconds: number };
-        llm: Model;
-        voice: Model;
-        transcriber: Model;
-      }>();
-      if (!agent || agent.workspace_id !== input.workspaceId) return null;
-      const { call_start_hour, call_end_hour, timezone } = agent.call;
-      const descriptor = (m: Model) => `${m.provider}/${m.model}`;
-      return {
-        name: agent.name,
-        status: agent.status,
-        hours: { call_start_hour, call_end_hour, timezone },
-        maxDurationSeconds: agent.call.max_duration_seconds,
-        stt: descriptor(agent.transcriber),
-        llm: descriptor(agent.llm),
-        tts: descriptor(agent.voice),
-      };
-    },
+    loadCallAgent: (input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> => readCallAgent(input.workspaceId, input.agentId),
 
     /** 1 for the oldest queued call of the workspace (the one dialled next). */
     async queuePosition(input: { workspaceId: string; queuedAt: string }): Promise<number> {
@@ -99,18 +76,18 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
       await signalKeeper(input.workspaceId, { signal: releaseSignal, args: [{ callId: input.callId }] });
     },
 
-    /** The checks made when a call reaches the front: credits, the agent, the workspace. */
-    async checkBeforeDial(input: { workspaceId: string; agentId: string }): Promise<DialRefusal> {
-      const [workspace, agent, balance] = await Promise.all([
-        Workspace.findById(input.workspaceId, { status: 1 }).lean(),
-        Agent.findById(input.agentId, { workspace_id: 1, status: 1 }).lean<{ workspace_id: string; status: string }>(),
-        balanceOf(input.workspaceId),
-      ]);
-      if (!agent || agent.workspace_id !== input.workspaceId) return { reason: 'agent deleted', level: 'warning' };
-      if (agent.status === 'paused') return { reason: 'agent paused', level: 'warning' };
-      if (workspace?.status !== 'active') return { reason: 'workspace not active', level: 'error' };
-      if (balance <= 0) return { reason: 'out of credits', level: 'error' };
-      return null;
+    /**
+     * The checks made when a call reaches the front (credits, the agent, the workspace), with
+     * the agent as it is now for the dial (one activity: every step here delays the dial).
+     */
+    async checkBeforeDial(input: { workspaceId: string; agentId: string }): Promise<{ refusal: DialRefusal; agent: CallAgent | null }> {
+      const [workspace, agent, balance] = await Promise.all([Workspace.findById(input.workspaceId, { status: 1 }).lean(), readCallAgent(input.workspaceId, input.agentId), balanceOf(input.workspaceId)]);
+      const refuse = (reason: string, level: 'warning' | 'error') => ({ refusal: { reason, level }, agent });
+      if (!agent) return refuse('agent deleted', 'warning');
+      if (agent.status === 'paused') return refuse('agent paused', 'warning');
+      if (workspace?.status !== 'active') return refuse('workspace not active', 'error');
+      if (balance <= 0) return refuse('out of credits', 'error');
+      return { refusal: null, agent };
     },
 
     /** Writes the workflow's changes to the call record (by id alone: see activities/db/by-id.ts). */
@@ -119,5 +96,31 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
       for (const [key, value] of Object.entries(input.changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
       await Call.updateOne({ _id: input.callId }, { $set: set });
     },
+  };
+}
+
+/** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
+async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
+  type Model = { provider: string; model: string };
+  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
+    workspace_id: string;
+    name: string;
+    status: 'active' | 'paused';
+    call: CallingHours & { max_duration_seconds: number };
+    llm: Model;
+    voice: Model;
+    transcriber: Model;
+  }>();
+  if (!agent || agent.workspace_id !== workspaceId) return null;
+  const { call_start_hour, call_end_hour, timezone } = agent.call;
+  const descriptor = (m: Model) => `${m.provider}/${m.model}`;
+  return {
+    name: agent.name,
+    status: agent.status,
+    hours: { call_start_hour, call_end_hour, timezone },
+    maxDurationSeconds: agent.call.max_duration_seconds,
+    stt: descriptor(agent.transcriber),
+    llm: descriptor(agent.llm),
+    tts: descriptor(agent.voice),
   };
 }

@@ -49,33 +49,15 @@ export async function startSimulatedService(handle: SimulatorHandler, options: S
       setTimeout(() => send(res, answer), state.latencyMs);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `http://${address}:${port}`,
-    get latencyMs() {
-      return state.latencyMs;
-    },
-    set latencyMs(value: number) {
-      state.latencyMs = value;
-    },
-    get mode() {
-      return state.mode;
-    },
-    set mode(value: SimulatorMode) {
-      state.mode = value;
-    },
-    close: async () => {
-      await onClose?.();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
+  const url = await listenOnLoopback(server, options);
+  const close = async () => {
+    await onClose?.();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   };
+  return withLiveSettings({ url, close }, state, ['latencyMs', 'mode']);
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -103,4 +85,25 @@ export function basicCredentials(req: IncomingMessage): { user: string; password
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon < 0 ? null : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** Listens on the options' port (0: a free one) and host; answers the base URL. */
+export async function listenOnLoopback(server: http.Server, options: SimulatorOptions): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return `http://${address}:${port}`;
+}
+
+/**
+ * Properties that read and write `state` live, so that a test can change a running
+ * simulator's settings (`latencyMs`, `mode`, ...) and its handlers see the change at once.
+ */
+export function withLiveSettings<T extends object, S extends object, K extends keyof S>(target: T, state: S, keys: K[]): T & Pick<S, K> {
+  for (const key of keys) {
+    Object.defineProperty(target, key, { enumerable: true, get: () => state[key], set: (value: S[K]) => (state[key] = value) });
+  }
+  return target as T & Pick<S, K>;
 }

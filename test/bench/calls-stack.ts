@@ -1,3 +1,6 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
@@ -9,19 +12,27 @@ import { Workspace } from '../../activities/db/models/workspace';
 import { appendLedgerItem } from '../../activities/ledger';
 import { createApp } from '../../api/app';
 import { createProviders } from '../../media/providers';
-import { startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
-import { startRecognitionSimulator, type RecognitionSimulator } from '../../media/providers/stt/simulator';
-import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
-import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
-import { startMediaService, type RunningMediaService } from '../../media/service';
+import type { CalleeScript } from '../../media/providers/telephony/simulator';
+import { freePort, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { bundleWorkflows, createWorkers } from '../../workers/bootstrap';
 import { apiKeyFor } from '../support/accounts';
 import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
+import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
 
 const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
 
-/** Everything a call needs, on servers of its own: API, workers, media service, simulators. */
+/** The simulators' process, driven over IPC. */
+export interface SimulatorControl {
+  setCallees(numbers: string[], script: CalleeScript): Promise<void>;
+  configure(settings: Omit<Extract<SimulatorCommand, { type: 'configure' }>, 'type'>): Promise<void>;
+}
+
+/**
+ * Calls end to end, each part in its own process as deployed: this process runs the API and
+ * the workers (calls, webhooks, analytics); the media service (`media/server.ts`) and the
+ * outside services' simulators run in their own. On servers of their own.
+ */
 export interface CallsBenchStack {
   baseUrl: string;
   /** Bearer header of an API key of an active Scale workspace with plenty of credits. */
@@ -30,11 +41,7 @@ export interface CallsBenchStack {
   /** A number of the simulated account (the caller ID). */
   fromNumber: string;
   client: Client;
-  telephony: TelephonySimulator;
-  llm: LanguageModelSimulator;
-  speech: SpeechSimulator;
-  recognition: RecognitionSimulator;
-  media: RunningMediaService;
+  simulators: SimulatorControl;
   servers: DisposableServers;
   stop(): Promise<void>;
 }
@@ -45,16 +52,12 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   await connectMongo(servers.mongodbUri);
   const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
   const connection = await NativeConnection.connect({ address: servers.temporalAddress });
-  const pool = randomNumbers(5);
-  const telephony = await startTelephonySimulator({ numbers: pool });
-  const speech = await startSpeechSimulator();
-  const llm = await startLanguageModelSimulator();
-  const recognition = await startRecognitionSimulator();
+  const { child: simulatorsProcess, ready, control } = await startSimulatorsProcess(randomNumbers(5));
   const providersConfig = {
-    telephony: { baseUrl: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
-    tts: { baseUrl: speech.url, apiKey: speech.apiKey },
-    llm: { baseUrl: llm.url, apiKey: llm.apiKey },
-    stt: { baseUrl: recognition.url, apiKey: recognition.apiKey },
+    telephony: { baseUrl: ready.telephony.url, authId: ready.telephony.authId, authToken: ready.telephony.authToken },
+    tts: { baseUrl: ready.tts.url, apiKey: ready.tts.apiKey },
+    llm: { baseUrl: ready.llm.url, apiKey: ready.llm.apiKey },
+    stt: { baseUrl: ready.stt.url, apiKey: ready.stt.apiKey },
     timeoutMs: 10_000,
   };
   const providers = createProviders(providersConfig);
@@ -88,7 +91,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     workflows: { workflowBundle: await bundleWorkflows() },
   });
   const running = Promise.all(workers.map((w) => w.run()));
-  const media = await startMediaService({ host: '127.0.0.1', port: 0, secret: SECRET, connection, namespace: servers.namespace, temporal: client, providers, toolsAllowPrivateNetworks: true });
+  const media = await startMediaProcess(servers, providersConfig);
 
   const workspaceId = newId();
   const now = new Date();
@@ -100,27 +103,87 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     baseUrl,
     auth: { Authorization: `Bearer ${key}` },
     workspaceId,
-    fromNumber: pool[0]!,
+    fromNumber: ready.pool[0]!,
     client,
-    telephony,
-    llm,
-    speech,
-    recognition,
-    media,
+    simulators: control,
     servers,
     async stop() {
-      await media.close();
+      await media.stop();
       workers.forEach((w) => w.shutdown());
       await running.catch(() => undefined);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([telephony.close(), speech.close(), llm.close(), recognition.close()]);
+      simulatorsProcess.send({ type: 'close' } satisfies SimulatorCommand);
+      await new Promise((resolve) => simulatorsProcess.once('exit', resolve));
       await connection.close();
       await client.connection.close();
       await disconnectMongo();
       await servers.stop();
     },
   };
+}
+
+async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildProcess; ready: SimulatorsReady; control: SimulatorControl }> {
+  const child = fork(path.join(__dirname, 'simulators-process.ts'), [], { execArgv: ['--require', 'tsx/cjs'], env: { ...process.env, SIMULATED_NUMBERS: JSON.stringify(pool) } });
+  const ready = await new Promise<SimulatorsReady>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as SimulatorsReady));
+    child.once('exit', (code) => reject(new Error(`the simulators' process exited (${code})`)));
+  });
+  // One command at a time: each answers `done` once applied.
+  let chain = Promise.resolve();
+  const send = (command: SimulatorCommand) =>
+    (chain = chain.then(
+      () =>
+        new Promise<void>((resolve) => {
+          child.once('message', () => resolve());
+          child.send(command);
+        }),
+    ));
+  return {
+    child,
+    ready,
+    control: {
+      setCallees: (numbers, script) => send({ type: 'callees', numbers, script }),
+      configure: (settings) => send({ type: 'configure', ...settings }),
+    },
+  };
+}
+
+async function startMediaProcess(servers: DisposableServers, providers: { telephony: unknown; tts: { baseUrl: string; apiKey: string }; llm: { baseUrl: string; apiKey: string }; stt: { baseUrl: string; apiKey: string } }): Promise<ManagedProcess> {
+  const port = await freePort();
+  const logFile = path.join(servers.tempDir, 'media.log');
+  const media = startProcess({
+    name: 'media',
+    command: process.execPath,
+    args: ['--require', 'tsx/cjs', 'media/server.ts'],
+    output: { file: logFile },
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      MONGODB_URI: servers.mongodbUri,
+      TEMPORAL_ADDRESS: servers.temporalAddress,
+      TEMPORAL_NAMESPACE: servers.namespace,
+      AUTH_SECRET: SECRET,
+      HOST: '127.0.0.1',
+      MEDIA_PORT: String(port),
+      MEDIA_PUBLIC_URL: `ws://127.0.0.1:${port}`,
+      LLM_BASE_URL: providers.llm.baseUrl,
+      LLM_API_KEY: providers.llm.apiKey,
+      STT_BASE_URL: providers.stt.baseUrl,
+      STT_API_KEY: providers.stt.apiKey,
+      TTS_BASE_URL: providers.tts.baseUrl,
+      TTS_API_KEY: providers.tts.apiKey,
+      TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
+    },
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((res) => res.ok, () => false);
+    if (ok) return media;
+    if (Date.now() > deadline) throw new Error(`the media process did not become healthy:\n${fs.readFileSync(logFile, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** POST JSON with the stack's key. */

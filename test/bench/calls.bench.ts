@@ -4,6 +4,7 @@ import { CallEvent } from '../../activities/db/models/call-event';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/testing/signal-echo';
 import { pingSignal } from '../../workflows/testing/signal-echo';
+import { splitIntoTokens } from '../../media/providers/llm/simulated-tokens';
 import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
 
 export interface CallsBenchResult {
@@ -13,6 +14,8 @@ export interface CallsBenchResult {
 }
 
 const CALLS = Number(process.env.BENCH_CALLS || 1_000);
+/** BENCH_CALLS_PART=queue or pipeline runs one half (for experiments). */
+const PART = process.env.BENCH_CALLS_PART ?? 'both';
 const LIMIT = 50;
 /** The issue's "simulated 5-second conversations": the callee hangs up 5 s after answering. */
 const CONVERSATION_SECONDS = 5;
@@ -46,6 +49,7 @@ export async function callsBench(): Promise<CallsBenchResult> {
   let ok = true;
   const stack = await startCallsBenchStack({ concurrencyLimit: LIMIT });
   try {
+    if (PART !== 'pipeline') {
     const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
     const queue = await queueHandoff(stack, agentId);
     const signal = await signalRoundTrip(stack);
@@ -57,6 +61,8 @@ export async function callsBench(): Promise<CallsBenchResult> {
       `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT})`,
     );
     if (queue.finished !== CALLS || queue.maxLive > LIMIT) ok = false;
+    }
+    if (PART === 'queue') return { name: 'calls: slot handoff, POST /calls', ok, lines };
 
     const pipeline = await pipelineOverhead(stack);
     for (const row of pipeline.rows) {
@@ -84,7 +90,7 @@ async function createAgent(stack: CallsBenchStack, settings: Record<string, unkn
 
 async function queueHandoff(stack: CallsBenchStack, agentId: string) {
   const numbers = Array.from({ length: CALLS }, callee);
-  for (const to of numbers) stack.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: CONVERSATION_SECONDS });
+  await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: CONVERSATION_SECONDS });
   const placeMs: number[] = [];
   const ids: string[] = [];
   const started = Date.now();
@@ -113,6 +119,12 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
   // The k-th call to end freed the slot the (LIMIT + k)-th dial took.
   const ends = calls.map((c) => c.ended_at?.getTime()).filter((t): t is number => typeof t === 'number').sort((a, b) => a - b);
   const dials = placed.map((e) => e.created_at.getTime()).sort((a, b) => a - b);
+  if (process.env.BENCH_DEBUG) {
+    const t0 = Math.min(...dials);
+    console.log('ends', ends.slice(0, 8).map((t) => t - t0), 'dials', dials.slice(LIMIT - 3, LIMIT + 8).map((t) => t - t0));
+    const statuses = await Call.find({ workspace_id: stack.workspaceId }, { status: 1, hangup_reason: 1, started_at: 1, ended_at: 1, dequeued_at: 1 }).lean();
+    console.log(statuses.slice(0, 5).map((c) => [c.status, c.hangup_reason, c.dequeued_at?.getTime() ? c.dequeued_at.getTime() - t0 : null, c.started_at ? c.started_at.getTime() - t0 : null, c.ended_at ? c.ended_at.getTime() - t0 : null]));
+  }
   const handoffs: number[] = [];
   for (let k = 0; LIMIT + k < dials.length && k < ends.length; k++) handoffs.push(dials[LIMIT + k]! - ends[k]!);
   // Live at once: the largest overlap of [started, ended] intervals.
@@ -148,12 +160,7 @@ async function pipelineOverhead(stack: CallsBenchStack) {
   const tokenIntervalMs = 10;
   const firstSentence = 'Sure thing.';
   const rest = ' Here is the rest of a much longer answer, which goes on for a while so that writing it takes the model far longer than the first sentence does. It even has a third sentence, to be sure.';
-  stack.llm.latencyMs = LLM_LATENCY_MS;
-  stack.llm.tokenIntervalMs = tokenIntervalMs;
-  stack.speech.latencyMs = TTS_LATENCY_MS;
-  stack.recognition.latencyMs = STT_LATENCY_MS;
-  stack.llm.respond = () => ({ text: firstSentence + rest });
-  const { splitIntoTokens } = await import('../../media/providers/llm/simulator');
+  await stack.simulators.configure({ llmLatencyMs: LLM_LATENCY_MS, tokenIntervalMs, ttsLatencyMs: TTS_LATENCY_MS, sttLatencyMs: STT_LATENCY_MS, replyText: firstSentence + rest });
   const tokens = splitIntoTokens(firstSentence + rest);
   // The first sentence is known to be over when the token after its full stop arrives.
   const endIndex = tokens.findIndex((t) => t.includes('.'));
@@ -167,9 +174,7 @@ async function pipelineOverhead(stack: CallsBenchStack) {
   for (const concurrent of [1, 10, 50]) {
     const lines = ['What is the status of my order?', 'And when will it arrive here?', 'Can you repeat that please?'];
     const numbers = Array.from({ length: concurrent }, callee);
-    for (const to of numbers) {
-      stack.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0.2, conversation: [...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] });
-    }
+    await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, conversation: [...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] });
     const ids = await Promise.all(numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string));
     const deadline = Date.now() + 5 * 60_000;
     while (Date.now() < deadline && (await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'call.ended' })) < ids.length) await sleep(1_000);

@@ -30,3 +30,20 @@ ledgerItemSchema.index({ idempotency_key: 1 }, { unique: true });
 
 export type LedgerItemDocument = InferSchemaType<typeof ledgerItemSchema>;
 export const LedgerItem = model('LedgerItem', ledgerItemSchema);
+
+/**
+ * The newest item of a workspace's ledger (`_id` is the workspace id): its `seq` and
+ * `balance_after_paise`, read by id instead of sorting the ledger (FerretDB scans for that).
+ * It only moves forward and may lag an item being written by a few milliseconds; the ledger
+ * items stay the truth, and a writer that finds the head stale repairs it from them.
+ */
+const ledgerHeadSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    seq: { type: Number, required: true },
+    balance_after_paise: { type: Number, required: true },
+  },
+  { collection: 'ledger_heads', versionKey: false },
+);
+
+export const LedgerHead = model('LedgerHead', ledgerHeadSchema);

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RunningSimulator, SimulatorMode, SimulatorOptions } from '../simulated-service';
+import { listenOnLoopback, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
 import { defaultRespond, messageText, type ChatCompletionRequestBody, type RespondHook, type SimulatedReply } from './simulated-replies';
 import { countTokens, splitIntoTokens } from './simulated-tokens';
 
@@ -128,43 +127,9 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `http://${address}:${port}`,
-    get latencyMs() {
-      return state.latencyMs;
-    },
-    set latencyMs(value: number) {
-      state.latencyMs = value;
-    },
-    get tokenIntervalMs() {
-      return state.tokenIntervalMs;
-    },
-    set tokenIntervalMs(value: number) {
-      state.tokenIntervalMs = value;
-    },
-    get mode() {
-      return state.mode;
-    },
-    set mode(value: SimulatorMode) {
-      state.mode = value;
-    },
-    get apiKey() {
-      return state.apiKey;
-    },
-    set apiKey(value: string) {
-      state.apiKey = value;
-    },
-    get respond() {
-      return state.respond;
-    },
-    set respond(value: RespondHook) {
-      state.respond = value;
-    },
+  const url = await listenOnLoopback(server, options);
+  const running = {
+    url,
     models,
     requests,
     interruptedStreams,
@@ -174,6 +139,7 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
         server.closeAllConnections();
       }),
   };
+  return withLiveSettings(running, state, ['latencyMs', 'tokenIntervalMs', 'mode', 'apiKey', 'respond']);
 }
 
 /** The body as a request, or why it is not one. */

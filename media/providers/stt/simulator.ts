@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { RunningSimulator, SimulatorMode, SimulatorOptions } from '../simulated-service';
+import { listenOnLoopback, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
 import { TurnListener, type HeardEvent } from './simulated-turns';
 
 export interface RecognitionSimulatorOptions extends SimulatorOptions {
@@ -129,27 +128,11 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
     sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, params, () => state.latencyMs)));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `http://${address}:${port}`,
+  const url = await listenOnLoopback(server, options);
+  const running = {
+    url,
     apiKey,
     sessions,
-    get latencyMs() {
-      return state.latencyMs;
-    },
-    set latencyMs(value: number) {
-      state.latencyMs = value;
-    },
-    get mode() {
-      return state.mode;
-    },
-    set mode(value: SimulatorMode) {
-      state.mode = value;
-    },
     close: async () => {
       for (const client of sockets.clients) client.terminate();
       for (const socket of connections) socket.destroy();
@@ -160,6 +143,7 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
       });
     },
   };
+  return withLiveSettings(running, state, ['latencyMs', 'mode']);
 }
 
 /** Answers an upgrade with an HTTP error in Deepgram's shape, and hangs up. */

@@ -1,8 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pcm16ToBytes } from '../../audio/pcm';
 import { speakText } from '../../audio/simulated-speech';
-import type { RunningSimulator, SimulatorMode, SimulatorOptions } from '../simulated-service';
+import { listenOnLoopback, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
 import { SYNTHESIS_SAMPLE_RATE, type Voice } from './types';
 
 export interface SpeechSimulatorOptions extends SimulatorOptions {
@@ -108,35 +107,20 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
       streamAudio(res, audio, stream, latencyMs, pieceIntervalMs);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `http://${address}:${port}`,
+  const url = await listenOnLoopback(server, options);
+  const running = {
+    url,
     apiKey,
     voices,
     speechRequests,
     speechStreams,
-    get latencyMs() {
-      return state.latencyMs;
-    },
-    set latencyMs(value: number) {
-      state.latencyMs = value;
-    },
-    get mode() {
-      return state.mode;
-    },
-    set mode(value: SimulatorMode) {
-      state.mode = value;
-    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections(); // streams in progress stop through their `close`
       }),
   };
+  return withLiveSettings(running, state, ['latencyMs', 'mode']);
 }
 
 /** The request when the simulator can speak it, else what is wrong with it (for a 400). */

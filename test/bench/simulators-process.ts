@@ -1,0 +1,63 @@
+import { startLanguageModelSimulator } from '../../media/providers/llm/simulator';
+import { startRecognitionSimulator } from '../../media/providers/stt/simulator';
+import { startTelephonySimulator, type CalleeScript } from '../../media/providers/telephony/simulator';
+import { startSpeechSimulator } from '../../media/providers/tts/simulator';
+
+/**
+ * The outside services' simulators in a process of their own, as the real services would be:
+ * the calls benchmark measures our pipeline, and simulators sharing its event loop would
+ * add their own delays to it. Controlled over IPC (`process.send`).
+ */
+export type SimulatorCommand =
+  | { type: 'callees'; numbers: string[]; script: CalleeScript }
+  | { type: 'configure'; llmLatencyMs?: number; tokenIntervalMs?: number; replyText?: string; ttsLatencyMs?: number; sttLatencyMs?: number }
+  | { type: 'close' };
+
+export interface SimulatorsReady {
+  type: 'ready';
+  telephony: { url: string; authId: string; authToken: string };
+  tts: { url: string; apiKey: string };
+  llm: { url: string; apiKey: string };
+  stt: { url: string; apiKey: string };
+  pool: string[];
+}
+
+async function main(): Promise<void> {
+  const pool = JSON.parse(process.env.SIMULATED_NUMBERS ?? '[]') as string[];
+  const telephony = await startTelephonySimulator({ numbers: pool });
+  const speech = await startSpeechSimulator();
+  const llm = await startLanguageModelSimulator();
+  const recognition = await startRecognitionSimulator();
+  process.on('message', (command: SimulatorCommand) => {
+    if (command.type === 'callees') for (const number of command.numbers) telephony.setCallee(number, command.script);
+    if (command.type === 'configure') {
+      if (command.llmLatencyMs !== undefined) llm.latencyMs = command.llmLatencyMs;
+      if (command.tokenIntervalMs !== undefined) llm.tokenIntervalMs = command.tokenIntervalMs;
+      if (command.replyText !== undefined) {
+        const text = command.replyText;
+        llm.respond = () => ({ text });
+      }
+      if (command.ttsLatencyMs !== undefined) speech.latencyMs = command.ttsLatencyMs;
+      if (command.sttLatencyMs !== undefined) recognition.latencyMs = command.sttLatencyMs;
+    }
+    if (command.type === 'close') {
+      void Promise.all([telephony.close(), speech.close(), llm.close(), recognition.close()]).then(() => process.exit(0));
+      return;
+    }
+    process.send?.({ type: 'done' });
+  });
+  const ready: SimulatorsReady = {
+    type: 'ready',
+    telephony: { url: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
+    tts: { url: speech.url, apiKey: speech.apiKey },
+    llm: { url: llm.url, apiKey: llm.apiKey },
+    stt: { url: recognition.url, apiKey: recognition.apiKey },
+    pool,
+  };
+  process.send?.(ready);
+}
+
+main().catch((error) => {
+  console.error('simulators failed:', error);
+  process.exit(1);
+});

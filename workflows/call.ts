@@ -38,6 +38,11 @@ const { hangupProviderCall } = proxyActivities<Activities>({
 
 /** Provider statuses that end a call. */
 const FINAL_PROVIDER_STATUSES = new Set(['completed', 'no-answer', 'busy', 'failed', 'canceled']);
+/**
+ * The provider's own time limit is a backstop after ours (the conversation's cap, then the
+ * workflow's cap + grace): our limits end the call first, with their reason.
+ */
+const PROVIDER_LIMIT_MARGIN_SECONDS = 20;
 /** How long past its cap a call may run before the workflow ends it itself (the provider's own time limit comes first). */
 const CAP_GRACE_MS = 15_000;
 /** How long a live hang-up waits for the provider's final status before answering. */
@@ -207,7 +212,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     state.phase = 'dialling';
     state.grantedAt = new Date().toISOString();
     await Promise.all([change({ dequeued_at: state.grantedAt }), emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt))]);
-    const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds }).catch((error: Error) => ({ refused: error.message }));
+    const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS }).catch((error: Error) => ({ refused: error.message }));
     if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
     state.status = 'ringing';
     await Promise.all([change({ provider_call_id: dial.providerCallId, status: 'ringing' }), emit('call.placed', 'the provider accepted the dial request', 'info', null)]);

@@ -79,6 +79,11 @@ export interface ConversationResult {
 const MAX_TOOL_ROUNDS = 4;
 /** How often silence and the length limit are looked at. */
 const WATCH_INTERVAL_MS = 100;
+/**
+ * How long the end waits, past the playback timeline, for the far end to confirm it played
+ * the last words (a mark): audio that reached it late would otherwise be cut by the hang-up.
+ */
+const FAR_END_PLAYED_WAIT_MS = 3_000;
 const END_CALL_TOOL: LlmTool = {
   name: 'end_call',
   description: 'End the call. Use it when the conversation is over: the caller said goodbye, or there is nothing more to do.',
@@ -126,6 +131,9 @@ export class Conversation {
   private working = false;
   private goodbye = false;
   private onlineCheckAsked = false;
+  /** Marks the far end has reported played, and how many were sent. */
+  private readonly playedMarks = new Set<string>();
+  private marksSent = 0;
   private lastActivityMs = 0;
   private startedAtMs = 0;
   private ending: { by: string; reason: string; level: EventLevel } | null = null;
@@ -151,6 +159,7 @@ export class Conversation {
     this.startedAtMs = this.deps.now();
     this.lastActivityMs = this.startedAtMs;
     audio.onClose(() => this.end('caller', 'the caller hung up', 'info'));
+    audio.onPlayed((name) => this.playedMarks.add(name));
     // The workflow tells this reason from the conversation's own ends (it canceled us because the call was over).
     if (this.options.signal.aborted) this.end('system', CONVERSATION_CANCELED_REASON, 'info');
     this.options.signal.addEventListener('abort', () => this.end('system', CONVERSATION_CANCELED_REASON, 'info'), { once: true });
@@ -414,12 +423,26 @@ export class Conversation {
       speech.say(message);
       await speech.finished();
       this.endReply(reply);
-      await this.untilPlayed(reply);
+      await this.untilFarEndPlayed(reply);
       if (reply.interrupted) return; // talked over: the call goes on
     } else {
-      await this.untilPlayed(null);
+      await this.untilFarEndPlayed(null);
     }
     this.end(by, reason, 'info');
+  }
+
+  /**
+   * As untilPlayed, then until the far end confirms it played everything queued (a mark),
+   * for at most FAR_END_PLAYED_WAIT_MS: the timeline counts from when audio was queued here,
+   * and audio delayed on its way would be cut by the hang-up that follows.
+   */
+  private async untilFarEndPlayed(reply: Reply | null): Promise<void> {
+    await this.untilPlayed(reply);
+    if (this.ending || reply?.interrupted) return;
+    const name = `played-${++this.marksSent}`;
+    this.deps.audio.mark(name);
+    const deadline = this.deps.now() + FAR_END_PLAYED_WAIT_MS;
+    while (!this.ending && !reply?.interrupted && !this.playedMarks.has(name) && this.deps.now() < deadline) await sleep(20);
   }
 
   /** Waits until the far end has played everything queued (or the reply was cut). */

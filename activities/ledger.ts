@@ -16,14 +16,25 @@ export interface LedgerEntry {
 }
 
 const MAX_ATTEMPTS = 50;
+/** Attempts that trust the head after a lost race before reading the ledger's tail (a scan on FerretDB). */
+const HEAD_ATTEMPTS_BEFORE_TAIL = 3;
 
 /**
  * Appends one item to a workspace's ledger and returns it (or the item already written under
  * the same idempotency key). Without transactions, the unique `(workspace_id, seq)` index is
  * what serialises writers: each takes the next number after the head (`ledger_heads`, read
- * by id), and whoever loses the race reads the ledger's real tail and tries again.
+ * by id), and whoever loses the race reads the head again and tries the next number.
+ *
+ * Appends of one workspace in this process go one at a time: racing each other would only
+ * make all but one of them lose and try again (50 calls ending together made hundreds of
+ * attempts, and the database slowed every one of them). Other processes still race, and
+ * the index decides.
  */
-export async function appendLedgerItem(entry: LedgerEntry) {
+export function appendLedgerItem(entry: LedgerEntry) {
+  return inWorkspaceOrder(entry.workspaceId, () => appendOnce(entry));
+}
+
+async function appendOnce(entry: LedgerEntry) {
   // The item's id comes from its idempotency key: "was it applied?" is a read by id (FerretDB
   // scans for any other filter), and a second insert of the same change fails on `_id` too.
   const itemId = ledgerItemIdFor(entry.idempotencyKey);
@@ -53,20 +64,43 @@ export async function appendLedgerItem(entry: LedgerEntry) {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
-    // Either this change was applied meanwhile (an item written before ids came from keys is
-    // found by its key), or another writer took the sequence number: the head was stale, so
-    // read the ledger itself, after a random pause so that many writers do not collide again
-    // in step.
-    const done = (await applied()) ?? (await LedgerItem.findOne({ idempotency_key: entry.idempotencyKey }).lean());
+    // Either this change was applied meanwhile, or another writer took the sequence number.
+    const done = await applied();
     if (done) {
       await advanceHead(entry.workspaceId, done);
       return done;
     }
-    await new Promise((resolve) => setTimeout(resolve, randomInt(5, 20 + 10 * attempt)));
-    tail = await ledgerTail(entry.workspaceId);
-    if (tail) await advanceHead(entry.workspaceId, tail);
+    // The winner moves the head right after its insert: after a random pause (so that many
+    // writers do not collide again in step) the head is usually past the number lost. A head
+    // still behind means a writer between its insert and its head update, or one that died
+    // there: after a few tries the ledger's tail is read and the head repaired.
+    await new Promise((resolve) => setTimeout(resolve, randomInt(2, 10 + 5 * attempt)));
+    const head = await LedgerHead.findById(entry.workspaceId).lean();
+    if (head && head.seq >= item.seq) tail = head;
+    else if (attempt + 1 >= HEAD_ATTEMPTS_BEFORE_TAIL) {
+      tail = await ledgerTail(entry.workspaceId);
+      if (tail) await advanceHead(entry.workspaceId, tail);
+    }
   }
   throw new Error(`could not append to the ledger of workspace ${entry.workspaceId} after ${MAX_ATTEMPTS} attempts`);
+}
+
+/** The appends of one workspace in this process, chained: each starts when the one before has ended. */
+const workspaceQueues = new Map<string, Promise<unknown>>();
+
+function inWorkspaceOrder<T>(workspaceId: string, append: () => Promise<T>): Promise<T> {
+  const before = workspaceQueues.get(workspaceId) ?? Promise.resolve();
+  const result = before.then(append, append);
+  const settled = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  workspaceQueues.set(workspaceId, settled);
+  // The last one out removes the chain, so the map holds only workspaces with appends in flight.
+  void settled.then(() => {
+    if (workspaceQueues.get(workspaceId) === settled) workspaceQueues.delete(workspaceId);
+  });
+  return result;
 }
 
 /** The head, or the ledger's tail when the workspace has no head yet (items written before heads existed). */

@@ -7,8 +7,10 @@ import type { createActivities } from '../activities';
 import type { CallAgent, CallChanges, DialRefusal } from '../activities/calls/queue';
 import { callingWindow } from './shared/calling-hours';
 import {
+  answerUpdate,
   callStateQuery,
   hangupUpdate,
+  mediaNodeSignal,
   providerStatusSignal,
   agentDeletedSignal,
   QUEUE_EXPIRY_MS,
@@ -136,6 +138,17 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   });
   setHandler(providerStatusSignal, (update) => {
     statuses.push(update);
+  });
+  // The answer waits here for the conversation's media node (no polling of the call record).
+  let mediaNodeUrl: string | null = null;
+  setHandler(mediaNodeSignal, ({ url }) => {
+    mediaNodeUrl ??= url;
+  });
+  setHandler(answerUpdate, async (request) => {
+    if (request.status) statuses.push(request.status);
+    const ended = () => state.phase === 'ended';
+    await condition(() => mediaNodeUrl !== null || ended(), Math.max(1, request.waitMs));
+    return { mediaNodeUrl: ended() ? null : mediaNodeUrl, ended: ended() };
   });
   setHandler(hangupUpdate, async (request) => {
     asked.hangup ??= request;

@@ -5,7 +5,9 @@ import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { Agent } from '../db/models/agent';
-import { Call, type CallStatus } from '../db/models/call';
+import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../db/models/call';
+import { QueuedCall } from '../db/models/queued-call';
+import { QUEUE_EXPIRY_MS } from '../../workflows/shared/calls';
 import { Workspace } from '../db/models/workspace';
 import { balanceOf } from '../ledger';
 import type { Clock } from '../index';
@@ -63,9 +65,16 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
   return {
     loadCallAgent: (input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> => readCallAgent(input.workspaceId, input.agentId),
 
-    /** 1 for the oldest queued call of the workspace (the one dialled next). */
+    /**
+     * 1 for the oldest queued call of the workspace (the one dialled next): the waiting calls
+     * placed at or before this one (`queued_calls`, this one included; see its model), not
+     * counting entries older than the queue's 24 hours.
+     */
     async queuePosition(input: { workspaceId: string; queuedAt: string }): Promise<number> {
-      return Call.countDocuments({ workspace_id: input.workspaceId, status: 'queued', queued_at: { $lte: new Date(input.queuedAt) } });
+      const queuedAt = new Date(input.queuedAt);
+      const since = new Date(deps.clock.now().getTime() - QUEUE_EXPIRY_MS);
+      const ahead = await QueuedCall.countDocuments({ workspace_id: input.workspaceId, queued_at: { $lte: queuedAt, $gte: since } });
+      return Math.max(1, ahead);
     },
 
     async enqueueCall(input: { workspaceId: string } & EnqueueCall): Promise<void> {
@@ -94,7 +103,9 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
     async updateCall(input: { callId: string; changes: CallChanges }): Promise<void> {
       const set: Record<string, unknown> = { updated_at: deps.clock.now() };
       for (const [key, value] of Object.entries(input.changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
-      await Call.updateOne({ _id: input.callId }, { $set: set });
+      // Dequeued for its dial, or ended: the call no longer waits (a no-op for calls that never queued).
+      const leftQueue = input.changes.dequeued_at !== undefined || (input.changes.status !== undefined && FINAL_CALL_STATUSES.includes(input.changes.status));
+      await Promise.all([Call.updateOne({ _id: input.callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: input.callId })]);
     },
   };
 }

@@ -1,13 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../activities/db/by-id';
 import { Agent } from '../../activities/db/models/agent';
-import { Call, FINAL_CALL_STATUSES } from '../../activities/db/models/call';
 import { BROWSER_STREAM_TOKEN_TTL_SECONDS, signStreamTokenWithExpiry } from '../../media/telephony/stream-token';
 import type { operations } from '../../schemas/api-types';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { admitLiveCall, type LiveCallRefusal } from '../calls/admit-live-call';
+import { answerCall } from '../calls/answer-call';
 import { HttpError } from '../http-error';
 
 type NewBrowserCallBody = operations['placeBrowserCall']['requestBody']['content']['application/json'];
@@ -24,9 +23,8 @@ export interface BrowserCallDeps {
   mediaPublicUrl: string | undefined;
 }
 
-/** How long the answer waits for the media node running the call, and how often it looks. */
+/** How long the answer waits for the media node running the call. */
 const MEDIA_NODE_WAIT_MS = 5_000;
-const MEDIA_NODE_POLL_MS = 50;
 
 /**
  * `POST /calls/browser`: a call with an agent from a browser (microphone in, agent audio out).
@@ -57,7 +55,7 @@ export function browserCallRoutes(deps: BrowserCallDeps): Router {
     });
     if (!admission.admitted) throw refusal(admission.reason, agent.name);
 
-    const base = (await mediaNodeOf(admission.callId)) ?? deps.mediaPublicUrl;
+    const base = (await mediaNodeOf(deps.temporal, admission.callId)) ?? deps.mediaPublicUrl;
     if (!base) throw new HttpError(503, 'no media service is configured to take browser calls (MEDIA_PUBLIC_URL)');
     const { token, expiresAt } = await signStreamTokenWithExpiry(deps.streamTokenSecret, admission.callId, BROWSER_STREAM_TOKEN_TTL_SECONDS, 'browser');
     const ws = base.replace(/\/+$/, '');
@@ -88,17 +86,12 @@ function refusal(reason: LiveCallRefusal, agentName: string): HttpError {
 }
 
 /**
- * The ws(s) base of the media node running the call, once its conversation has registered it
- * (`media_node_url`); null when none did within MEDIA_NODE_WAIT_MS, or the call is already
- * over. With several media nodes only that node holds the call's conversation, so the page
- * must go there; the configured public URL is the fallback of a single-node setup.
+ * The ws(s) base of the media node running the call, once its conversation has told the
+ * call's workflow (answerCall); null when none did within MEDIA_NODE_WAIT_MS, or the call is
+ * already over. With several media nodes only that node holds the call's conversation, so the
+ * page must go there; the configured public URL is the fallback of a single-node setup.
  */
-async function mediaNodeOf(callId: string): Promise<string | null> {
-  const deadline = Date.now() + MEDIA_NODE_WAIT_MS;
-  for (;;) {
-    const call = await Call.findById(callId, { media_node_url: 1, status: 1 }).lean();
-    if (call?.media_node_url) return call.media_node_url;
-    if (!call || FINAL_CALL_STATUSES.includes(call.status) || Date.now() >= deadline) return null;
-    await sleep(MEDIA_NODE_POLL_MS);
-  }
+async function mediaNodeOf(temporal: Client, callId: string): Promise<string | null> {
+  const mediaNodeUrl = await answerCall(temporal, callId, { waitMs: MEDIA_NODE_WAIT_MS });
+  return mediaNodeUrl === 'call-over' ? null : mediaNodeUrl;
 }

@@ -4,6 +4,7 @@ import { findByIdOwned } from '../../activities/db/by-id';
 import { newId } from '../../activities/db/ids';
 import { Agent } from '../../activities/db/models/agent';
 import { Call, FINAL_CALL_STATUSES, type CallDocument, type CallStatus } from '../../activities/db/models/call';
+import { QueuedCall } from '../../activities/db/models/queued-call';
 import { CallEvent } from '../../activities/db/models/call-event';
 import { balanceOf } from '../../activities/ledger';
 import type { operations } from '../../schemas/api-types';
@@ -55,7 +56,7 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
       created_at: at,
       updated_at: at,
     };
-    await Call.create(call);
+    await Promise.all([Call.create(call), QueuedCall.create({ _id: call._id, workspace_id: workspace.id, queued_at: at })]);
     const input: CallWorkflowInput = {
       callId: call._id,
       workspaceId: workspace.id,

@@ -5,7 +5,8 @@ import { Call, FINAL_CALL_STATUSES } from '../../activities/db/models/call';
 import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../media/providers/telephony/answer-xml';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../media/providers/telephony/callbacks';
 import { signStreamToken } from '../../media/telephony/stream-token';
-import { callWorkflowId, providerStatusSignal } from '../../workflows/shared/calls';
+import { callWorkflowId, providerStatusSignal, type ProviderStatusUpdate } from '../../workflows/shared/calls';
+import { answerCall } from '../calls/answer-call';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../calls/inbound-calls';
 import { HttpError } from '../http-error';
 import type { Logger } from '../logger';
@@ -22,9 +23,8 @@ export interface TelephonyCallbackDeps {
   streamTokenSecret: string;
 }
 
-/** How long an answer waits for the call's media node, and how often it looks. */
+/** How long an answer waits for the call's media node. */
 const MEDIA_NODE_WAIT_MS = 5_000;
-const MEDIA_NODE_POLL_MS = 50;
 /** How long an inbound call's status waits for the call's workflow, which its answer request may still be starting. */
 const ADMISSION_WAIT_MS = 5_000;
 const ADMISSION_POLL_MS = 100;
@@ -54,8 +54,8 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
    */
   router.post('/telephony/calls/:call_id/answer', async (req, res) => {
     const callId = req.params.call_id as string;
-    const live = await relayStatus(callId, statusOf(signedParams(req, deps)), deps);
-    res.type('application/xml').send(live ? await callAnswerXml(callId, deps) : HANGUP_ANSWER_XML);
+    const callback = statusOf(signedParams(req, deps));
+    res.type('application/xml').send(await callAnswerXml(callId, deps, { ...callback, at: deps.now().toISOString() }));
   });
 
   /**
@@ -154,34 +154,24 @@ async function relayInboundStatus(callId: string, callback: StatusCallback, deps
 
 /**
  * The answer to an answered call: stream its audio both ways to the media node holding its
- * conversation, which registers itself on the call record (`media_node_url`). The answer
- * waits a little for it, as the conversation starts when the workflow learns of the answer,
- * i.e. now. No media node in time, or no call to hold: hang up, since nobody would talk.
+ * conversation. The call's workflow takes the answer (with the callback's status, for an
+ * outbound call), starts the conversation, and answers once the conversation's media node
+ * has told it where it waits (`answer` update). No media node in time, or no call to hold:
+ * hang up, since nobody would talk.
  */
-async function callAnswerXml(callId: string, deps: TelephonyCallbackDeps): Promise<string> {
-  const mediaNode = await waitForMediaNode(callId);
-  if (typeof mediaNode !== 'object') {
-    if (mediaNode === 'none-in-time') deps.logger.error({ msg: 'no media node took the answered call in time; the provider is told to hang up', call_id: callId, waited_ms: MEDIA_NODE_WAIT_MS });
+async function callAnswerXml(callId: string, deps: TelephonyCallbackDeps, status?: ProviderStatusUpdate): Promise<string> {
+  const mediaNodeUrl = await answerCall(deps.temporal, callId, { status, waitMs: MEDIA_NODE_WAIT_MS });
+  if (mediaNodeUrl === 'call-over') {
+    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId, status: status?.status, provider_call_id: status?.providerCallId });
+    return HANGUP_ANSWER_XML;
+  }
+  if (mediaNodeUrl === null) {
+    deps.logger.error({ msg: 'no media node took the answered call in time; the provider is told to hang up', call_id: callId, waited_ms: MEDIA_NODE_WAIT_MS });
     return HANGUP_ANSWER_XML;
   }
   const token = await signStreamToken(deps.streamTokenSecret, callId);
-  const base = mediaNode.url.replace(/\/$/, '');
+  const base = mediaNodeUrl.replace(/\/$/, '');
   return streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`);
-}
-
-/**
- * The call's media node once one has written its URL; `none-in-time` after MEDIA_NODE_WAIT_MS,
- * and `call-over` at once for a call that has ended or does not exist.
- */
-async function waitForMediaNode(callId: string): Promise<{ url: string } | 'none-in-time' | 'call-over'> {
-  const deadline = Date.now() + MEDIA_NODE_WAIT_MS;
-  for (;;) {
-    const call = await Call.findById(callId, { media_node_url: 1, status: 1 }).lean();
-    if (!call || FINAL_CALL_STATUSES.includes(call.status)) return 'call-over';
-    if (call.media_node_url) return { url: call.media_node_url };
-    if (Date.now() >= deadline) return 'none-in-time';
-    await sleep(MEDIA_NODE_POLL_MS);
-  }
 }
 
 /**

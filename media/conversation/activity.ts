@@ -5,6 +5,7 @@ import { Agent, toolOf, type StoredAgent } from '../../activities/db/models/agen
 import { Call } from '../../activities/db/models/call';
 import { retrieve } from '../../activities/knowledge-bases';
 import { recordEvent } from '../../activities/webhooks/fan-out';
+import { callWorkflowId, mediaNodeSignal } from '../../workflows/shared/calls';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
 import { CallRecording } from '../audio/recording';
 import { saveRecording } from '../audio/recording-store';
@@ -32,9 +33,9 @@ const HEARTBEAT_INTERVAL_MS = 1_000;
 const KNOWLEDGE_PASSAGES = 3;
 
 /**
- * The live conversation of one call, as an activity on the `media` task queue. It registers
- * this node as the call's media node (the API's answer URL sends the provider's audio stream
- * here), waits for the stream, runs the conversation and reports progress in its heartbeat
+ * The live conversation of one call, as an activity on the `media` task queue. It tells the
+ * call's workflow that this node is the call's media node (the API's answer sends the
+ * provider's audio stream here), waits for the stream, runs the conversation and reports progress in its heartbeat
  * details; cancellation (the workflow ending the call) stops it. Events go on the call's
  * timeline with sequence numbers from `sequenceBase`, in order.
  */
@@ -58,7 +59,8 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       beat();
       const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
       try {
-        await Call.updateOne({ _id: input.callId }, { $set: { media_node_url: deps.mediaNodeUrl } });
+        // The call's answer is waiting for this node, in the call workflow's `answer` update.
+        await deps.temporal.workflow.getHandle(callWorkflowId(input.callId)).signal(mediaNodeSignal, { url: deps.mediaNodeUrl });
         const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';
         progress.liveSince = Date.now();

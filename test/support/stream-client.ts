@@ -6,7 +6,7 @@ import { attachTelephonyStreams, type TelephonyStreams, type TelephonyStreamsOpt
 
 /** A media node's HTTP server with the telephony streams on a free loopback port. */
 export interface MediaNode {
-  /** `ws://127.0.0.1:<port>`, what the conversation activity writes as `media_node_url`. */
+  /** `ws://127.0.0.1:<port>`, what the conversation activity gives the call's workflow as its media node. */
   url: string;
   server: Server;
   registry: StreamRegistry;

@@ -77,4 +77,31 @@ export const agentDeletedSignal = defineSignal('agentDeleted');
 export const hangupUpdate = defineUpdate<HangupResult, [HangupRequest]>('hangup');
 export const callStateQuery = defineQuery<CallState>('state');
 
+/**
+ * The call was answered: the provider's answer callback (outbound), or the admission of an
+ * inbound or browser call. The answer names the media node running the call's conversation,
+ * where the call's audio must go.
+ */
+export interface AnswerRequest {
+  /** The answer callback's own status (outbound): taken as a `providerStatus` signal is. */
+  status?: ProviderStatusUpdate;
+  /** How long to wait for the conversation's media node. */
+  waitMs: number;
+}
+
+export interface AnswerResult {
+  /** The media node's public WebSocket base; null when none took the call within `waitMs`, or the call ended. */
+  mediaNodeUrl: string | null;
+  /** The call ended before its audio could go anywhere. */
+  ended: boolean;
+}
+
+export const answerUpdate = defineUpdate<AnswerResult, [AnswerRequest]>('answer');
+
+/** From the conversation activity once its media node waits for the call's audio: the node's public WebSocket base. */
+export interface MediaNodeReady {
+  url: string;
+}
+export const mediaNodeSignal = defineSignal<[MediaNodeReady]>('mediaNode');
+
 export const callWorkflowId = workflowIds.call;

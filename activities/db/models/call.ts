@@ -54,12 +54,6 @@ const callSchema = new Schema(
     /** The telephony provider's id and last status of this call. */
     provider_call_id: { type: String, default: null },
     provider_status: { type: String, default: null },
-    /**
-     * The ws(s) base URL of the media node holding the call's conversation (e.g.
-     * `wss://media-2.example.com`), written by the conversation activity once it waits for the
-     * call's audio stream. The answer route points the provider's stream there; null until then.
-     */
-    media_node_url: { type: String, default: null },
     transcript: { type: [transcriptItemSchema], default: [] },
     summary: { type: String, default: null },
     extracted: { type: Schema.Types.Mixed, default: null },

@@ -14,6 +14,7 @@ export * from './membership';
 export * from './oauth-token';
 export * from './phone-number';
 export * from './probe';
+export * from './queued-call';
 export * from './session';
 export * from './sign-in-attempt';
 export * from './user';

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../../activities/db/ids';
-import { Call as CallRecord } from '../../../activities/db/models/call';
 import { Workspace } from '../../../activities/db/models/workspace';
 import { decodeMulaw, encodeMulaw } from '../../../media/audio/mulaw';
 import { SpeechDecoder, speakText, speechDurationMs } from '../../../media/audio/simulated-speech';
@@ -13,7 +12,9 @@ import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
 import { openProviderEnd, startMediaNode, type MediaNode } from '../../support/stream-client';
+import { createLocal } from '../../support/servers';
 import { until } from '../../support/until';
+import { callWorkflowId, mediaNodeSignal } from '../../../workflows/shared/calls';
 import { agentsClient } from '../agents/helpers';
 
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
@@ -57,8 +58,8 @@ const speech = (text: string): Buffer => encodeMulaw(speakText(text, { sampleRat
  * simulator, whose callee answers; the simulator posts the answer URL, the API waits for the
  * call's media node and answers the Stream XML; the simulator opens the WebSocket to the media
  * node and talks and listens through it as its script says. The conversation engine is not
- * here: the test plays the media node's part (a real stream endpoint and registry) and writes
- * `media_node_url` on the call as the conversation activity will.
+ * here: the test plays the media node's part (a real stream endpoint and registry) and tells
+ * the call's workflow where it waits, as the conversation activity does.
  */
 describe('Calls: the audio stream between the provider and the media node', function () {
   this.timeout(120_000);
@@ -86,11 +87,9 @@ describe('Calls: the audio stream between the provider and the media node', func
     return call;
   };
   const simulated = (to: string): SimulatedCall => providers.telephony.calls().find((c) => c.to === to)!;
-  /** What the conversation activity will do: once the call rings, register this media node on it and wait for the stream. */
+  /** What the conversation activity does: tell the call's workflow this media node waits for the call, and wait for the stream. */
   const connect = async (callId: string): Promise<CallAudioStream> => {
-    const ringing = await until(() => CallRecord.findById(callId, { status: 1 }).lean(), (c) => c?.status === 'ringing' || c?.status === 'in-progress', 10_000, 20);
-    expect(ringing?.status).to.be.oneOf(['ringing', 'in-progress']);
-    await CallRecord.updateOne({ _id: callId }, { $set: { media_node_url: node.url } });
+    await createLocal().client.workflow.getHandle(callWorkflowId(callId)).signal(mediaNodeSignal, { url: node.url });
     return node.registry.waitFor(callId, { timeoutMs: 15_000 });
   };
   /** An answer request as the provider signs it. */

@@ -1,3 +1,5 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { expect } from 'chai';
 import { newId } from '../../../activities/db/ids';
 import { Call } from '../../../activities/db/models/call';
@@ -5,6 +7,7 @@ import { LedgerItem } from '../../../activities/db/models/ledger-item';
 import { Workspace } from '../../../activities/db/models/workspace';
 import { callCost, createChargingActivities } from '../../../activities/calls/charging';
 import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
+import { testServers } from '../../support/servers';
 
 /** Billing rules 1 and 4 and the ledger under concurrent writers, on the real database. */
 describe('charging calls', function () {
@@ -67,4 +70,24 @@ describe('charging calls', function () {
     expect(await balanceOf(ws)).to.equal(sum);
     expect(sum).to.equal(10_000 + changes.reduce((total, c) => total + c.amount, 0));
   });
+
+  it('keeps the ledger whole when three processes write at once (each queues its own appends, the unique sequence decides between them)', async () => {
+    const ws = await workspace('starter', 10_000);
+    const changes = Array.from({ length: 30 }, (_, i) => ({ workspaceId: ws, kind: 'call', amountPaise: -(i + 1), idempotencyKey: `proc:${ws}:${i}` }));
+    // Each process writes every change: the same change from two processes must apply once.
+    const writers = [0, 1, 2].map((shift) => [...changes.slice(shift * 10), ...changes.slice(0, shift * 10)]);
+    const codes = await Promise.all(writers.map((entries) => runLedgerWriter(entries)));
+    expect(codes).to.deep.equal([0, 0, 0]);
+
+    const items = await LedgerItem.find({ workspace_id: ws }).sort({ seq: 1 }).lean();
+    expect(items.map((item) => item.seq)).to.deep.equal(Array.from({ length: changes.length + 1 }, (_, i) => i + 1));
+    items.forEach((item, index) => expect(item.balance_after_paise).to.equal((index === 0 ? 0 : items[index - 1]!.balance_after_paise) + item.amount_paise));
+    expect(await balanceOf(ws)).to.equal(10_000 - (30 * 31) / 2);
+  });
 });
+
+/** Runs test/support/ledger-writer.ts in a process of its own; resolves its exit code. */
+function runLedgerWriter(entries: unknown[]): Promise<number | null> {
+  const child = fork(path.join(__dirname, '../../support/ledger-writer.ts'), [testServers().mongodbUri, JSON.stringify(entries)], { execArgv: ['--require', 'tsx/cjs'], stdio: 'inherit' });
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
 import { newId } from '../../../activities/db/ids';
+import { QueuedCall } from '../../../activities/db/models/queued-call';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
@@ -64,6 +65,26 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect(timeline[1]).to.include({ message: 'canceled while queued', level: 'info' });
     expect(await balanceOf(owner.workspaceId)).to.equal(balanceBefore);
     expect((await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(409);
+  });
+
+  it('counts positions among the calls still waiting: one hung up while queued no longer counts', async () => {
+    const other = await activeOwner(api, { name: 'Noor Khan' });
+    const agent = await agentsClient(api, other.auth).created({ name: 'Line keeper', call: closedHours() });
+    const placeIn = async (to: string) => (await place({ agent_id: agent.id, to_number: to, from_number: '+918047180001' }, other.auth)).json();
+    const positionOf = async (id: string) => {
+      type Entry = { type: string; data: { position?: number } };
+      const timeline: Entry[] = await until(() => events(id, other.auth), (list: Entry[]) => list.some((e) => e.type === 'call.queued'));
+      return timeline.find((e) => e.type === 'call.queued')?.data.position;
+    };
+    const first = await placeIn('+919812342001');
+    const second = await placeIn('+919812342002');
+    expect([await positionOf(first.id), await positionOf(second.id)]).to.deep.equal([1, 2]);
+
+    expect((await api.request(`/api/v1/calls/${first.id}/hangup`, { method: 'POST', headers: other.auth })).status).to.equal(200);
+    expect(await QueuedCall.findById(first.id).lean()).to.equal(null);
+    const third = await placeIn('+919812342003');
+    expect(await positionOf(third.id)).to.equal(2);
+    expect(await QueuedCall.findById(third.id).lean()).to.deep.include({ workspace_id: other.workspaceId });
   });
 
   it('deleting an agent cancels its queued calls with "agent deleted"', async () => {

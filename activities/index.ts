@@ -2,6 +2,7 @@ import { createAnalyticsActivities } from './calls/analytics';
 import { createSlotActivities } from './calls/slots';
 import { createChargingActivities } from './calls/charging';
 import { createCallQueueActivities } from './calls/queue';
+import { createCallStepActivities } from './calls/steps';
 import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telephony';
 import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createKycActivities(deps),
     ...createWebhookActivities(deps),
     ...createCallQueueActivities(deps),
+    ...createCallStepActivities(deps),
     ...createCallTelephonyActivities(deps),
     ...createSlotActivities(deps),
     ...createChargingActivities(),

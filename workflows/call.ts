@@ -4,7 +4,8 @@ import { TASK_QUEUES } from './shared/task-queues';
 import { analyticsWorkflowId } from './shared/analytics';
 import { analyticsWorkflow } from './analytics';
 import type { createActivities } from '../activities';
-import type { CallAgent, CallChanges, DialRefusal } from '../activities/calls/queue';
+import type { CallAgent, CallChanges } from '../activities/calls/queue';
+import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindow } from './shared/calling-hours';
 import {
   answerUpdate,
@@ -25,7 +26,7 @@ type Activities = ReturnType<typeof createActivities> & ConversationActivities;
 type EventLevel = 'info' | 'warning' | 'error';
 
 // Database and Temporal calls: retried until they are back (a call's state must not be lost).
-const { recordEvent, loadCallAgent, queuePosition, enqueueCall, releaseSlot, checkBeforeDial, updateCall, callCap, chargeCall } = proxyActivities<Activities>({
+const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
@@ -158,9 +159,11 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     return { status: state.status };
   });
 
-  const emit = (type: string, message: string, level: EventLevel, latencyMs: number | null, data: Record<string, unknown> = {}) =>
-    recordEvent({ workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++, type, message, level, latencyMs, data, createdAt: new Date().toISOString() });
-  const change = (changes: CallChanges) => updateCall({ callId: input.callId, changes });
+  /** The next timeline entry's names (the step that writes it adds what it says). */
+  const nextEntry = () => ({ workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++ });
+  const event = (type: string, message: string, level: EventLevel, latencyMs: number | null, data: Record<string, unknown> = {}): CallEventInput => ({ ...nextEntry(), type, message, level, latencyMs, data, createdAt: new Date().toISOString() });
+  /** One step: the record's changes, then the event. */
+  const step = (changes: CallChanges | undefined, entry?: CallEventInput) => recordCallStep({ callId: input.callId, changes, event: entry });
   const release = async () => {
     await releaseSlot({ workspaceId: input.workspaceId, callId: input.callId });
     holdsSlot = false;
@@ -172,8 +175,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     const at = new Date().toISOString();
     state.status = status;
     state.hangupReason = reason;
-    await change({ status, ended_at: at, hangup_by: by, hangup_reason: reason });
-    await emit('call.ended', reason, level, null, data);
+    await step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, event('call.ended', reason, level, null, data));
     state.phase = 'ended';
     await condition(allHandlersFinished);
     return state;
@@ -181,8 +183,9 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
 
   let agent: CallAgent;
   if (input.direction === 'outbound') {
-    const position = await queuePosition({ workspaceId: input.workspaceId, queuedAt: input.queuedAt });
-    await emit('call.queued', `queued at position ${position}`, 'info', null, { position, by: input.placedBy });
+    const queued = await queueCall({ workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: nextEntry(), at: new Date().toISOString() });
+    /** The agent as read at the start of the next round of the queue (read once here for the first). */
+    let read: CallAgent | null | undefined = queued.agent;
 
     // ---- the queue ----
     /** The agent as read once the call holds its slot. */
@@ -193,7 +196,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
       const left = expiresAt - Date.now();
       if (left <= 0) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
-      const agent = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+      const agent = read === undefined ? await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
+      read = undefined;
       if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
       const window = callingWindow(new Date(), agent.hours);
       if (!window.open) {
@@ -207,28 +211,31 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
       if (!granted || queueLeft()) continue;
       holdsSlot = true;
-      const check: { refusal: DialRefusal; agent: CallAgent | null } = await checkBeforeDial({ workspaceId: input.workspaceId, agentId: input.agentId });
+      // The sequence is taken only if the step writes `call.dequeued` (no gap on the timeline otherwise).
+      const dequeueEntry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence };
+      const at = new Date().toISOString();
+      const check = await prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
       if (check.refusal) return endUnconnected(check.refusal.reason === 'out of credits' ? 'failed' : 'canceled', check.refusal.reason, check.refusal.level, 'system');
-      dialling = check.agent;
-      if (!dialling) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      if (!check.agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
       // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
-      if (!callingWindow(new Date(), dialling.hours).open) {
+      if (check.hoursClosed) {
         await release();
         granted = false;
         continue;
       }
+      sequence++;
+      dialling = check.agent;
+      state.grantedAt = at;
       break;
     }
     agent = dialling;
 
     // ---- dialling ----
     state.phase = 'dialling';
-    state.grantedAt = new Date().toISOString();
-    await Promise.all([change({ dequeued_at: state.grantedAt }), emit('call.dequeued', 'a slot is free: dialling', 'info', Date.now() - Date.parse(input.queuedAt))]);
     const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS }).catch((error: Error) => ({ refused: error.message }));
     if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
     state.status = 'ringing';
-    await Promise.all([change({ provider_call_id: dial.providerCallId, status: 'ringing' }), emit('call.placed', 'the provider accepted the dial request', 'info', null)]);
+    await step({ provider_call_id: dial.providerCallId, status: 'ringing' }, event('call.placed', 'the provider accepted the dial request', 'info', null));
   } else {
     // Inbound and browser calls were admitted live (the API took their slot): they begin at call.started.
     holdsSlot = true;
@@ -293,7 +300,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       const outcome = conversation.outcome;
       if (outcome) await hangUp({ by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
       else {
-        await emit('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' });
+        await step(undefined, event('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' }));
         await hangUp({ by: 'system', reason: 'error', level: 'error' });
       }
       continue;
@@ -305,9 +312,12 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       startedAt = Date.parse(update.at);
       state.status = 'in-progress';
       // The provider is waiting on the answer URL until the conversation starts: these go together.
-      const [, , cap] = await Promise.all([
-        change({ status: 'in-progress', started_at: update.at, provider_status: update.status }),
-        emit('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
+      const cap = await beginLiveCall({
+        callId: input.callId,
+        workspaceId: input.workspaceId,
+        maxDurationSeconds: agent.maxDurationSeconds,
+        changes: { status: 'in-progress', started_at: update.at, provider_status: update.status },
+        event: event('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
           channel: viaProvider ? 'phone' : 'browser',
           from: input.fromNumber,
           to: input.toNumber,
@@ -317,8 +327,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
           started_by: input.direction === 'browser' ? input.placedBy : '',
           values: input.valueKeys,
         }),
-        callCap({ workspaceId: input.workspaceId, maxDurationSeconds: agent.maxDurationSeconds }),
-      ]);
+      });
       state.capReason = cap.capReason;
       capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
       startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason, streamWaitSeconds: viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS });
@@ -350,7 +359,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   const failedOnItsOwn = !outcome && conversation.failure !== null && (conversation.timedOut || !conversation.canceled);
   const failedEnding = failedOnItsOwn ? { by: 'system', reason: 'error', level: 'error' as EventLevel } : null;
   const ended = endedBy ?? failedEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
-  if (failedOnItsOwn && !endedBy) await emit('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' });
+  if (failedOnItsOwn && !endedBy) await step(undefined, event('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' }));
   // Billing rule 2: charged for the time the agent was live, from the stream's arrival to the
   // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
   // conversation that never got its stream costs nothing.
@@ -360,15 +369,21 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt!, liveFrom)) / 100) / 10;
   const endedAt = new Date(endedAtMs).toISOString();
   if (holdsSlot) await release();
-  const { costPaise } = await chargeCall({ callId: input.callId, workspaceId: input.workspaceId, durationSeconds, endedAt });
+  // Charged once, the record closed with its cost, then `call.ended`: one step.
+  const { costPaise } = await closeCall({
+    callId: input.callId,
+    workspaceId: input.workspaceId,
+    durationSeconds,
+    endedAt,
+    changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' },
+    event: event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
+      duration_seconds: durationSeconds,
+      avg_first_audio_ms: outcome?.avgFirstAudioMs ?? null,
+      usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+    }),
+  });
   state.status = 'completed';
   state.hangupReason = ended.reason;
-  await change({ status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' });
-  await emit('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
-    duration_seconds: durationSeconds,
-    avg_first_audio_ms: outcome?.avgFirstAudioMs ?? null,
-    usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
-  });
   state.phase = 'ended';
   log.info('call ended', { callId: input.callId, durationSeconds, costPaise, runId: workflowInfo().runId });
   // Summary and extractions, then `call.completed` (once, from the child, whatever the model does).

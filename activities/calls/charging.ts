@@ -26,34 +26,46 @@ async function pricePerMinute(workspaceId: string): Promise<number> {
   return planOf(workspace.plan).pricePerMinutePaise;
 }
 
+/** The length a call may last from now: `max_duration_seconds`, or less when the balance pays for less. */
+export async function callCapOf(workspaceId: string, maxDurationSeconds: number): Promise<CallCap> {
+  const [price, balance] = await Promise.all([pricePerMinute(workspaceId), balanceOf(workspaceId)]);
+  const affordable = Math.max(0, Math.floor((balance * 60) / price));
+  return affordable < maxDurationSeconds ? { capSeconds: affordable, capReason: 'credits ran out' } : { capSeconds: maxDurationSeconds, capReason: 'max duration reached' };
+}
+
+export interface CallCharge {
+  costPaise: number;
+  balanceAfterPaise: number;
+}
+
+/**
+ * Takes a connected call's cost from the ledger once: the item's idempotency key is the call
+ * id, so a retry finds the first item and writes nothing again. Answers what was charged.
+ */
+export async function chargeLedgerForCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<CallCharge> {
+  const price = await pricePerMinute(input.workspaceId);
+  const cost = callCost(input.durationSeconds, price);
+  const item = await appendLedgerItem({
+    workspaceId: input.workspaceId,
+    kind: 'call',
+    amountPaise: -cost,
+    idempotencyKey: `call:${input.callId}`,
+    at: new Date(input.endedAt),
+    note: `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
+    callId: input.callId,
+  });
+  return { costPaise: -item.amount_paise, balanceAfterPaise: item.balance_after_paise };
+}
+
 export function createChargingActivities() {
   return {
-    /** The length a call may last from now: `max_duration_seconds`, or less when the balance pays for less. */
-    async callCap(input: { workspaceId: string; maxDurationSeconds: number }): Promise<CallCap> {
-      const [price, balance] = await Promise.all([pricePerMinute(input.workspaceId), balanceOf(input.workspaceId)]);
-      const affordable = Math.max(0, Math.floor((balance * 60) / price));
-      return affordable < input.maxDurationSeconds ? { capSeconds: affordable, capReason: 'credits ran out' } : { capSeconds: input.maxDurationSeconds, capReason: 'max duration reached' };
-    },
+    callCap: (input: { workspaceId: string; maxDurationSeconds: number }): Promise<CallCap> => callCapOf(input.workspaceId, input.maxDurationSeconds),
 
-    /**
-     * Charges a connected call once: the ledger item's idempotency key is the call id, so a
-     * retried activity finds the first item and writes nothing again. Answers the cost.
-     */
-    async chargeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<{ costPaise: number; balanceAfterPaise: number }> {
-      const price = await pricePerMinute(input.workspaceId);
-      const cost = callCost(input.durationSeconds, price);
-      const item = await appendLedgerItem({
-        workspaceId: input.workspaceId,
-        kind: 'call',
-        amountPaise: -cost,
-        idempotencyKey: `call:${input.callId}`,
-        at: new Date(input.endedAt),
-        note: `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
-        callId: input.callId,
-      });
-      const charged = -item.amount_paise;
-      await Call.updateOne({ _id: input.callId }, { $set: { cost_paise: charged, updated_at: new Date() } });
-      return { costPaise: charged, balanceAfterPaise: item.balance_after_paise };
+    /** Charges a connected call once (chargeLedgerForCall) and saves the cost on the call. */
+    async chargeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<CallCharge> {
+      const charge = await chargeLedgerForCall(input);
+      await Call.updateOne({ _id: input.callId }, { $set: { cost_paise: charge.costPaise, updated_at: new Date() } });
+      return charge;
     },
   };
 }

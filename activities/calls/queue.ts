@@ -65,18 +65,6 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
   return {
     loadCallAgent: (input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> => readCallAgent(input.workspaceId, input.agentId),
 
-    /**
-     * 1 for the oldest queued call of the workspace (the one dialled next): the waiting calls
-     * placed at or before this one (`queued_calls`, this one included; see its model), not
-     * counting entries older than the queue's 24 hours.
-     */
-    async queuePosition(input: { workspaceId: string; queuedAt: string }): Promise<number> {
-      const queuedAt = new Date(input.queuedAt);
-      const since = new Date(deps.clock.now().getTime() - QUEUE_EXPIRY_MS);
-      const ahead = await QueuedCall.countDocuments({ workspace_id: input.workspaceId, queued_at: { $lte: queuedAt, $gte: since } });
-      return Math.max(1, ahead);
-    },
-
     async enqueueCall(input: { workspaceId: string } & EnqueueCall): Promise<void> {
       await signalKeeper(input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
     },
@@ -84,34 +72,44 @@ export function createCallQueueActivities(deps: { clock: Clock; temporal?: Clien
     async releaseSlot(input: { workspaceId: string } & ReleaseCall): Promise<void> {
       await signalKeeper(input.workspaceId, { signal: releaseSignal, args: [{ callId: input.callId }] });
     },
-
-    /**
-     * The checks made when a call reaches the front (credits, the agent, the workspace), with
-     * the agent as it is now for the dial (one activity: every step here delays the dial).
-     */
-    async checkBeforeDial(input: { workspaceId: string; agentId: string }): Promise<{ refusal: DialRefusal; agent: CallAgent | null }> {
-      const [workspace, agent, balance] = await Promise.all([Workspace.findById(input.workspaceId, { status: 1 }).lean(), readCallAgent(input.workspaceId, input.agentId), balanceOf(input.workspaceId)]);
-      const refuse = (reason: string, level: 'warning' | 'error') => ({ refusal: { reason, level }, agent });
-      if (!agent) return refuse('agent deleted', 'warning');
-      if (agent.status === 'paused') return refuse('agent paused', 'warning');
-      if (workspace?.status !== 'active') return refuse('workspace not active', 'error');
-      if (balance <= 0) return refuse('out of credits', 'error');
-      return { refusal: null, agent };
-    },
-
-    /** Writes the workflow's changes to the call record (by id alone: see activities/db/by-id.ts). */
-    async updateCall(input: { callId: string; changes: CallChanges }): Promise<void> {
-      const set: Record<string, unknown> = { updated_at: deps.clock.now() };
-      for (const [key, value] of Object.entries(input.changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
-      // Dequeued for its dial, or ended: the call no longer waits (a no-op for calls that never queued).
-      const leftQueue = input.changes.dequeued_at !== undefined || (input.changes.status !== undefined && FINAL_CALL_STATUSES.includes(input.changes.status));
-      await Promise.all([Call.updateOne({ _id: input.callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: input.callId })]);
-    },
   };
 }
 
+/**
+ * 1 for the oldest queued call of the workspace (the one dialled next): the waiting calls
+ * placed at or before this one (`queued_calls`, this one included; see its model), not
+ * counting entries placed more than the queue's 24 hours before it.
+ */
+export async function queuePositionOf(workspaceId: string, queuedAt: Date): Promise<number> {
+  const since = new Date(queuedAt.getTime() - QUEUE_EXPIRY_MS);
+  const ahead = await QueuedCall.countDocuments({ workspace_id: workspaceId, queued_at: { $lte: queuedAt, $gte: since } });
+  return Math.max(1, ahead);
+}
+
+/** Why a call at the front may not be dialled (credits, the agent, the workspace), with the agent as it is now. */
+export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: DialRefusal; agent: CallAgent | null }> {
+  const [workspace, agent, balance] = await Promise.all([Workspace.findById(workspaceId, { status: 1 }).lean(), readCallAgent(workspaceId, agentId), balanceOf(workspaceId)]);
+  const refuse = (reason: string, level: 'warning' | 'error') => ({ refusal: { reason, level }, agent });
+  if (!agent) return refuse('agent deleted', 'warning');
+  if (agent.status === 'paused') return refuse('agent paused', 'warning');
+  if (workspace?.status !== 'active') return refuse('workspace not active', 'error');
+  if (balance <= 0) return refuse('out of credits', 'error');
+  return { refusal: null, agent };
+}
+
+/**
+ * Writes the workflow's changes (and `extra` fields) to the call record, by id alone (see
+ * activities/db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`.
+ */
+export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
+  const set: Record<string, unknown> = { ...extra, updated_at: now };
+  for (const [key, value] of Object.entries(changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
+  const leftQueue = changes.dequeued_at !== undefined || (changes.status !== undefined && FINAL_CALL_STATUSES.includes(changes.status));
+  await Promise.all([Call.updateOne({ _id: callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: callId })]);
+}
+
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
-async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
+export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
   type Model = { provider: string; model: string };
   const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
     workspace_id: string;

@@ -4,12 +4,12 @@ import { Call, type CallStatus } from '../../activities/db/models/call';
 import { balanceOf } from '../../activities/ledger';
 import type { EventLevel } from '../../activities/webhooks/event-types';
 import { recordEvent } from '../../activities/webhooks/fan-out';
-import type { callWorkflow } from '../../workflows/call';
-import { callWorkflowId, type CallWorkflowInput } from '../../workflows/shared/calls';
+import type { CallWorkflowInput } from '../../workflows/shared/calls';
 import { releaseSignal, slotKeeperId, tryAcquireUpdate } from '../../workflows/shared/slots';
-import { AgentId, CallStatus as CallStatusAttribute, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
+import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
+import { startCallWorkflow } from './start-call-workflow';
 
 export interface LiveCallRequest {
   workspaceId: string;
@@ -97,17 +97,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
       valueKeys: Object.keys(request.userData),
       providerCallId: request.providerCallId,
     };
-    await temporal.workflow.start<typeof callWorkflow>('callWorkflow', {
-      taskQueue: TASK_QUEUES.calls,
-      workflowId: callWorkflowId(callId),
-      args: [input],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: request.workspaceId },
-        { key: AgentId, value: request.agent._id },
-        { key: CallStatusAttribute, value: 'in-progress' },
-        { key: Kind, value: 'call' },
-      ],
-    });
+    await startCallWorkflow(temporal, input, 'in-progress');
   } catch (error) {
     // No workflow will give the slot back or end the record: do both here, then fail the request.
     await temporal.workflow.getHandle(slotKeeperId(request.workspaceId)).signal(releaseSignal, { callId });

@@ -8,13 +8,11 @@ import { QueuedCall } from '../../activities/db/models/queued-call';
 import { CallEvent } from '../../activities/db/models/call-event';
 import { balanceOf } from '../../activities/ledger';
 import type { operations } from '../../schemas/api-types';
-import type { callWorkflow } from '../../workflows/call';
 import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
-import { AgentId, CallStatus as CallStatusAttribute, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../http-error';
 import { callEventView, callView, type StoredCallEvent } from '../calls/views';
+import { startCallWorkflow } from '../calls/start-call-workflow';
 import { findRecording, recordingChunks } from '../../media/audio/recording-store';
 
 type NewCallBody = operations['placeCall']['requestBody']['content']['application/json'];
@@ -68,17 +66,7 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
       fromNumber,
       valueKeys: Object.keys(call.user_data),
     };
-    await temporal.workflow.start<typeof callWorkflow>('callWorkflow', {
-      taskQueue: TASK_QUEUES.calls,
-      workflowId: callWorkflowId(call._id),
-      args: [input],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: workspace.id },
-        { key: AgentId, value: agent._id },
-        { key: CallStatusAttribute, value: 'queued' },
-        { key: Kind, value: 'call' },
-      ],
-    });
+    await startCallWorkflow(temporal, input, 'queued');
     res.status(201).json(callView(await callOf(res, call._id)));
   });
 

@@ -1,0 +1,80 @@
+import type { Client } from '@temporalio/client';
+import { callingWindow } from '../../workflows/shared/calling-hours';
+import type { Clock } from '../index';
+import { recordEvent, type RecordEventInput } from '../webhooks/fan-out';
+import { callCapOf, chargeLedgerForCall, type CallCap } from './charging';
+import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges, type DialRefusal } from './queue';
+
+/**
+ * The call workflow's steps, each one activity: a step writes the call record and then puts
+ * the event on the timeline (so that whoever the event reaches finds the record already
+ * saying it). One activity a step instead of one a write: every activity is a round trip
+ * through Temporal and a workflow task, and at 50 calls at once those round trips were most
+ * of the work. Each step is safe to retry: record writes set fields, events are keyed by
+ * their sequence, the charge by the call.
+ */
+
+/** A timeline entry as the workflow names it (its time is workflow time, as every time the workflow decides on). */
+export type CallEventInput = RecordEventInput;
+/** The names of the next timeline entry, for a step that decides what the entry says. */
+export type CallEventSlot = Pick<RecordEventInput, 'workspaceId' | 'callId' | 'agentId' | 'sequence'>;
+
+export interface CallStepDeps {
+  clock: Clock;
+  temporal?: Client;
+}
+
+export function createCallStepActivities(deps: CallStepDeps) {
+  const temporal = () => {
+    if (!deps.temporal) throw new Error('the call steps need a Temporal client in the worker dependencies');
+    return deps.temporal;
+  };
+  const record = (event: CallEventInput) => recordEvent(event, { temporal: temporal(), now: () => deps.clock.now() });
+  const write = (callId: string, changes: CallChanges | undefined, extra?: Record<string, unknown>) => (changes || extra ? writeCallChanges(callId, changes ?? {}, deps.clock.now(), extra) : Promise.resolve());
+
+  return {
+    /** Writes the record's changes, then the event (either may be absent). */
+    async recordCallStep(input: { callId: string; changes?: CallChanges; event?: CallEventInput }): Promise<void> {
+      await write(input.callId, input.changes);
+      if (input.event) await record(input.event);
+    },
+
+    /**
+     * A placed call joins the queue: `call.queued` with its position and who placed it, and
+     * the agent as it is now (null when deleted).
+     */
+    async queueCall(input: { workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string }): Promise<{ position: number; agent: CallAgent | null }> {
+      const [position, agent] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId)]);
+      await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at });
+      return { position, agent };
+    },
+
+    /**
+     * A call holding a slot, before its dial: the checks made at the front (credits, the agent,
+     * the workspace), then the agent's calling hours at `at` (the workflow's time). When it
+     * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
+     */
+    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ refusal: DialRefusal; agent: CallAgent | null; hoursClosed: boolean }> {
+      const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId);
+      if (refusal || !agent) return { refusal, agent, hoursClosed: false };
+      if (!callingWindow(new Date(input.at), agent.hours).open) return { refusal: null, agent, hoursClosed: true };
+      await write(input.callId, { dequeued_at: input.at });
+      await record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at });
+      return { refusal: null, agent, hoursClosed: false };
+    },
+
+    /** The call is answered: the record goes in-progress, `call.started`, and the length it may last (callCapOf). */
+    async beginLiveCall(input: { callId: string; workspaceId: string; maxDurationSeconds: number; changes: CallChanges; event: CallEventInput }): Promise<CallCap> {
+      const [cap] = await Promise.all([callCapOf(input.workspaceId, input.maxDurationSeconds), write(input.callId, input.changes).then(() => record(input.event))]);
+      return cap;
+    },
+
+    /** A connected call's end: charged once, the record closed with its cost, then `call.ended`. */
+    async closeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string; changes: CallChanges; event: CallEventInput }): Promise<{ costPaise: number }> {
+      const { costPaise } = await chargeLedgerForCall(input);
+      await write(input.callId, input.changes, { cost_paise: costPaise });
+      await record(input.event);
+      return { costPaise };
+    },
+  };
+}

@@ -83,6 +83,12 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       // the task when it has a free slot, saving a poll round trip per activity.
       '--dynamic-config-value',
       'system.enableActivityEagerExecution=true',
+      // One server and a few workers: task queue partitions only add forwarding between them
+      // (the default of four split pollers and tasks four ways on every queue).
+      '--dynamic-config-value',
+      'matching.numTaskqueueReadPartitions=1',
+      '--dynamic-config-value',
+      'matching.numTaskqueueWritePartitions=1',
       ...searchAttributeRegistrations(),
     ],
     output: options.output,

@@ -54,7 +54,7 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
       created_at: at,
       updated_at: at,
     };
-    await Promise.all([Call.create(call), QueuedCall.create({ _id: call._id, workspace_id: workspace.id, queued_at: at })]);
+    const [created] = await Promise.all([Call.create(call), QueuedCall.create({ _id: call._id, workspace_id: workspace.id, queued_at: at })]);
     const input: CallWorkflowInput = {
       callId: call._id,
       workspaceId: workspace.id,
@@ -67,7 +67,8 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
       valueKeys: Object.keys(call.user_data),
     };
     await startCallWorkflow(temporal, input, 'queued');
-    res.status(201).json(callView(await callOf(res, call._id)));
+    // The record as created (defaults filled in): the workflow has not changed it yet.
+    res.status(201).json(callView(created.toObject<CallDocument>()));
   });
 
   router.get('/calls', async (req, res) => {

@@ -124,6 +124,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   let sequence = 0;
   let granted = false;
   let holdsSlot = false;
+  /** Enqueued with the slot keeper and not released since (queued or granted). */
+  let inKeeperQueue = false;
   // Set by handlers; read through the object so that control-flow narrowing does not assume it stays null.
   const asked: { hangup: HangupRequest | null; agentDeleted: boolean } = { hangup: null, agentDeleted: false };
   const queueLeft = () => asked.hangup !== null || asked.agentDeleted;
@@ -167,11 +169,13 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   const release = async () => {
     await releaseSlot({ workspaceId: input.workspaceId, callId: input.callId });
     holdsSlot = false;
+    inKeeperQueue = false;
   };
 
   /** Ends a call that never connected: final status, `call.ended` with the reason as its message. */
   async function endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}): Promise<CallState> {
-    if (holdsSlot || granted) await release();
+    // A call still in the keeper's queue leaves it (`release` also takes queued calls out).
+    if (holdsSlot || granted || inKeeperQueue) await release();
     const at = new Date().toISOString();
     state.status = status;
     state.hangupReason = reason;
@@ -183,7 +187,9 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
 
   let agent: CallAgent;
   if (input.direction === 'outbound') {
-    const queued = await queueCall({ workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: nextEntry(), at: new Date().toISOString() });
+    // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
+    const queued = await queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: nextEntry(), at: new Date().toISOString() });
+    inKeeperQueue = queued.enqueued;
     /** The agent as read at the start of the next round of the queue (read once here for the first). */
     let read: CallAgent | null | undefined = queued.agent;
 
@@ -199,14 +205,17 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       const agent = read === undefined ? await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
       read = undefined;
       if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
-      const window = callingWindow(new Date(), agent.hours);
-      if (!window.open) {
-        state.phase = 'waiting-for-hours';
-        await condition(queueLeft, Math.min(window.opensInMs, left));
-        continue;
+      if (!inKeeperQueue) {
+        const window = callingWindow(new Date(), agent.hours);
+        if (!window.open) {
+          state.phase = 'waiting-for-hours';
+          await condition(queueLeft, Math.min(window.opensInMs, left));
+          continue;
+        }
+        await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
+        inKeeperQueue = true;
       }
       state.phase = 'queued';
-      await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
       await condition(() => granted || queueLeft(), left);
       // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
       if (!granted || queueLeft()) continue;

@@ -42,35 +42,37 @@ export interface CallChanges {
 
 const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
 
+/** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
+export async function signalKeeper(temporal: Client, workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }): Promise<void> {
+  await temporal.workflow.signalWithStart<typeof slotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
+    workflowId: slotKeeperId(workspaceId),
+    taskQueue: TASK_QUEUES.calls,
+    args: [{ workspaceId }],
+    signal: send.signal,
+    signalArgs: send.args,
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: workspaceId },
+      { key: Kind, value: 'slot_keeper' },
+    ],
+  });
+}
+
 export function createCallQueueActivities(deps: { clock: Clock; temporal?: Client }) {
   const temporal = () => {
     if (!deps.temporal) throw new Error('the call activities need a Temporal client in the worker dependencies');
     return deps.temporal;
   };
-  /** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
-  const signalKeeper = async (workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }) => {
-    await temporal().workflow.signalWithStart<typeof slotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
-      workflowId: slotKeeperId(workspaceId),
-      taskQueue: TASK_QUEUES.calls,
-      args: [{ workspaceId }],
-      signal: send.signal,
-      signalArgs: send.args,
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: workspaceId },
-        { key: Kind, value: 'slot_keeper' },
-      ],
-    });
-  };
+  const signalKeeperOf = (workspaceId: string, send: Parameters<typeof signalKeeper>[2]) => signalKeeper(temporal(), workspaceId, send);
 
   return {
     loadCallAgent: (input: { workspaceId: string; agentId: string }): Promise<CallAgent | null> => readCallAgent(input.workspaceId, input.agentId),
 
     async enqueueCall(input: { workspaceId: string } & EnqueueCall): Promise<void> {
-      await signalKeeper(input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
+      await signalKeeperOf(input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
     },
 
     async releaseSlot(input: { workspaceId: string } & ReleaseCall): Promise<void> {
-      await signalKeeper(input.workspaceId, { signal: releaseSignal, args: [{ callId: input.callId }] });
+      await signalKeeperOf(input.workspaceId, { signal: releaseSignal, args: [{ callId: input.callId }] });
     },
   };
 }

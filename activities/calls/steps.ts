@@ -1,9 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { callingWindow } from '../../workflows/shared/calling-hours';
+import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../index';
 import { recordEvent, type RecordEventInput } from '../webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from './charging';
-import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges, type DialRefusal } from './queue';
+import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges, type DialRefusal } from './queue';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -41,12 +42,16 @@ export function createCallStepActivities(deps: CallStepDeps) {
 
     /**
      * A placed call joins the queue: `call.queued` with its position and who placed it, and
-     * the agent as it is now (null when deleted).
+     * the agent as it is now (null when deleted). When the agent's calling hours are open at
+     * `at` (the workflow's time), the call also joins the slot keeper's queue (`enqueued`);
+     * otherwise the workflow waits for the hours first.
      */
-    async queueCall(input: { workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string }): Promise<{ position: number; agent: CallAgent | null }> {
+    async queueCall(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
       const [position, agent] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId)]);
       await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at });
-      return { position, agent };
+      const enqueued = agent !== null && callingWindow(new Date(input.at), agent.hours).open;
+      if (enqueued) await signalKeeper(temporal(), input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
+      return { position, agent, enqueued };
     },
 
     /**

@@ -108,6 +108,10 @@ describe('callWorkflow queue phase under time skipping', function () {
     expect(events[1].created_at.getTime() - queuedAt.getTime()).to.be.within(QUEUE_EXPIRY_MS, QUEUE_EXPIRY_MS + 60_000);
     const record = await Call.findById(callId).lean();
     expect(record).to.include({ status: 'canceled', hangup_reason: 'expired in queue', cost_paise: null });
+    // It left the keeper's queue too: a slot freed later is not handed to a call that is over.
+    const keeperState = (await keeper.query('state')) as { queue: { callId: string }[]; active: { callId: string }[] };
+    expect(keeperState.queue.map((c) => c.callId)).to.deep.equal([]);
+    expect(keeperState.active.map((c) => c.callId)).to.deep.equal([holder]);
   });
 
   it('fails a call that reaches the front at a balance of zero with "out of credits" (level error)', async () => {

@@ -28,6 +28,8 @@ const LLM_LATENCY_MS = 300;
 const TTS_LATENCY_MS = 150;
 const STT_LATENCY_MS = 100;
 const PIPELINE_TARGET_P95_MS = 20;
+/** How far apart the first turns of the concurrent calls are spread (see pipelineOverhead). */
+const TURN_SPREAD_MS = 3_000;
 
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -174,7 +176,14 @@ async function pipelineOverhead(stack: CallsBenchStack) {
   for (const concurrent of [1, 10, 50]) {
     const lines = ['What is the status of my order?', 'And when will it arrive here?', 'Can you repeat that please?'];
     const numbers = Array.from({ length: concurrent }, callee);
-    await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, conversation: [...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] });
+    // All the calls are live together, but their callers do not speak in lockstep: the k-th
+    // waits k * TURN_SPREAD_MS / concurrent before its first line, so the turns of the calls
+    // spread over TURN_SPREAD_MS as real callers' do (a call lasts about 12 s).
+    await Promise.all(
+      numbers.map((number, k) =>
+        stack.simulators.setCallees([number], { kind: 'answer', answerAfterSeconds: 0.2, conversation: [{ pauseMs: Math.round((k * TURN_SPREAD_MS) / concurrent) }, ...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] }),
+      ),
+    );
     const ids = await Promise.all(numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string));
     const deadline = Date.now() + 5 * 60_000;
     while (Date.now() < deadline && (await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'call.ended' })) < ids.length) await sleep(1_000);

@@ -1,6 +1,5 @@
 import { createAnalyticsActivities } from './calls/analytics';
 import { createSlotActivities } from './calls/slots';
-import { createChargingActivities } from './calls/charging';
 import { createCallQueueActivities } from './calls/queue';
 import { createCallStepActivities } from './calls/steps';
 import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telephony';
@@ -34,7 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createCallStepActivities(deps),
     ...createCallTelephonyActivities(deps),
     ...createSlotActivities(deps),
-    ...createChargingActivities(),
     ...createAnalyticsActivities(deps),
   };
 }

@@ -1,4 +1,3 @@
-import { Call } from '../db/models/call';
 import { Workspace } from '../db/models/workspace';
 import { appendLedgerItem, balanceOf } from '../ledger';
 import { planOf } from '../plans';
@@ -55,17 +54,4 @@ export async function chargeLedgerForCall(input: { callId: string; workspaceId: 
     callId: input.callId,
   });
   return { costPaise: -item.amount_paise, balanceAfterPaise: item.balance_after_paise };
-}
-
-export function createChargingActivities() {
-  return {
-    callCap: (input: { workspaceId: string; maxDurationSeconds: number }): Promise<CallCap> => callCapOf(input.workspaceId, input.maxDurationSeconds),
-
-    /** Charges a connected call once (chargeLedgerForCall) and saves the cost on the call. */
-    async chargeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<CallCharge> {
-      const charge = await chargeLedgerForCall(input);
-      await Call.updateOne({ _id: input.callId }, { $set: { cost_paise: charge.costPaise, updated_at: new Date() } });
-      return charge;
-    },
-  };
 }

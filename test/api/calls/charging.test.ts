@@ -5,14 +5,17 @@ import { newId } from '../../../activities/db/ids';
 import { Call } from '../../../activities/db/models/call';
 import { LedgerItem } from '../../../activities/db/models/ledger-item';
 import { Workspace } from '../../../activities/db/models/workspace';
-import { callCost, createChargingActivities } from '../../../activities/calls/charging';
+import { systemClock } from '../../../activities';
+import { callCapOf, callCost } from '../../../activities/calls/charging';
+import { createCallStepActivities } from '../../../activities/calls/steps';
 import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import { testServers } from '../../support/servers';
+import { createLocal, testServers } from '../../support/servers';
 
 /** Billing rules 1 and 4 and the ledger under concurrent writers, on the real database. */
 describe('charging calls', function () {
   this.timeout(120_000);
-  const charging = createChargingActivities();
+  // The step the call workflow runs at a connected call's end: the charge, the closed record, `call.ended`.
+  const closeCall: ReturnType<typeof createCallStepActivities>['closeCall'] = (input) => createCallStepActivities({ clock: systemClock, temporal: createLocal().client }).closeCall(input);
 
   async function workspace(plan = 'starter', creditsPaise = 50_000): Promise<string> {
     const id = newId();
@@ -37,9 +40,18 @@ describe('charging calls', function () {
     const callId = newId();
     const now = new Date();
     await Call.create({ _id: callId, workspace_id: ws, agent_id: newId(), agent_name: 'A', direction: 'outbound', to_number: '+919800000001', from_number: '+918000000001', status: 'completed', created_at: now, updated_at: now });
-    const first = await charging.chargeCall({ callId, workspaceId: ws, durationSeconds: 61, endedAt: now.toISOString() });
-    const again = await charging.chargeCall({ callId, workspaceId: ws, durationSeconds: 61, endedAt: now.toISOString() });
-    expect(first).to.deep.equal({ costPaise: 407, balanceAfterPaise: 50_000 - 407 });
+    const close = () =>
+      closeCall({
+        callId,
+        workspaceId: ws,
+        durationSeconds: 61,
+        endedAt: now.toISOString(),
+        changes: { status: 'completed', ended_at: now.toISOString(), duration_seconds: 61 },
+        event: { workspaceId: ws, callId, agentId: '', sequence: 1_000_000, type: 'call.ended', message: 'ended by caller: the caller hung up', level: 'info', latencyMs: null, data: {}, createdAt: now.toISOString() },
+      });
+    const first = await close();
+    const again = await close();
+    expect(first).to.deep.equal({ costPaise: 407 });
     expect(again).to.deep.equal(first);
     const items = await LedgerItem.find({ call_id: callId }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise, i.balance_after_paise])).to.deep.equal([['call', -407, 49_593]]);
@@ -48,9 +60,9 @@ describe('charging calls', function () {
   });
 
   it('caps a call at what the balance pays for when it is less than max_duration_seconds', async () => {
-    expect(await charging.callCap({ workspaceId: await workspace('starter', 400), maxDurationSeconds: 600 })).to.deep.equal({ capSeconds: 60, capReason: 'credits ran out' });
-    expect(await charging.callCap({ workspaceId: await workspace('scale', 100_000), maxDurationSeconds: 600 })).to.deep.equal({ capSeconds: 600, capReason: 'max duration reached' });
-    expect(await charging.callCap({ workspaceId: await workspace('starter', 0), maxDurationSeconds: 600 })).to.deep.equal({ capSeconds: 0, capReason: 'credits ran out' });
+    expect(await callCapOf(await workspace('starter', 400), 600)).to.deep.equal({ capSeconds: 60, capReason: 'credits ran out' });
+    expect(await callCapOf(await workspace('scale', 100_000), 600)).to.deep.equal({ capSeconds: 600, capReason: 'max duration reached' });
+    expect(await callCapOf(await workspace('starter', 0), 600)).to.deep.equal({ capSeconds: 0, capReason: 'credits ran out' });
   });
 
   it('keeps the ledger whole under concurrent writers: every change once, a gapless sequence, each balance from its predecessor', async () => {

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../activities/db/connect';
 import { loadConfig } from '../config/env';
+import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from './providers';
 import { startMediaService } from './service';
 
@@ -10,6 +11,7 @@ import { startMediaService } from './service';
  * the Temporal worker that runs live conversations on the `media` task queue.
  */
 async function main(): Promise<void> {
+  tuneHeapForLiveAudio();
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);

@@ -1,6 +1,6 @@
 /**
  * G.711 mu-law, the telephony audio format (8 kHz, one byte a sample). Encoding is by the
- * standard segment search; decoding through a 256-entry table built once.
+ * standard segment search (tabulated for whole buffers); decoding through a 256-entry table.
  */
 
 const BIAS = 0x84;
@@ -34,18 +34,33 @@ export function mulawToLinear(byte: number): number {
   return DECODE_TABLE[byte & 0xff]!;
 }
 
-/** 16-bit samples to mu-law bytes. */
+/** The mu-law byte of every 16-bit sample, indexed by the sample's two's-complement bits; built on first use (64 KB). */
+let encodeTable: Uint8Array | null = null;
+
+function buildEncodeTable(): Uint8Array {
+  const table = new Uint8Array(65536);
+  for (let sample = -32768; sample <= 32767; sample++) table[sample & 0xffff] = linearToMulaw(sample);
+  return table;
+}
+
+/** 16-bit samples to mu-law bytes (by table: agent audio is encoded as fast as synthesis streams it). */
 export function encodeMulaw(samples: Int16Array): Buffer {
+  const table = (encodeTable ??= buildEncodeTable());
   const out = Buffer.allocUnsafe(samples.length);
-  for (let i = 0; i < samples.length; i++) out[i] = linearToMulaw(samples[i]!);
+  for (let i = 0; i < samples.length; i++) out[i] = table[samples[i]! & 0xffff]!;
   return out;
 }
 
 /** Mu-law bytes to 16-bit samples. */
 export function decodeMulaw(bytes: Uint8Array): Int16Array {
   const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
+  decodeMulawInto(bytes, out, 0);
   return out;
+}
+
+/** Mu-law bytes decoded into `into` from index `at` (a caller's own store: no buffer per frame). */
+export function decodeMulawInto(bytes: Uint8Array, into: Int16Array | Float64Array, at: number): void {
+  for (let i = 0; i < bytes.length; i++) into[at + i] = DECODE_TABLE[bytes[i]!]!;
 }
 
 /** The mu-law byte of silence (zero amplitude). */

@@ -1,4 +1,5 @@
-import { decodeMulaw } from './mulaw';
+import { endianness } from 'node:os';
+import { decodeMulawInto } from './mulaw';
 import { WAV_HEADER_BYTES, wavHeader } from './wav';
 
 /**
@@ -14,6 +15,7 @@ export const MAX_RECORDING_MS = 24 * 60 * 60 * 1000;
 const SAMPLES_PER_MS = RECORDING_SAMPLE_RATE / 1000;
 /** Channels grow in blocks of 10 s (160 KB): no copying as they grow, and unwritten stretches cost nothing until written. */
 const BLOCK_SAMPLES = 10 * RECORDING_SAMPLE_RATE;
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * Audio is placed on the call's timeline by time, not appended: `atMs` counts from the
@@ -31,12 +33,12 @@ export class CallRecording {
 
   /** Caller audio (mu-law 8 kHz) that arrived `atMs` after the call started. */
   addCaller(mulaw: Buffer, atMs: number): void {
-    this.caller.write(decodeMulaw(mulaw), toSampleIndex(atMs, mulaw.length));
+    this.caller.writeMulaw(mulaw, toSampleIndex(atMs, mulaw.length));
   }
 
   /** Agent audio (mu-law 8 kHz) that was played `atMs` after the call started. */
   addAgent(mulaw: Buffer, atMs: number): void {
-    this.agent.write(decodeMulaw(mulaw), toSampleIndex(atMs, mulaw.length));
+    this.agent.writeMulaw(mulaw, toSampleIndex(atMs, mulaw.length));
   }
 
   /** Up to the end of the last audio on either channel. */
@@ -69,14 +71,15 @@ class Channel {
   /** One past the last sample written. */
   length = 0;
 
-  write(samples: Int16Array, at: number): void {
+  /** Mu-law bytes decoded straight into the blocks (every caller frame comes here: no buffer in between). */
+  writeMulaw(mulaw: Uint8Array, at: number): void {
     let from = at < 0 ? -at : 0;
     let to = Math.max(at, 0);
-    while (from < samples.length) {
+    while (from < mulaw.length) {
       const offset = to % BLOCK_SAMPLES;
-      const count = Math.min(BLOCK_SAMPLES - offset, samples.length - from);
+      const count = Math.min(BLOCK_SAMPLES - offset, mulaw.length - from);
       const block = (this.blocks[Math.floor(to / BLOCK_SAMPLES)] ??= new Int16Array(BLOCK_SAMPLES));
-      block.set(samples.subarray(from, from + count), offset);
+      decodeMulawInto(mulaw.subarray(from, from + count), block, offset);
       from += count;
       to += count;
     }
@@ -86,11 +89,16 @@ class Channel {
   /** Writes the first `frames` samples into every other 16-bit slot of `view`, starting at `byteOffset` (0 left, 2 right). */
   copyInto(view: DataView, frames: number, byteOffset: number): void {
     const end = Math.min(frames, this.length);
+    if (end <= 0) return;
+    // Little-endian machines write the samples through an Int16Array over the same bytes (a DataView call per sample made a long call's WAV take milliseconds).
+    const aligned = LITTLE_ENDIAN && (view.byteOffset + byteOffset) % 2 === 0;
+    const slots = aligned ? new Int16Array(view.buffer, view.byteOffset + byteOffset, frames * 2 - 1) : null;
     for (let start = 0; start < end; start += BLOCK_SAMPLES) {
       const block = this.blocks[start / BLOCK_SAMPLES];
       if (!block) continue; // silence: the WAV is zeroed
       const count = Math.min(BLOCK_SAMPLES, end - start);
-      for (let i = 0; i < count; i++) view.setInt16((start + i) * 4 + byteOffset, block[i]!, true);
+      if (slots) for (let i = 0; i < count; i++) slots[(start + i) * 2] = block[i]!;
+      else for (let i = 0; i < count; i++) view.setInt16((start + i) * 4 + byteOffset, block[i]!, true);
     }
   }
 }

@@ -1,3 +1,5 @@
+import { decodeMulawInto } from './mulaw';
+
 /**
  * The simulators' "speech": text carried in audio as tones, so that simulated callers,
  * speech recognition and speech synthesis exchange real audio through the real paths
@@ -13,7 +15,7 @@
  * resampling and a browser's audio path, which byte-exact tricks would not.
  */
 
-/** 16 nibble tones, then the high and low markers. */
+/** 16 nibble tones, then the high and low markers (a multiple of 3: the decoder runs three filters at a time). */
 const TONE_COUNT = 18;
 const FIRST_TONE_HZ = 400;
 const TONE_SPACING_HZ = 180;
@@ -36,21 +38,27 @@ export function speakText(text: string, options: { sampleRate: number; speed?: n
   const toneSamples = Math.max(1, Math.round((options.sampleRate * TONE_MS) / 1000 / speed));
   const bytes = Buffer.from(text, 'utf8');
   const out = new Int16Array(bytes.length * 4 * toneSamples);
+  const tones: number[] = [];
+  for (const byte of bytes) tones.push(byte >> 4, HIGH_MARKER, byte & 0x0f, LOW_MARKER);
   let at = 0;
   let phase = 0;
-  const tone = (index: number) => {
+  for (const index of tones) {
     const step = (2 * Math.PI * toneHz(index)) / options.sampleRate;
+    // sin(phase) by rotating a unit vector a step per sample (Math.sin per sample made long
+    // sentences cost milliseconds); it restarts exactly at each tone, so its error stays
+    // many orders below the rounding to 16 bits. The phase itself is kept as before.
+    const cosStep = Math.cos(step);
+    const sinStep = Math.sin(step);
+    let sin = Math.sin(phase);
+    let cos = Math.cos(phase);
     for (let i = 0; i < toneSamples; i++) {
-      out[at++] = Math.round(AMPLITUDE * Math.sin(phase));
+      out[at++] = Math.round(AMPLITUDE * sin);
+      const next = sin * cosStep + cos * sinStep;
+      cos = cos * cosStep - sin * sinStep;
+      sin = next;
       phase += step;
     }
     phase %= 2 * Math.PI;
-  };
-  for (const byte of bytes) {
-    tone(byte >> 4);
-    tone(HIGH_MARKER);
-    tone(byte & 0x0f);
-    tone(LOW_MARKER);
   }
   return out;
 }
@@ -80,7 +88,12 @@ export class SpeechDecoder {
   private readonly window: number;
   private readonly hop: number;
   private readonly coefficients: Float64Array;
-  private buffer: Int16Array = new Int16Array(0);
+  /**
+   * Samples not yet analysed (fewer than a window plus a hop after each push), as doubles:
+   * converted once rather than once per tone of every window that covers them.
+   */
+  private pending = new Float64Array(0);
+  private pendingLength = 0;
   private lastTone = -1;
   private highNibble: number | null = null;
   private pendingNibble: number | null = null;
@@ -95,13 +108,23 @@ export class SpeechDecoder {
   }
 
   push(samples: Int16Array): HeardAudio {
-    const all = new Int16Array(this.buffer.length + samples.length);
-    all.set(this.buffer);
-    all.set(samples, this.buffer.length);
+    this.append(samples.length, (into, at) => into.set(samples, at));
+    return this.analyse();
+  }
+
+  /** As push, for mu-law bytes (telephony audio): decoded straight into the decoder's own store. */
+  pushMulaw(mulaw: Uint8Array): HeardAudio {
+    this.append(mulaw.length, (into, at) => decodeMulawInto(mulaw, into, at));
+    return this.analyse();
+  }
+
+  private analyse(): HeardAudio {
+    const all = this.pending;
+    const length = this.pendingLength;
     const bytes: number[] = [];
     let voiced = false;
     let start = 0;
-    for (; start + this.window <= all.length; start += this.hop) {
+    for (; start + this.window <= length; start += this.hop) {
       const tone = this.dominantTone(all, start);
       if (tone === -1) {
         this.silentSamples += this.hop;
@@ -115,12 +138,25 @@ export class SpeechDecoder {
       const byte = this.take(tone);
       if (byte !== null) bytes.push(byte);
     }
-    this.buffer = all.slice(start);
+    all.copyWithin(0, start, length);
+    this.pendingLength = length - start;
     return {
       text: bytes.length ? this.utf8.decode(Uint8Array.from(bytes), { stream: true }) : '',
       voiced,
       trailingSilenceMs: (this.silentSamples * 1000) / this.sampleRate,
     };
+  }
+
+  /** Makes room for `count` more samples after the pending ones, and lets `write` put them there. */
+  private append(count: number, write: (into: Float64Array, at: number) => void): void {
+    const length = this.pendingLength + count;
+    if (length > this.pending.length) {
+      const grown = new Float64Array(Math.max(length, 2 * this.pending.length));
+      grown.set(this.pending.subarray(0, this.pendingLength));
+      this.pending = grown;
+    }
+    write(this.pending, this.pendingLength);
+    this.pendingLength = length;
   }
 
   /** A new tone: nibbles wait for their marker, which says whether they are high or low. */
@@ -142,25 +178,45 @@ export class SpeechDecoder {
   }
 
   /** The tone with the most energy in the window (Goertzel), or -1 for silence. */
-  private dominantTone(samples: Int16Array, start: number): number {
+  private dominantTone(samples: Float64Array, start: number): number {
+    const end = start + this.window;
     let power = 0;
-    for (let i = start; i < start + this.window; i++) power += samples[i]! * samples[i]!;
+    for (let i = start; i < end; i++) power += samples[i]! * samples[i]!;
     if (power / this.window < SILENCE_POWER) return -1;
+    const coefficients = this.coefficients;
     let best = -1;
     let bestEnergy = 0;
-    for (let k = 0; k < TONE_COUNT; k++) {
-      const c = this.coefficients[k]!;
-      let s1 = 0;
-      let s2 = 0;
-      for (let i = start; i < start + this.window; i++) {
-        const s0 = samples[i]! + c * s1 - s2;
-        s2 = s1;
-        s1 = s0;
+    // Three tones per pass over the window: each filter is a chain of dependent steps, and
+    // three independent chains side by side keep the processor busy (the same arithmetic,
+    // the same energies).
+    for (let k = 0; k < TONE_COUNT; k += 3) {
+      const ca = coefficients[k]!;
+      const cb = coefficients[k + 1]!;
+      const cc = coefficients[k + 2]!;
+      let a1 = 0;
+      let a2 = 0;
+      let b1 = 0;
+      let b2 = 0;
+      let c1 = 0;
+      let c2 = 0;
+      for (let i = start; i < end; i++) {
+        const x = samples[i]!;
+        const a0 = x + ca * a1 - a2;
+        const b0 = x + cb * b1 - b2;
+        const c0 = x + cc * c1 - c2;
+        a2 = a1;
+        a1 = a0;
+        b2 = b1;
+        b1 = b0;
+        c2 = c1;
+        c1 = c0;
       }
-      const energy = s1 * s1 + s2 * s2 - c * s1 * s2;
-      if (energy > bestEnergy) {
-        bestEnergy = energy;
-        best = k;
+      const energies = [a1 * a1 + a2 * a2 - ca * a1 * a2, b1 * b1 + b2 * b2 - cb * b1 * b2, c1 * c1 + c2 * c2 - cc * c1 * c2];
+      for (let j = 0; j < 3; j++) {
+        if (energies[j]! > bestEnergy) {
+          bestEnergy = energies[j]!;
+          best = k + j;
+        }
       }
     }
     return best;

@@ -1,5 +1,4 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -13,9 +12,9 @@ import { appendLedgerItem } from '../../activities/ledger';
 import { createApp } from '../../api/app';
 import { createProviders } from '../../media/providers';
 import type { CalleeScript } from '../../media/providers/telephony/simulator';
-import { freePort, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { bundleWorkflows, createWorkers } from '../../workers/bootstrap';
 import { apiKeyFor } from '../support/accounts';
+import { startMediaProcess } from '../support/media-process';
 import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
@@ -91,7 +90,15 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     workflows: { workflowBundle: await bundleWorkflows() },
   });
   const running = Promise.all(workers.map((w) => w.run()));
-  const media = await startMediaProcess(servers, providersConfig);
+  const { process: media } = await startMediaProcess({
+    mongodbUri: servers.mongodbUri,
+    temporalAddress: servers.temporalAddress,
+    namespace: servers.namespace,
+    authSecret: SECRET,
+    providers: providersConfig,
+    logFile: path.join(servers.tempDir, 'media.log'),
+    nodeEnv: 'production',
+  });
 
   const workspaceId = newId();
   const now = new Date();
@@ -147,43 +154,6 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
       configure: (settings) => send({ type: 'configure', ...settings }),
     },
   };
-}
-
-async function startMediaProcess(servers: DisposableServers, providers: { telephony: unknown; tts: { baseUrl: string; apiKey: string }; llm: { baseUrl: string; apiKey: string }; stt: { baseUrl: string; apiKey: string } }): Promise<ManagedProcess> {
-  const port = await freePort();
-  const logFile = path.join(servers.tempDir, 'media.log');
-  const media = startProcess({
-    name: 'media',
-    command: process.execPath,
-    args: ['--require', 'tsx/cjs', 'media/server.ts'],
-    output: { file: logFile },
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      MONGODB_URI: servers.mongodbUri,
-      TEMPORAL_ADDRESS: servers.temporalAddress,
-      TEMPORAL_NAMESPACE: servers.namespace,
-      AUTH_SECRET: SECRET,
-      HOST: '127.0.0.1',
-      MEDIA_PORT: String(port),
-      MEDIA_PUBLIC_URL: `ws://127.0.0.1:${port}`,
-      LLM_BASE_URL: providers.llm.baseUrl,
-      LLM_API_KEY: providers.llm.apiKey,
-      STT_BASE_URL: providers.stt.baseUrl,
-      STT_API_KEY: providers.stt.apiKey,
-      TTS_BASE_URL: providers.tts.baseUrl,
-      TTS_API_KEY: providers.tts.apiKey,
-      TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
-    },
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((res) => res.ok, () => false);
-    if (ok) return media;
-    if (Date.now() > deadline) throw new Error(`the media process did not become healthy:\n${fs.readFileSync(logFile, 'utf8')}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 /** POST JSON with the stack's key. */

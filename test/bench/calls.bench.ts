@@ -69,6 +69,7 @@ export async function callsBench(): Promise<CallsBenchResult> {
     const pipeline = await pipelineOverhead(stack);
     for (const row of pipeline.rows) {
       lines.push(`pipeline overhead at ${row.calls} concurrent call(s) (${row.samples.length} replies): p50 ${fmt(percentile(row.samples, 50))}, p95 ${fmt(percentile(row.samples, 95))}`);
+      lines.push(`  of which ${Object.entries(row.parts).map(([part, values]) => `${part} p50 ${fmt(percentile(values, 50))} p95 ${fmt(percentile(values, 95))}`).join('; ')}`);
     }
     const at50 = pipeline.rows.find((r) => r.calls === 50);
     const p95 = at50 ? percentile(at50.samples, 95) : NaN;
@@ -171,12 +172,11 @@ async function pipelineOverhead(stack: CallsBenchStack) {
   const wholeReplyMs = LLM_LATENCY_MS + (tokens.length - 1) * tokenIntervalMs;
 
   const agentId = await createAgent(stack, { welcome_message: 'Hi.', call: { ...OPEN_HOURS, allow_interruptions: false } });
-  const rows: { calls: number; samples: number[] }[] = [];
-  const firstAudio: number[] = [];
-  for (const concurrent of [1, 10, 50]) {
-    const lines = ['What is the status of my order?', 'And when will it arrive here?', 'Can you repeat that please?'];
+  const lines = ['What is the status of my order?', 'And when will it arrive here?', 'Can you repeat that please?'];
+  /** `concurrent` calls live together, answered and talked through; their replies' timings. */
+  const runCalls = async (concurrent: number): Promise<ReplyTiming[]> => {
     const numbers = Array.from({ length: concurrent }, callee);
-    // All the calls are live together, but their callers do not speak in lockstep: the k-th
+    // The calls are live together, but their callers do not speak in lockstep: the k-th
     // waits k * TURN_SPREAD_MS / concurrent before its first line, so the turns of the calls
     // spread over TURN_SPREAD_MS as real callers' do (a call lasts about 12 s).
     await Promise.all(
@@ -187,10 +187,63 @@ async function pipelineOverhead(stack: CallsBenchStack) {
     const ids = await Promise.all(numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string));
     const deadline = Date.now() + 5 * 60_000;
     while (Date.now() < deadline && (await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'call.ended' })) < ids.length) await sleep(1_000);
-    const events = await CallEvent.find({ call_id: { $in: ids }, type: 'tts.first_audio' }, { latency_ms: 1, data_json: 1 }).lean();
-    const replies = events.filter((e) => !JSON.parse(e.data_json).welcome && typeof e.latency_ms === 'number');
-    rows.push({ calls: concurrent, samples: replies.map((e) => (e.latency_ms as number) - configuredMs) });
-    firstAudio.push(...replies.map((e) => e.latency_ms as number));
+    return replyTimings(ids);
+  };
+
+  // A first call warms the media process up (code compiled on first use, connections opened):
+  // what a node pays once after it starts is no part of a reply's overhead.
+  await runCalls(1);
+  const rows: PipelineRow[] = [];
+  const firstAudio: number[] = [];
+  // One call at a time is run a few times over, for more than a call's handful of replies.
+  for (const [concurrent, rounds] of [[1, 4], [10, 1], [50, 1]] as const) {
+    const replies: ReplyTiming[] = [];
+    for (let round = 0; round < rounds; round++) replies.push(...(await runCalls(concurrent)));
+    const overhead = (r: ReplyTiming) => r.firstAudioMs - configuredMs;
+    rows.push({
+      calls: concurrent,
+      samples: replies.map(overhead),
+      // Where the overhead goes: before the model's request, the model's round trip beyond its
+      // configured latency, and from the first token to audio beyond the tokens and synthesis.
+      parts: {
+        'before the request': replies.map((r) => r.firstTokenMs - r.modelMs),
+        'model round trip': replies.map((r) => r.modelMs - LLM_LATENCY_MS),
+        'sentence to audio': replies.map((r) => r.firstAudioMs - r.firstTokenMs - tokensUntilSentence * tokenIntervalMs - TTS_LATENCY_MS),
+      },
+    });
+    firstAudio.push(...replies.map((r) => r.firstAudioMs));
   }
   return { rows, firstAudioMs: percentile(firstAudio, 50), wholeReplyMs };
+}
+
+interface PipelineRow {
+  calls: number;
+  samples: number[];
+  parts: Record<string, number[]>;
+}
+
+/** A reply's `llm.first_token` latency and model time, and its `tts.first_audio` latency (all from the caller's turn end). */
+interface ReplyTiming {
+  firstTokenMs: number;
+  modelMs: number;
+  firstAudioMs: number;
+}
+
+/** The replies' timings from the calls' timelines (the welcome, which answers no turn, left out). */
+async function replyTimings(callIds: string[]): Promise<ReplyTiming[]> {
+  const events = await CallEvent.find({ call_id: { $in: callIds }, type: { $in: ['llm.first_token', 'tts.first_audio'] } }, { call_id: 1, sequence: 1, type: 1, latency_ms: 1, data_json: 1 }).lean();
+  events.sort((a, b) => (a.call_id === b.call_id ? a.sequence - b.sequence : a.call_id < b.call_id ? -1 : 1));
+  const timings: ReplyTiming[] = [];
+  let firstToken: (typeof events)[number] | null = null;
+  for (const event of events) {
+    if (event.type === 'llm.first_token') {
+      firstToken = event;
+      continue;
+    }
+    const data = JSON.parse(event.data_json) as { welcome?: boolean };
+    if (data.welcome || !firstToken || firstToken.call_id !== event.call_id || typeof event.latency_ms !== 'number') continue;
+    timings.push({ firstTokenMs: firstToken.latency_ms as number, modelMs: (JSON.parse(firstToken.data_json) as { model_ms: number }).model_ms, firstAudioMs: event.latency_ms });
+    firstToken = null;
+  }
+  return timings;
 }

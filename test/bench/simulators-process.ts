@@ -2,6 +2,7 @@ import { startLanguageModelSimulator } from '../../media/providers/llm/simulator
 import { startRecognitionSimulator } from '../../media/providers/stt/simulator';
 import { startTelephonySimulator, type CalleeScript } from '../../media/providers/telephony/simulator';
 import { startSpeechSimulator } from '../../media/providers/tts/simulator';
+import { tuneHeapForLiveAudio } from '../../media/heap-tuning';
 
 /**
  * The outside services' simulators in a process of their own, as the real services would be:
@@ -23,6 +24,8 @@ export interface SimulatorsReady {
 }
 
 async function main(): Promise<void> {
+  // The simulators stream audio for 50 calls too: the same tuning keeps their collections from adding delays to ours.
+  tuneHeapForLiveAudio();
   const pool = JSON.parse(process.env.SIMULATED_NUMBERS ?? '[]') as string[];
   const telephony = await startTelephonySimulator({ numbers: pool });
   const speech = await startSpeechSimulator();

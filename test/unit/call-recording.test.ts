@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { encodeMulaw, mulawSilence } from '../../media/audio/mulaw';
+import { encodeMulaw, mulawSilence, mulawToLinear } from '../../media/audio/mulaw';
 import { CallRecording, MAX_RECORDING_MS } from '../../media/audio/recording';
 import { SpeechDecoder, speakText, speechDurationMs } from '../../media/audio/simulated-speech';
 import { parseWav, wavHeader } from '../../media/audio/wav';
@@ -104,6 +104,20 @@ describe('call recording', () => {
     const left = parseWav(early.toWav()).left;
     expect(left.length).to.equal(at(speechDurationMs('b')));
     expect(heard(left)).to.equal('b');
+  });
+
+  it('holds each mu-law byte as its exact 16-bit sample, interleaved caller then agent, across block edges', () => {
+    const recording = new CallRecording();
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    // 9.984 s in: the bytes straddle the edge of the channels' first two internal 10 s blocks.
+    const startMs = 9_984;
+    recording.addCaller(bytes, startMs);
+    recording.addAgent(bytes.subarray(0, 100), startMs + 5);
+    const wav = recording.toWav();
+    const frame = (sample: number) => 44 + sample * 4;
+    for (let i = 0; i < 256; i++) expect(wav.readInt16LE(frame(at(startMs) + i)), `caller byte ${i}`).to.equal(mulawToLinear(i));
+    for (let i = 0; i < 100; i++) expect(wav.readInt16LE(frame(at(startMs + 5) + i) + 2), `agent byte ${i}`).to.equal(mulawToLinear(i));
+    expect(wav.readInt16LE(frame(at(startMs + 5) + 100) + 2)).to.equal(0);
   });
 
   it('refuses offsets that are not numbers or end past the longest call', () => {

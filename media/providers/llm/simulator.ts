@@ -232,11 +232,16 @@ async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, in
       ...splitIntoTokens(call.arguments).map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] })),
     ]),
   ];
-  if (!(await pause(latencyMs, gone))) return 0;
+  // Each chunk is due at a fixed time from the request (the first after `latencyMs`, then one
+  // every `intervalMs`), not a pause after the previous write: timer lag in this process then
+  // does not pile up over a reply and pass for the client's own overhead.
+  const startedAt = performance.now();
+  const untilDue = (index: number) => startedAt + latencyMs + index * intervalMs - performance.now();
+  if (!(await pause(untilDue(0), gone))) return 0;
   writeEvent(res, chunk({ role: 'assistant', content: '', refusal: null }));
   let sent = 0;
   for (const delta of deltas) {
-    if (sent > 0 && !(await pause(intervalMs, gone))) return sent;
+    if (sent > 0 && !(await pause(untilDue(sent), gone))) return sent;
     if (gone.aborted) return sent;
     writeEvent(res, chunk(delta));
     sent++;

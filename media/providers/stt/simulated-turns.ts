@@ -1,4 +1,3 @@
-import { decodeMulaw } from '../../audio/mulaw';
 import { SpeechDecoder } from '../../audio/simulated-speech';
 
 /** Telephony audio: mu-law, one byte a sample at 8 kHz. */
@@ -59,7 +58,7 @@ export class TurnListener {
 
   hear(mulaw: Buffer): HeardEvent[] {
     const chunkStartSeconds = this.audioSeconds;
-    const heard = this.decoder.push(decodeMulaw(mulaw));
+    const heard = this.decoder.pushMulaw(mulaw);
     this.samples += mulaw.length;
     const nowMs = this.audioSeconds * 1000;
     const events: HeardEvent[] = [];
@@ -68,11 +67,12 @@ export class TurnListener {
     if (heard.voiced && this.turnText && this.silenceBeforeMs >= WORD_GAP_MS) this.turnText += ' ';
     this.silenceBeforeMs = heard.trailingSilenceMs;
     this.turnText += heard.text;
-    const text = normalizeTranscript(this.turnText);
     const periodic = heard.voiced && nowMs - this.lastProgressMs >= PROGRESS_EVERY_MS;
-    if (text && this.turnStartSeconds !== null && (heard.text || periodic)) {
+    // The turn's text is only worked out when progress may go out (not for every frame).
+    const text = this.turnStartSeconds !== null && (heard.text || periodic) ? normalizeTranscript(this.turnText) : '';
+    if (text) {
       this.lastProgressMs = nowMs;
-      events.push({ kind: 'progress', text, grew: heard.text !== '', atWordEnd: /\s$/.test(this.turnText), startSeconds: this.turnStartSeconds, atSeconds: this.audioSeconds });
+      events.push({ kind: 'progress', text, grew: heard.text !== '', atWordEnd: /\s$/.test(this.turnText), startSeconds: this.turnStartSeconds!, atSeconds: this.audioSeconds });
     }
     if (this.endSilenceMs !== null && heard.trailingSilenceMs >= this.endSilenceMs) events.push(...this.endTurn());
     return events;

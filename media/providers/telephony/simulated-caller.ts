@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../audio/mulaw';
+import { encodeMulaw, MULAW_SILENCE } from '../../audio/mulaw';
 import { SpeechDecoder, speakText } from '../../audio/simulated-speech';
 import { STREAM_CONTENT_TYPE, STREAM_FRAME_BYTES, STREAM_FRAME_MS, STREAM_SAMPLE_RATE, parseStreamFrame, type ProviderStreamFrame } from './stream-protocol';
 
@@ -77,6 +77,9 @@ export class SimulatedCaller {
   private readonly socket: WebSocket;
   private readonly streamId = randomUUID();
   private readonly decoder = new SpeechDecoder(STREAM_SAMPLE_RATE);
+  /** The frame being sent and the frame being played, reused (50 frames a second each way). */
+  private readonly mouthFrame = Buffer.alloc(STREAM_FRAME_BYTES);
+  private readonly earFrame = Buffer.alloc(STREAM_FRAME_BYTES);
   private readonly playback: Queued[] = [];
   private readonly speech: Buffer[] = [];
   private readonly waits: Wait[] = [];
@@ -210,7 +213,8 @@ export class SimulatedCaller {
   }
 
   private sendFrame(frameAtMs: number): void {
-    const payload = Buffer.alloc(STREAM_FRAME_BYTES, MULAW_SILENCE);
+    // One buffer for every frame: its bytes are copied out (base64) before the next frame.
+    const payload = this.mouthFrame.fill(MULAW_SILENCE);
     let filled = 0;
     while (filled < STREAM_FRAME_BYTES && this.speech.length > 0) {
       const head = this.speech[0]!;
@@ -230,7 +234,7 @@ export class SimulatedCaller {
 
   /** Plays 20 ms of the queued agent audio into the callee's ear (the decoder). */
   private playFrame(frameAtMs: number): void {
-    const frame = Buffer.alloc(STREAM_FRAME_BYTES, MULAW_SILENCE);
+    const frame = this.earFrame.fill(MULAW_SILENCE);
     let filled = 0;
     for (;;) {
       const head = this.playback[0];
@@ -253,7 +257,7 @@ export class SimulatedCaller {
       this.playedBytes += filled;
       this.lastPlayedAtMs = frameAtMs + STREAM_FRAME_MS;
     }
-    this.hear(this.decoder.push(decodeMulaw(frame)), frameAtMs);
+    this.hear(this.decoder.pushMulaw(frame), frameAtMs);
   }
 
   private hear(heard: { text: string; voiced: boolean; trailingSilenceMs: number }, frameAtMs: number): void {

@@ -1,3 +1,5 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
 import { ProviderUnavailableError } from '../errors';
 import { getJson, okBody } from '../http-json';
 import type { SpeechRequest, Synthesizer, Voice } from './types';
@@ -38,13 +40,18 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
    * stream so that the first audio plays while the rest is still being made. `lang_code`
    * is Kokoro-FastAPI's language field; servers without it ignore it. A stopped iteration
    * (abort, `break`, an error) closes the connection, which tells the server to stop.
+   *
+   * Over node:http rather than fetch: a reply streams as hundreds of pieces, and fetch's web
+   * streams cost about twice the CPU per piece, which every live call on the node pays.
+   * Redirects are not followed (a 3xx is an answer like any other non-2xx).
    */
   async *synthesize(request: SpeechRequest): AsyncGenerator<Buffer, void, undefined> {
     const { baseUrl, apiKey, timeoutMs } = this.options;
     const { signal } = request;
     signal?.throwIfAborted();
-    const connection = new AbortController();
-    const stop = () => connection.abort(signal?.reason);
+    const body = JSON.stringify({ model: request.model, input: request.text, voice: request.voice, speed: request.speed, response_format: 'pcm', lang_code: request.language });
+    let exchange: SpeechExchange | null = null;
+    const stop = () => exchange?.close(signal?.reason);
     signal?.addEventListener('abort', stop, { once: true });
     // The timeout runs only while this waits for audio: a consumer that takes its time
     // between pieces (playing at real-time pace) is no failure of the server.
@@ -53,7 +60,7 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
     const waitingForAudio = <T>(pending: Promise<T>): Promise<T> => {
       timer = setTimeout(() => {
         timedOut = true;
-        connection.abort();
+        exchange?.close();
       }, timeoutMs);
       return pending.finally(() => clearTimeout(timer));
     };
@@ -63,45 +70,87 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
       return new ProviderUnavailableError(SERVICE, streaming ? 'the audio stream broke off' : describeConnectionFailure(err));
     };
     try {
-      let res: Response;
+      let res: IncomingMessage;
       try {
-        res = await waitingForAudio(
-          fetch(`${baseUrl}/v1/audio/speech`, {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
-            body: JSON.stringify({ model: request.model, input: request.text, voice: request.voice, speed: request.speed, response_format: 'pcm', lang_code: request.language }),
-            signal: connection.signal,
-            redirect: 'error',
-          }),
-        );
+        exchange = postSpeech(`${baseUrl}/v1/audio/speech`, body, apiKey);
+        res = await waitingForAudio(exchange.response);
       } catch (err) {
         throw failure(err, false);
       }
-      if (!res.ok) throw new ProviderUnavailableError(SERVICE, `answered ${res.status}${await waitingForAudio(errorMessage(res))}`);
-      if (!res.body) throw new ProviderUnavailableError(SERVICE, `answered ${res.status} without audio`);
-      const reader = res.body.getReader();
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) throw new ProviderUnavailableError(SERVICE, `answered ${status}${await waitingForAudio(errorMessage(res))}`);
+      const pieces = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       for (;;) {
-        let piece: Awaited<ReturnType<typeof reader.read>>;
+        let piece: IteratorResult<Buffer>;
         try {
-          piece = await waitingForAudio(reader.read());
+          piece = await waitingForAudio(pieces.next());
         } catch (err) {
           throw failure(err, true);
         }
-        if (piece.done) return;
-        if (piece.value.byteLength) yield Buffer.from(piece.value.buffer, piece.value.byteOffset, piece.value.byteLength);
+        if (piece.done) {
+          // A connection that closed before the end of a chunked answer ends the body early without an error.
+          if (!res.complete) throw failure(null, true);
+          return;
+        }
+        if (piece.value.length) yield piece.value;
       }
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', stop);
-      connection.abort(); // nothing left to close after a whole answer; otherwise it hangs up
+      exchange?.close(); // nothing left to close after a whole answer; otherwise it hangs up
     }
   }
 }
 
+interface SpeechExchange {
+  response: Promise<IncomingMessage>;
+  /** Hangs up unless the answer is complete (then its connection is back in the pool). */
+  close(reason?: unknown): void;
+}
+
+function postSpeech(url: string, body: string, apiKey: string): SpeechExchange {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`unsupported protocol ${target.protocol}`);
+  const transport = target.protocol === 'https:' ? https : http;
+  let response: IncomingMessage | null = null;
+  const req = transport.request(target, {
+    method: 'POST',
+    // Node's global agents keep connections alive between requests, as fetch's pool did.
+    headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+  });
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', (res: IncomingMessage) => {
+      response = res;
+      // Failures reach the reader through its iterator; this keeps a late one from being thrown.
+      res.on('error', () => undefined);
+      resolve(res);
+    });
+    // Every error, also after the answer began: only the first one matters (it rejects or is moot).
+    req.on('error', reject);
+  });
+  req.end(body);
+  return {
+    response: answered,
+    close(reason) {
+      if (response?.complete) {
+        // Drained, so that the connection goes back to the pool even when the reader stopped early.
+        if (!response.readableEnded) response.resume();
+        return;
+      }
+      const error = reason instanceof Error ? reason : new Error('the synthesis was stopped');
+      // The response stream (if any) fails with the same error, so a pending read ends at once.
+      response?.destroy(error);
+      req.destroy(error);
+    },
+  };
+}
+
 /** `: message` from an OpenAI-shaped error body (`{error: {message}}`, or `{detail}` as FastAPI servers answer), else nothing. */
-async function errorMessage(res: Response): Promise<string> {
+async function errorMessage(res: IncomingMessage): Promise<string> {
   try {
-    const body = (await res.json()) as { error?: { message?: unknown }; detail?: unknown };
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { message?: unknown }; detail?: unknown };
     const message = body.error?.message ?? body.detail;
     return typeof message === 'string' && message ? `: ${message}` : '';
   } catch {
@@ -110,8 +159,9 @@ async function errorMessage(res: Response): Promise<string> {
 }
 
 function describeConnectionFailure(err: unknown): string {
-  const code = (err as { cause?: { code?: string } }).cause?.code;
-  return code ? `connection failed: ${code}` : 'connection failed';
+  const failure = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = typeof failure?.code === 'string' ? failure.code : failure?.cause?.code;
+  return typeof code === 'string' ? `connection failed: ${code}` : 'connection failed';
 }
 
 function toVoice(entry: VoiceEntry): Voice | null {

@@ -78,6 +78,7 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
   const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
   const speechRequests: SimulatedSpeechRequest[] = [];
   const speechStreams: SimulatedSpeechStream[] = [];
+  const spoken = new SpokenTextCache();
 
   const answer = (req: IncomingMessage, body: string): JsonAnswer | { speak: SimulatedSpeechRequest } => {
     if (state.mode === 'failing') return { status: 500, body: { error: 'simulated provider failure' } };
@@ -100,7 +101,7 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
         setTimeout(() => sendJson(res, result), latencyMs);
         return;
       }
-      const audio = pcm16ToBytes(speakText(result.speak.input, { sampleRate: SYNTHESIS_SAMPLE_RATE, speed: result.speak.speed }));
+      const audio = spoken.of(result.speak.input, result.speak.speed);
       const stream: SimulatedSpeechStream = { totalBytes: audio.length, sentBytes: 0, outcome: 'streaming' };
       speechRequests.push(result.speak);
       speechStreams.push(stream);
@@ -121,6 +122,41 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
       }),
   };
   return withLiveSettings(running, state, ['latencyMs', 'mode']);
+}
+
+/** Whole answers are kept up to this many bytes (about 5 minutes of audio). */
+const CACHED_AUDIO_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The audio of texts spoken lately. The same text at the same speed is always the same audio,
+ * and making it costs the simulator's process milliseconds per sentence, which a benchmark
+ * of many calls saying the same lines would pay over and over (and its other simulated
+ * services with it). The buffers are only ever read.
+ */
+class SpokenTextCache {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+
+  of(text: string, speed: number): Buffer {
+    const key = `${speed}:${text}`;
+    const cached = this.entries.get(key);
+    if (cached) {
+      // Most recently used last: the oldest goes first when room is needed.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    const audio = pcm16ToBytes(speakText(text, { sampleRate: SYNTHESIS_SAMPLE_RATE, speed }));
+    if (audio.length > CACHED_AUDIO_BYTES) return audio;
+    this.entries.set(key, audio);
+    this.bytes += audio.length;
+    for (const [oldest, buffer] of this.entries) {
+      if (this.bytes <= CACHED_AUDIO_BYTES) break;
+      this.entries.delete(oldest);
+      this.bytes -= buffer.length;
+    }
+    return audio;
+  }
 }
 
 /** The request when the simulator can speak it, else what is wrong with it (for a 400). */

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { freePort, startProcess, type ManagedProcess } from '../../../scripts/infra/processes';
 import type { CalleeScript, SimulatedCall } from '../../../media/providers/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
+import { startMediaProcess, type RunningMediaProcess } from '../../support/media-process';
 import { createLocal, testServers } from '../../support/servers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
@@ -19,54 +19,6 @@ type Call = Record<string, unknown> & { id: string; status: string; duration_sec
 type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown>; at: string };
 
 /**
- * The media service as its own process (`media/server.ts`, as deployed) against the test
- * stack's FerretDB, Temporal and simulators, so that the test can SIGKILL it mid-call.
- */
-async function startMediaProcess(providers: TestProviders, logFile: string): Promise<{ process: ManagedProcess; url: string }> {
-  const port = await freePort();
-  const { llm, tts, stt } = providers.config;
-  const env = createLocal();
-  const media = startProcess({
-    name: 'media',
-    command: process.execPath,
-    args: ['--require', 'tsx/cjs', 'media/server.ts'],
-    output: { file: logFile },
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      MONGODB_URI: testServers().mongodbUri,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-      AUTH_SECRET: TEST_AUTH_CONFIG.secret,
-      HOST: '127.0.0.1',
-      MEDIA_PORT: String(port),
-      LLM_BASE_URL: llm!.baseUrl,
-      LLM_API_KEY: llm!.apiKey,
-      STT_BASE_URL: stt!.baseUrl,
-      STT_API_KEY: stt!.apiKey,
-      TTS_BASE_URL: tts!.baseUrl,
-      TTS_API_KEY: tts!.apiKey,
-      TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  let exited: number | string | null = null;
-  void media.exited.then((code) => (exited = code));
-  const healthy = await until(
-    () =>
-      fetch(`${url}/health`)
-        .then((res) => res.ok)
-        .catch(() => false),
-    (ok) => ok || exited !== null,
-    60_000,
-    200,
-  );
-  if (!healthy) throw new Error(`the media process did not become healthy (exit ${exited}):\n${fs.readFileSync(logFile, 'utf8')}`);
-  return { process: media, url };
-}
-
-/**
  * A media process killed in the middle of a call: Temporal's heartbeat timeout notices, the
  * call workflow ends the call with an `error` event, hangs up at the provider, charges only
  * the time up to the last heartbeat and frees the slot. Real API, workers, simulators,
@@ -77,7 +29,7 @@ describe('Calls: the media process killed mid-call', function () {
   let providers: TestProviders;
   let api: RunningApi;
   let owner: SignedUp;
-  let media: { process: ManagedProcess; url: string } | null = null;
+  let media: RunningMediaProcess | null = null;
   let logFile: string;
 
   const callee = (script: CalleeScript): string => {
@@ -95,7 +47,16 @@ describe('Calls: the media process killed mid-call', function () {
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config });
     owner = await activeOwner(api, { name: 'Asha Rao' });
     logFile = path.join(testServers().tempDir, `media-${process.pid}-${Date.now()}.log`);
-    media = await startMediaProcess(providers, logFile);
+    const { llm, stt, tts } = providers.config;
+    const env = createLocal();
+    media = await startMediaProcess({
+      mongodbUri: testServers().mongodbUri,
+      temporalAddress: env.address,
+      namespace: env.namespace ?? 'default',
+      authSecret: TEST_AUTH_CONFIG.secret,
+      providers: { llm: llm!, stt: stt!, tts: tts! },
+      logFile,
+    });
   });
   after(async () => {
     await media?.process.stop(2_000);

@@ -1,4 +1,5 @@
 import { createAnalyticsActivities } from './calls/analytics';
+import { createBatchActivities } from './batches';
 import { createSlotActivities } from './calls/slots';
 import { createCallQueueActivities } from './calls/queue';
 import { createCallStepActivities } from './calls/steps';
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCallTelephonyActivities(deps),
     ...createSlotActivities(deps),
     ...createAnalyticsActivities(deps),
+    ...createBatchActivities(deps),
   };
 }
 

@@ -20,6 +20,7 @@ import { keyRoutes } from './routes/keys';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { callRoutes } from './routes/calls';
+import { batchRoutes } from './routes/batches';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { kycRoutes } from './routes/kyc';
@@ -28,6 +29,9 @@ import { accountRoutes } from './routes/account';
 import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
 import { workspaceLimitRoutes } from './routes/workspace-limits';
+import { observabilityRoutes } from './routes/observability';
+import { billingRoutes, sellerOf } from './routes/billing';
+import { createPaymentGateway } from '../activities/payments/gateway';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
@@ -41,7 +45,7 @@ export interface AppDeps {
      * either, every callback is 403). The media service's public address, where browser
      * calls are sent when their media node has not registered itself in time.
      */
-    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl'>>;
+    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl' | 'billing'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -109,12 +113,15 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhookRoutes({ temporal: deps.temporal, now }));
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(callRoutes({ temporal: deps.temporal, now }));
+  api.use(batchRoutes({ temporal: deps.temporal, now }));
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl, streamTokenSecret: deps.config.auth.secret }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));
   api.use(workspaceLimitRoutes({ now }));
+  api.use(observabilityRoutes({ now }));
+  api.use(billingRoutes({ now, gateway: createPaymentGateway(deps.config.providers?.payments, deps.config.providers?.timeoutMs), seller: sellerOf(deps.config.billing) }));
   api.use(inviteRoutes(auth));
   for (const base of API_BASE_PATHS) app.use(base, api);
 

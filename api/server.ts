@@ -3,6 +3,7 @@ import { loadConfig } from '../config/env';
 import { connectMongo, disconnectMongo } from '../activities/db/connect';
 import { createApp } from './app';
 import { jsonLogger } from './logger';
+import { serverLogRecorder } from './observability/log-recorder';
 import { createTemporalClient } from './temporal';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const stop = () => {
     server.close(async () => {
       await temporal.connection.close();
+      await serverLogRecorder.close(); // the last requests' log entries, before the database goes
       await disconnectMongo();
     });
     server.closeIdleConnections();

@@ -54,6 +54,15 @@ export interface Config {
   providers: ProvidersConfig;
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
+  billing: BillingConfig;
+}
+
+/** The platform as the seller on GST invoices; `state` decides CGST+SGST against IGST. */
+export interface BillingConfig {
+  sellerName: string;
+  sellerGstin: string | null;
+  /** ISO 3166-2:IN code without `IN-` (BILLING_SELLER_STATE, default KA, Karnataka). */
+  sellerState: string;
 }
 
 /** An OpenAI-compatible `/embeddings` endpoint (`EMBEDDINGS_BASE_URL` ends in `/v1`). */
@@ -88,6 +97,8 @@ export interface ProvidersConfig {
   stt: { baseUrl: string; apiKey: string } | null;
   /** How long an adapter waits for an answer before the API answers 502. */
   timeoutMs: number;
+  /** A Razorpay-style payment gateway (https://api.razorpay.com): HTTP Basic auth with the key id and secret. */
+  payments?: { baseUrl: string; keyId: string; keySecret: string } | null;
 }
 
 /** Used only outside production, where a missing AUTH_SECRET must not stop a local run. */
@@ -131,6 +142,11 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryConcurrency: parseIntegerInRange(env, 'WEBHOOK_RETRY_CONCURRENCY', 1, 100_000, DEFAULT_WEBHOOK_RETRY_CONCURRENCY),
     providers: providersConfig(env),
     embeddings: embeddingsConfig(env),
+    billing: {
+      sellerName: env.BILLING_SELLER_NAME || 'Voice Agents Platform',
+      sellerGstin: env.BILLING_SELLER_GSTIN || null,
+      sellerState: parseEnum(env, 'BILLING_SELLER_STATE', ['AN', 'AP', 'AR', 'AS', 'BR', 'CH', 'CG', 'DH', 'DL', 'GA', 'GJ', 'HR', 'HP', 'JK', 'JH', 'KA', 'KL', 'LA', 'LD', 'MP', 'MH', 'MN', 'ML', 'MZ', 'NL', 'OD', 'PY', 'PB', 'RJ', 'SK', 'TN', 'TS', 'TR', 'UP', 'UK', 'WB'] as const, 'KA'),
+    },
   };
 }
 
@@ -147,6 +163,13 @@ function providersConfig(env: Env): ProvidersConfig {
     llm: env.LLM_BASE_URL ? { baseUrl: baseUrl('LLM_BASE_URL', env.LLM_BASE_URL), apiKey: env.LLM_API_KEY ?? '' } : null,
     stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL, ['http', 'https', 'ws', 'wss']), apiKey: env.STT_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
+    payments: env.PAYMENTS_BASE_URL
+      ? {
+          baseUrl: baseUrl('PAYMENTS_BASE_URL', env.PAYMENTS_BASE_URL),
+          keyId: requiredWith(env, 'RAZORPAY_KEY_ID', 'PAYMENTS_BASE_URL'),
+          keySecret: requiredWith(env, 'RAZORPAY_KEY_SECRET', 'PAYMENTS_BASE_URL'),
+        }
+      : null,
   };
 }
 

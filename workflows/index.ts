@@ -8,5 +8,6 @@ export { slotKeeperWorkflow } from './slots';
 export { slotProbeWorkflow } from './testing/slot-probe';
 export { callWorkflow } from './call';
 export { analyticsWorkflow } from './analytics';
+export { batchWorkflow } from './batch';
 // The slot handoff benchmark's baseline: a bare signal round trip.
 export { signalEchoWorkflow, signalWaiterWorkflow } from './testing/signal-echo';

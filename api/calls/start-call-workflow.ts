@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { callWorkflow } from '../../workflows/call';
-import { callWorkflowId, type CallWorkflowInput } from '../../workflows/shared/calls';
-import { AgentId, CallStatus, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
+import { callSearchAttributes, callWorkflowId, type CallWorkflowInput } from '../../workflows/shared/calls';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 
 /**
@@ -13,11 +12,6 @@ export async function startCallWorkflow(temporal: Client, input: CallWorkflowInp
     taskQueue: TASK_QUEUES.calls,
     workflowId: callWorkflowId(input.callId),
     args: [input],
-    typedSearchAttributes: [
-      { key: WorkspaceId, value: input.workspaceId },
-      { key: AgentId, value: input.agentId },
-      { key: CallStatus, value: status },
-      { key: Kind, value: 'call' },
-    ],
+    typedSearchAttributes: callSearchAttributes(input, status),
   });
 }

@@ -2,17 +2,16 @@ import { Router, type Response } from 'express';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { findByIdOwned } from '../../activities/db/by-id';
 import { newId } from '../../activities/db/ids';
-import { Agent } from '../../activities/db/models/agent';
-import { Call, FINAL_CALL_STATUSES, type CallDocument, type CallStatus } from '../../activities/db/models/call';
-import { QueuedCall } from '../../activities/db/models/queued-call';
+import { Call, FINAL_CALL_STATUSES, type CallDocument } from '../../activities/db/models/call';
+import { createQueuedCall } from '../../activities/calls/place-call';
 import { CallEvent } from '../../activities/db/models/call-event';
-import { balanceOf } from '../../activities/ledger';
 import type { operations } from '../../schemas/api-types';
-import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
+import { callWorkflowId, hangupUpdate } from '../../workflows/shared/calls';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../http-error';
 import { callEventView, callView, type StoredCallEvent } from '../calls/views';
 import { startCallWorkflow } from '../calls/start-call-workflow';
+import { outboundCaller } from '../calls/outbound-caller';
 import { findRecording, recordingChunks } from '../../media/audio/recording-store';
 
 type NewCallBody = operations['placeCall']['requestBody']['content']['application/json'];
@@ -31,44 +30,21 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
   router.post('/calls', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as NewCallBody;
-    const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(Agent, body.agent_id, { workspace_id: workspace.id }, { name: 1, status: 1, phone_number: 1 });
-    if (!agent) throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'agent_id'], msg: 'no agent with this id in the workspace', input: body.agent_id }]);
-    if (agent.status === 'paused') throw new HttpError(409, `the agent "${agent.name}" is paused and takes no calls; set its status to active first`);
-    const fromNumber = body.from_number ?? agent.phone_number;
-    if (!fromNumber) throw new HttpError(400, 'no caller number: give from_number, or connect a phone number to the agent');
-    if ((await balanceOf(workspace.id)) <= 0) throw new HttpError(402, 'out of credits: add credits in billing to place calls');
+    const { agent, fromNumber } = await outboundCaller(workspace.id, body.agent_id, body.from_number);
 
-    const at = now();
-    const call = {
-      _id: newId(),
-      workspace_id: workspace.id,
-      agent_id: agent._id,
-      agent_name: agent.name,
-      direction: 'outbound' as const,
-      to_number: body.to_number,
-      from_number: fromNumber,
-      status: 'queued' as CallStatus,
-      user_data: body.user_data ?? {},
-      placed_by: creatorOf(res).name,
-      queued_at: at,
-      created_at: at,
-      updated_at: at,
-    };
-    const [created] = await Promise.all([Call.create(call), QueuedCall.create({ _id: call._id, workspace_id: workspace.id, queued_at: at })]);
-    const input: CallWorkflowInput = {
-      callId: call._id,
+    const { record, input } = await createQueuedCall({
+      callId: newId(),
       workspaceId: workspace.id,
-      agentId: agent._id,
-      direction: 'outbound',
-      queuedAt: at.toISOString(),
-      placedBy: call.placed_by,
-      toNumber: call.to_number,
+      agent,
+      toNumber: body.to_number,
       fromNumber,
-      valueKeys: Object.keys(call.user_data),
-    };
+      userData: body.user_data ?? {},
+      placedBy: creatorOf(res).name,
+      at: now(),
+    });
     await startCallWorkflow(temporal, input, 'queued');
     // The record as created (defaults filled in): the workflow has not changed it yet.
-    res.status(201).json(callView(created.toObject<CallDocument>()));
+    res.status(201).json(callView(record));
   });
 
   router.get('/calls', async (req, res) => {

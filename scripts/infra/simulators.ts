@@ -3,6 +3,7 @@ import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../media/providers/t
 import type { RunningSimulator } from '../../media/providers/simulated-service';
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../media/providers/llm/simulator';
 import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../media/providers/stt/simulator';
+import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator } from '../../activities/payments/simulator';
 
 export interface LocalSimulators {
   /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */
@@ -46,6 +47,12 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
     running.push(recognition);
     Object.assign(result.env, { STT_BASE_URL: recognition.url, STT_API_KEY: RECOGNITION_SIMULATOR_API_KEY });
     result.lines.push(`  Recognition  ${recognition.url} (speech-recognition simulator; STT_BASE_URL to use a real server)`);
+  }
+  if (!env.PAYMENTS_BASE_URL) {
+    const payments = await startPaymentSimulator();
+    running.push(payments);
+    Object.assign(result.env, { PAYMENTS_BASE_URL: payments.url, RAZORPAY_KEY_ID: PAYMENT_SIMULATOR_KEY_ID, RAZORPAY_KEY_SECRET: PAYMENT_SIMULATOR_KEY_SECRET });
+    result.lines.push(`  Payments     ${payments.url} (Razorpay simulator; PAYMENTS_BASE_URL to use a real account)`);
   }
   return result;
 }

@@ -95,7 +95,7 @@ describe('provider adapters', () => {
   describe('settings', () => {
     it('leaves a service without a base URL unconfigured, in every environment', () => {
       for (const NODE_ENV of ['development', 'test']) {
-        expect(loadConfig({ NODE_ENV }).providers).to.deep.equal({ telephony: null, tts: null, llm: null, stt: null, timeoutMs: 5_000 });
+        expect(loadConfig({ NODE_ENV }).providers).to.deep.equal({ telephony: null, tts: null, llm: null, stt: null, payments: null, timeoutMs: 5_000 });
       }
     });
 
@@ -109,6 +109,9 @@ describe('provider adapters', () => {
         LLM_API_KEY: 'sk-test',
         STT_BASE_URL: 'wss://recognition.example.com',
         STT_API_KEY: 'dg-test',
+        PAYMENTS_BASE_URL: 'https://api.razorpay.com/',
+        RAZORPAY_KEY_ID: 'rzp_test_1',
+        RAZORPAY_KEY_SECRET: 'secret',
         PROVIDER_TIMEOUT_MS: '2500',
       });
       expect(providers).to.deep.equal({
@@ -116,6 +119,7 @@ describe('provider adapters', () => {
         tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '' },
         llm: { baseUrl: 'https://api.openai.com', apiKey: 'sk-test' },
         stt: { baseUrl: 'wss://recognition.example.com', apiKey: 'dg-test' },
+        payments: { baseUrl: 'https://api.razorpay.com', keyId: 'rzp_test_1', keySecret: 'secret' },
         timeoutMs: 2500,
       });
     });
@@ -124,6 +128,8 @@ describe('provider adapters', () => {
       expect(() => loadConfig({ TELEPHONY_BASE_URL: 'https://api.plivo.com', PLIVO_AUTH_TOKEN: 't' })).to.throw('PLIVO_AUTH_ID');
       expect(() => loadConfig({ TELEPHONY_BASE_URL: 'https://api.plivo.com', PLIVO_AUTH_ID: 'a' })).to.throw('PLIVO_AUTH_TOKEN');
       expect(() => loadConfig({ TTS_BASE_URL: 'ftp://speech' })).to.throw('TTS_BASE_URL');
+      expect(() => loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com', RAZORPAY_KEY_SECRET: 's' })).to.throw('RAZORPAY_KEY_ID');
+      expect(() => loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com', RAZORPAY_KEY_ID: 'k' })).to.throw('RAZORPAY_KEY_SECRET');
       expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '99' })).to.throw('PROVIDER_TIMEOUT_MS');
       expect(() => loadConfig({ PROVIDER_TIMEOUT_MS: '60001' })).to.throw('PROVIDER_TIMEOUT_MS');
       expect(loadConfig({ PROVIDER_TIMEOUT_MS: '100' }).providers.timeoutMs).to.equal(100);

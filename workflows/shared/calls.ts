@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SearchAttributePair } from '@temporalio/common';
 import { workflowIds } from './ids';
+import { AgentId, CallStatus, Kind, WorkspaceId } from './search-attributes';
 import type { CallChannel } from './slots';
 
 /**
@@ -105,3 +107,17 @@ export interface MediaNodeReady {
 export const mediaNodeSignal = defineSignal<[MediaNodeReady]>('mediaNode');
 
 export const callWorkflowId = workflowIds.call;
+
+/**
+ * A call workflow's search attributes at its start (by workspace, agent and status): queued for
+ * a placed outbound call, in-progress for an admitted inbound or browser call. The API and the
+ * batch workflow (which starts its calls as children) both start calls with these.
+ */
+export function callSearchAttributes(input: CallWorkflowInput, status: 'queued' | 'in-progress'): SearchAttributePair[] {
+  return [
+    { key: WorkspaceId, value: input.workspaceId },
+    { key: AgentId, value: input.agentId },
+    { key: CallStatus, value: status },
+    { key: Kind, value: 'call' },
+  ];
+}

@@ -9,4 +9,5 @@ export const workflowIds = {
   slots: (workspaceId: string) => `slots-${workspaceId}`,
   call: (callId: string) => `call-${callId}`,
   analytics: (callId: string) => `analytics-${callId}`,
+  batch: (batchId: string) => `batch-${batchId}`,
 } as const;

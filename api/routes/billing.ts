@@ -1,0 +1,141 @@
+import { Router } from 'express';
+import { recordWorkspaceAudit } from '../../activities/audit';
+import { completePayment, recentPayments, startTopup } from '../../activities/billing/payments';
+import { recentInvoices, type Seller, type StoredInvoice } from '../../activities/billing/invoices';
+import { renderInvoicePdf } from '../../activities/billing/invoice-pdf';
+import { ledgerPage } from '../../activities/billing/ledger-pages';
+import { CREDIT_PACKS } from '../../activities/billing/packs';
+import { balanceSummaryOf } from '../../activities/billing/summary';
+import { findByIdOwned } from '../../activities/db/by-id';
+import { Invoice } from '../../activities/db/models/invoice';
+import { Workspace } from '../../activities/db/models/workspace';
+import { planOf } from '../../activities/plans';
+import type { PaymentGateway } from '../../activities/payments/gateway';
+import type { operations } from '../../schemas/api-types';
+import type { BillingConfig } from '../../config/env';
+import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
+import { clientIp } from '../auth/sessions';
+import { HttpError, validationFailed } from '../http-error';
+import { fromProvider } from '../provider-errors';
+import { invoiceView, ledgerItemView, packView, paymentView, planView } from '../billing/views';
+
+type LedgerQuery = NonNullable<operations['listLedger']['parameters']['query']>;
+type TopupBody = operations['startTopup']['requestBody']['content']['application/json'];
+type CompletionBody = operations['completePayment']['requestBody']['content']['application/json'];
+
+export interface BillingDeps {
+  now: () => Date;
+  gateway: PaymentGateway;
+  seller: Seller;
+}
+
+/** The platform as the seller on invoices (config BILLING_SELLER_*; Karnataka when not given). */
+export function sellerOf(config: BillingConfig | undefined): Seller {
+  return { name: config?.sellerName ?? 'Voice Agents Platform', gstin: config?.sellerGstin ?? null, state: config?.sellerState ?? 'KA' };
+}
+
+const workspaceNotFound = () => new HttpError(404, 'workspace not found');
+
+/**
+ * The balance, its ledger, the plan, credit packs, top-ups through the payment gateway and
+ * their GST invoices (contract, "Billing"). Money moves only through the ledger
+ * (activities/ledger.ts); a top-up credits it once, when the gateway's signature verifies.
+ */
+export function billingRoutes(deps: BillingDeps): Router {
+  const router = Router();
+
+  router.get('/billing', async (_req, res) => {
+    const summary = await balanceSummaryOf(workspaceAccessOf(res).workspace.id);
+    if (!summary) throw workspaceNotFound();
+    res.json(summary);
+  });
+
+  router.get('/billing/ledger', async (req, res) => {
+    const query = req.query as unknown as LedgerQuery;
+    const page = await ledgerPage(workspaceAccessOf(res).workspace.id, query.limit ?? 50, query.skip ?? 0);
+    res.json({ items: page.items.map(ledgerItemView), total: page.total });
+  });
+
+  router.get('/billing/plan', async (_req, res) => {
+    const workspace = await Workspace.findById(workspaceAccessOf(res).workspace.id, { plan: 1, concurrency_limit: 1 }).lean();
+    if (!workspace) throw workspaceNotFound();
+    const plan = planOf(workspace.plan);
+    res.json(planView(plan, workspace.concurrency_limit ?? plan.concurrentCalls));
+  });
+
+  router.get('/billing/packs', (_req, res) => {
+    res.json(CREDIT_PACKS.map(packView));
+  });
+
+  router.post('/billing/topup', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const body = req.body as TopupBody;
+    if ((body.pack_id === undefined) === (body.amount_paise === undefined)) {
+      throw validationFailed([{ type: 'value_error', loc: ['body'], msg: 'give exactly one of pack_id (a credit pack) and amount_paise (a custom amount)', input: body }]);
+    }
+    const at = deps.now();
+    const payment = await fromProvider(startTopup(deps.gateway, deps.seller, { workspaceId: workspace.id, packId: body.pack_id, amountPaise: body.amount_paise, by: creatorOf(res), at }));
+    await recordWorkspaceAudit(workspace.id, {
+      action: 'billing.topup_started',
+      actor: actorOf(res),
+      target: { type: 'payment', id: payment._id },
+      at,
+      ip: clientIp(req),
+      details: { pack_id: payment.pack_id ?? null, value_paise: payment.value_paise, total_paise: payment.total_paise },
+    });
+    res.status(201).json({ ...paymentView(payment), checkout: { gateway: deps.gateway.name, key_id: deps.gateway.keyId, order_id: payment.order_id, amount_paise: payment.total_paise, currency: payment.currency } });
+  });
+
+  router.post('/billing/payments/:payment_id/complete', async (req, res) => {
+    const { workspace } = workspaceAccessOf(res);
+    const body = req.body as CompletionBody;
+    const outcome = await completePayment(deps.gateway, deps.seller, { workspaceId: workspace.id, paymentId: req.params.payment_id as string, gatewayPaymentId: body.gateway_payment_id, signature: body.signature, now: deps.now });
+    switch (outcome.kind) {
+      case 'not_found':
+        throw new HttpError(404, 'payment not found');
+      case 'bad_signature':
+        throw new HttpError(400, "the gateway's signature does not verify for this payment's order; nothing was credited");
+      case 'busy':
+        throw new HttpError(409, 'the payment is being completed by another request; retry in a moment');
+    }
+    if (outcome.now) {
+      await recordWorkspaceAudit(workspace.id, {
+        action: 'billing.topup_completed',
+        actor: actorOf(res),
+        target: { type: 'payment', id: outcome.payment._id },
+        at: outcome.payment.completed_at ?? deps.now(),
+        ip: clientIp(req),
+        details: { credits_paise: outcome.payment.credits_paise, total_paise: outcome.payment.total_paise, invoice_id: outcome.payment.invoice_id },
+      });
+    }
+    res.json(paymentView(outcome.payment));
+  });
+
+  router.get('/billing/payments', async (_req, res) => {
+    const payments = await recentPayments(workspaceAccessOf(res).workspace.id);
+    res.json(payments.map(paymentView));
+  });
+
+  router.get('/billing/invoices', async (_req, res) => {
+    const invoices = await recentInvoices(workspaceAccessOf(res).workspace.id);
+    res.json(invoices.map(invoiceView));
+  });
+
+  router.get('/billing/invoices/:invoice_id/pdf', async (req, res) => {
+    const invoice = await findByIdOwned<StoredInvoice>(Invoice, req.params.invoice_id as string, { workspace_id: workspaceAccessOf(res).workspace.id });
+    if (!invoice) throw new HttpError(404, 'invoice not found');
+    const pdf = Buffer.from(await renderInvoicePdf(invoice));
+    res
+      .status(200)
+      .set({
+        'Content-Type': 'application/pdf',
+        'Content-Length': String(pdf.length),
+        'Content-Disposition': `attachment; filename="invoice-${invoice.number.replace(/\//g, '-')}.pdf"`,
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .end(pdf);
+  });
+
+  return router;
+}
+

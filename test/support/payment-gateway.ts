@@ -1,0 +1,21 @@
+import type { ProvidersConfig } from '../../config/env';
+import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../activities/payments/simulator';
+
+export { PAYMENT_SIMULATOR_KEY_SECRET };
+
+/** The Razorpay simulator on a free port, and the providers config that points an API at it. */
+export async function startPaymentGateway(): Promise<{ gateway: PaymentSimulator; providers: ProvidersConfig }> {
+  const gateway = await startPaymentSimulator();
+  return {
+    gateway,
+    providers: { telephony: null, tts: null, llm: null, stt: null, timeoutMs: 2_000, payments: { baseUrl: gateway.url, keyId: PAYMENT_SIMULATOR_KEY_ID, keySecret: PAYMENT_SIMULATOR_KEY_SECRET } },
+  };
+}
+
+/** The customer pays the order at the simulated checkout; answers the completion body the page would send. */
+export async function payAtGateway(gateway: PaymentSimulator, orderId: string): Promise<{ gateway_payment_id: string; signature: string }> {
+  const res = await fetch(`${gateway.url}/checkout/orders/${orderId}/pay`, { method: 'POST' });
+  if (res.status !== 200) throw new Error(`the simulated checkout answered ${res.status}: ${await res.text()}`);
+  const paid = (await res.json()) as { razorpay_payment_id: string; razorpay_signature: string };
+  return { gateway_payment_id: paid.razorpay_payment_id, signature: paid.razorpay_signature };
+}

@@ -1,0 +1,306 @@
+import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, proxyActivities, setCurrentDetails, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { callWorkflow } from './call';
+import {
+  BATCH_HISTORY_LIMIT,
+  batchStateQuery,
+  cancelBatchUpdate,
+  emptyCounts,
+  pauseBatchUpdate,
+  resumeBatchUpdate,
+  type BatchCarry,
+  type BatchState,
+  type BatchStatus,
+  type BatchWorkflowInput,
+  type ContactCall,
+  type ContactChange,
+  type ContactStatus,
+  type WaitingContact,
+} from './shared/batches';
+import { callSearchAttributes, callWorkflowId, type CallState } from './shared/calls';
+import { TASK_QUEUES } from './shared/task-queues';
+
+// Database and Temporal calls: retried until they are back (the batch's progress must not be lost).
+const { queueBatchCalls, recordBatchProgress, hangUpQueuedBatchCalls } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/** Contacts offered per round at most: the highest concurrency limit staff can grant (limit requests ask for up to 100). */
+const MAX_OFFERED = 100;
+
+/**
+ * Reasons a queued call ends undialled that hold for every call of the batch: the batch
+ * pauses (or, the agent gone, is canceled) and the contact waits for its call again, its
+ * attempt not counted.
+ */
+const BATCH_STOPPERS: Record<string, 'pause' | 'cancel'> = {
+  'out of credits': 'pause',
+  'agent paused': 'pause',
+  'workspace not active': 'pause',
+  'agent deleted': 'cancel',
+};
+const UNANSWERED = new Set(['no-answer', 'busy', 'failed']);
+const FINAL: readonly BatchStatus[] = ['completed', 'canceled'];
+
+interface InFlightCall {
+  index: number;
+  attempt: number;
+}
+
+/**
+ * One batch of outbound calls (`batch-<batch_id>`, task queue `calls`). It waits for its
+ * start time, then queues its contacts' calls in file order through the workspace's normal
+ * queue, never more at once than the workspace's concurrency limit (so that other calls are
+ * not stuck behind a whole file). Each call is the usual call workflow (`call-<call_id>`),
+ * started as a child that outlives the batch (ABANDON); its result settles the contact:
+ * completed, or unanswered (no-answer, busy, failed) and retried after the batch's spacing
+ * while attempts remain. `pause`, `resume` and `cancel` answer once saved on the batch record;
+ * cancel hangs up the batch's calls still queued and cancels the contacts never called.
+ * Every write goes through one activity at a time (the main loop), so writes never race.
+ * Past BATCH_HISTORY_LIMIT events it stops queuing, lets its calls in flight end, and
+ * continues as new with its progress.
+ */
+export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchState> {
+  const carried: BatchCarry | undefined = input.carried;
+  const startAtMs = input.startAt ? Date.parse(input.startAt) : 0;
+  let status: BatchStatus = carried?.status ?? (startAtMs > Date.now() ? 'scheduled' : 'running');
+  let statusReason: string | null = carried?.statusReason ?? null;
+  const counts = carried?.counts ?? { ...emptyCounts(), pending: input.contactsTotal };
+  let nextIndex = carried?.nextIndex ?? 0;
+  /** Sorted by due time, then file order. */
+  const waiting: WaitingContact[] = [...(carried?.waiting ?? [])];
+  let startedAt = carried?.startedAt ?? null;
+  let endedAt: string | null = null;
+  const runs = (carried?.runs ?? 0) + 1;
+  const historyLimit = input.historyLimit ?? BATCH_HISTORY_LIMIT;
+
+  const inFlight = new Map<string, InFlightCall>();
+  const finished: { callId: string; status: string; reason: string | null }[] = [];
+  const contactChanges = new Map<number, ContactChange>();
+  let cancelUncalled = false;
+  let hangUpBy: string | null = null;
+  /** The workspace's limit left no room for more calls: offer again when one of ours ends. */
+  let windowFull = false;
+  /** Bumped by every change of the record; `saved` is the last one written. */
+  let version = 0;
+  let saved = 0;
+
+  const state = (): BatchState => ({ status, statusReason, counts: { ...counts }, inFlight: inFlight.size, runs });
+  const changed = () => {
+    version++;
+  };
+  const move = (from: ContactStatus, to: ContactStatus) => {
+    counts[from]--;
+    counts[to]++;
+  };
+  const setStatus = (next: BatchStatus, reason: string | null) => {
+    status = next;
+    statusReason = reason;
+    if (FINAL.includes(next)) endedAt ??= new Date().toISOString();
+    changed();
+  };
+  const changeContact = (change: ContactChange) => {
+    contactChanges.set(change.index, { ...contactChanges.get(change.index), ...change });
+    changed();
+  };
+  const wait = (contact: WaitingContact) => {
+    waiting.push(contact);
+    waiting.sort((a, b) => a.dueAt - b.dueAt || a.index - b.index);
+  };
+
+  /** Cancels the batch: no more calls; contacts never called (or waiting for a retry) are canceled; queued calls are hung up. */
+  const cancel = (by: string, reason: string | null) => {
+    if (FINAL.includes(status)) return;
+    counts.canceled += counts.pending + counts['retry-wait'];
+    counts.pending = 0;
+    counts['retry-wait'] = 0;
+    waiting.length = 0;
+    nextIndex = input.contactsTotal;
+    cancelUncalled = true;
+    if (inFlight.size) hangUpBy = by;
+    setStatus('canceled', reason);
+  };
+
+  /**
+   * Pause, resume and cancel are applied by the main loop between its steps (never while an
+   * activity it awaits could be working from the state before), and answered once saved.
+   */
+  const requests: { action: 'pause' | 'resume' | 'cancel'; by: string; appliedAt: number | null }[] = [];
+  const ask = async (action: (typeof requests)[number]['action'], by: string): Promise<BatchState> => {
+    const request = { action, by, appliedAt: null as number | null };
+    requests.push(request);
+    await condition(() => request.appliedAt !== null && saved >= request.appliedAt);
+    return state();
+  };
+  const apply = ({ action, by }: (typeof requests)[number]) => {
+    if (action === 'cancel') cancel(by, null);
+    else if (action === 'pause' && (status === 'running' || status === 'scheduled')) setStatus('paused', null);
+    else if (action === 'resume' && status === 'paused') {
+      windowFull = false;
+      setStatus(startedAt === null && startAtMs > Date.now() ? 'scheduled' : 'running', null);
+    }
+  };
+  setHandler(batchStateQuery, state);
+  setHandler(pauseBatchUpdate, ({ by }) => ask('pause', by));
+  setHandler(resumeBatchUpdate, ({ by }) => ask('resume', by));
+  setHandler(cancelBatchUpdate, ({ by }) => ask('cancel', by));
+
+  /** A call of the batch ended: its contact is settled, or waits for a retry. */
+  const settle = ({ callId, status: callStatus, reason }: (typeof finished)[number]) => {
+    const call = inFlight.get(callId);
+    if (!call) return;
+    inFlight.delete(callId);
+    windowFull = false;
+    const stopper = reason ? BATCH_STOPPERS[reason] : undefined;
+    if (stopper && callStatus !== 'completed') {
+      if (stopper === 'cancel' || FINAL.includes(status)) {
+        move('calling', 'canceled');
+        changeContact({ index: call.index, status: 'canceled' });
+        cancel('system', reason);
+        return;
+      }
+      // Not the contact's fault: it waits at the front, the attempt not counted.
+      move('calling', 'pending');
+      wait({ index: call.index, status: 'pending', attempts: call.attempt - 1, dueAt: 0 });
+      changeContact({ index: call.index, status: 'pending', attempts: call.attempt - 1 });
+      if (status === 'running' || status === 'scheduled') setStatus('paused', reason);
+      return;
+    }
+    if (UNANSWERED.has(callStatus) && call.attempt < input.retry.maxAttempts && !FINAL.includes(status)) {
+      const dueAt = Date.now() + input.retry.spacingSeconds * 1000;
+      move('calling', 'retry-wait');
+      wait({ index: call.index, status: 'retry-wait', attempts: call.attempt, dueAt });
+      changeContact({ index: call.index, status: 'retry-wait', next_attempt_at: new Date(dueAt).toISOString() });
+      return;
+    }
+    const final: ContactStatus = callStatus === 'completed' || UNANSWERED.has(callStatus) ? (callStatus as ContactStatus) : 'canceled';
+    move('calling', final);
+    changeContact({ index: call.index, status: final });
+  };
+
+  /** The contacts due for a call now, retries first, then new ones in file order. */
+  const offers = (): { offered: ContactCall[]; fromWaiting: number } => {
+    const now = Date.now();
+    const offered: ContactCall[] = [];
+    let fromWaiting = 0;
+    for (const contact of waiting) {
+      if (contact.dueAt > now || offered.length >= MAX_OFFERED) break;
+      offered.push({ index: contact.index, callId: newCallId(), attempt: contact.attempts + 1 });
+      fromWaiting++;
+    }
+    for (let index = nextIndex; index < input.contactsTotal && offered.length < MAX_OFFERED; index++) offered.push({ index, callId: newCallId(), attempt: 1 });
+    return { offered, fromWaiting };
+  };
+
+  const startCall = async (callInput: Parameters<typeof callWorkflow>[0]) => {
+    const failed = (error: unknown) => finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error) });
+    try {
+      const child = await startChild<typeof callWorkflow>('callWorkflow', {
+        workflowId: callWorkflowId(callInput.callId),
+        taskQueue: TASK_QUEUES.calls,
+        args: [callInput],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: callSearchAttributes(callInput, 'queued'),
+      });
+      void child.result().then((result: CallState) => finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason }), failed);
+    } catch (error) {
+      failed(error);
+    }
+  };
+
+  /** Queues what is due and fits; false when nothing was queued. */
+  const dispatch = async (): Promise<boolean> => {
+    const { offered, fromWaiting } = offers();
+    if (!offered.length) return false;
+    const result = await queueBatchCalls({ batchId: input.batchId, workspaceId: input.workspaceId, agentId: input.agentId, inFlight: inFlight.size, offered });
+    if (result.refusal !== null) {
+      if (BATCH_STOPPERS[result.refusal] === 'cancel') cancel('system', result.refusal);
+      else setStatus('paused', result.refusal);
+      return false;
+    }
+    if (result.queued < offered.length) windowFull = true;
+    const taken = offered.slice(0, result.queued);
+    const takenFromWaiting = Math.min(result.queued, fromWaiting);
+    for (const contact of waiting.splice(0, takenFromWaiting)) move(contact.status, 'calling');
+    for (const offer of taken.slice(takenFromWaiting)) {
+      move('pending', 'calling');
+      nextIndex = offer.index + 1;
+    }
+    for (const offer of taken) inFlight.set(offer.callId, { index: offer.index, attempt: offer.attempt });
+    // The contacts' `calling` was written with the calls; the counts go with the next save.
+    changed();
+    await Promise.all(result.inputs.map(startCall));
+    return result.queued > 0;
+  };
+
+  const save = async () => {
+    const target = version;
+    const contacts = [...contactChanges.values()];
+    contactChanges.clear();
+    const cancelNow = cancelUncalled;
+    cancelUncalled = false;
+    await recordBatchProgress({ batchId: input.batchId, contacts, cancelUncalled: cancelNow, batch: { status, status_reason: statusReason, counts: { ...counts }, started_at: startedAt, ended_at: endedAt } });
+    saved = target;
+    setCurrentDetails(`${status}${statusReason ? ` (${statusReason})` : ''}: ${Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ')}`);
+  };
+
+  const applyRequests = () => {
+    for (const request of requests.splice(0)) {
+      apply(request);
+      request.appliedAt = version;
+    }
+  };
+  /** Until no update waits for an answer: requests arriving meanwhile are applied and saved. */
+  const answerAll = async () => {
+    for (;;) {
+      applyRequests();
+      if (saved < version) await save();
+      else if (allHandlersFinished()) return;
+      else await condition(() => requests.length > 0 || allHandlersFinished());
+    }
+  };
+
+  for (;;) {
+    applyRequests();
+    while (finished.length) settle(finished.shift()!);
+    if (status === 'scheduled' && startAtMs <= Date.now()) setStatus('running', null);
+    if (status === 'running' && startedAt === null) {
+      startedAt = new Date().toISOString();
+      changed();
+    }
+    if (hangUpBy !== null) {
+      const by = hangUpBy;
+      hangUpBy = null;
+      await hangUpQueuedBatchCalls({ callIds: [...inFlight.keys()], by });
+    }
+    const nothingLeft = nextIndex >= input.contactsTotal && waiting.length === 0 && inFlight.size === 0;
+    if (nothingLeft && !FINAL.includes(status)) setStatus('completed', null);
+    if (saved < version) {
+      await save();
+      continue;
+    }
+    if (FINAL.includes(status) && inFlight.size === 0) break;
+
+    const info = workflowInfo();
+    const draining = info.continueAsNewSuggested || info.historyLength > historyLimit;
+    if (draining && inFlight.size === 0) {
+      await answerAll();
+      if (finished.length || FINAL.includes(status)) continue;
+      return continueAsNew<typeof batchWorkflow>({ ...input, carried: { status, statusReason, nextIndex, waiting, counts, startedAt, runs } });
+    }
+    if (status === 'running' && !draining && !windowFull && (await dispatch())) continue;
+
+    // Wake for a call's end, a message, the start time, or the next retry.
+    const dueIn = status === 'scheduled' ? startAtMs - Date.now() : status === 'running' && waiting.length && !windowFull && !draining ? waiting[0].dueAt - Date.now() : null;
+    const wake = () => finished.length > 0 || requests.length > 0 || saved < version || hangUpBy !== null;
+    if (dueIn === null) await condition(wake);
+    else await condition(wake, Math.max(1, dueIn));
+  }
+  await answerAll();
+  return state();
+
+  function newCallId(): string {
+    return uuid4().replace(/-/g, '');
+  }
+}

@@ -36,6 +36,9 @@ import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
 import type { AuthDeps } from './auth/deps';
+import { mcpRoutes } from './mcp/routes';
+import { oauthRoutes } from './routes/oauth';
+import { connectedAppRoutes } from './routes/connected-apps';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
@@ -81,6 +84,8 @@ export function createApp(deps: AppDeps): Express {
   // nothing about the body's rules, and uploads are not parsed for nobody.
   const operations = new OperationIndex(document);
   for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
+  // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
+  app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl }));
   app.use(express.json({ limit: '1mb' }));
   // The telephony provider posts form-encoded callbacks. Flat fields only (`extended: false`):
   // a repeated field becomes a list, which the operation's schema refuses.
@@ -123,7 +128,10 @@ export function createApp(deps: AppDeps): Express {
   api.use(observabilityRoutes({ now }));
   api.use(billingRoutes({ now, gateway: createPaymentGateway(deps.config.providers?.payments, deps.config.providers?.timeoutMs), seller: sellerOf(deps.config.billing) }));
   api.use(inviteRoutes(auth));
+  api.use(connectedAppRoutes({ now }));
   for (const base of API_BASE_PATHS) app.use(base, api);
+  // OAuth for connected apps (MCP clients) at the origin root, where RFC 8414 and RFC 9728 put it.
+  app.use(oauthRoutes({ tokens: auth.tokens, now, publicApiUrl: deps.config.publicApiUrl }));
 
   deps.extraRoutes?.(app);
   app.use(notFound());

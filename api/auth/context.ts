@@ -60,8 +60,24 @@ export function sessionUserOf(res: Response): UserSummary & { sessionId: string 
   return { ...user, sessionId: credential.sessionId };
 }
 
+/**
+ * Who acts and in which workspace: what the HTTP routes read from `res.locals`, and what the
+ * MCP server (api/mcp) hands to the same functions.
+ */
+export interface Caller {
+  principal: Principal;
+  access: WorkspaceAccess;
+}
+
+export function callerOf(res: Response): Caller {
+  return { principal: principalOf(res), access: workspaceAccessOf(res) };
+}
+
 export function actorOf(res: Response): Actor {
-  const principal = res.locals.principal as Principal | undefined;
+  return actorFor(res.locals.principal as Principal | undefined);
+}
+
+export function actorFor(principal: Principal | undefined): Actor {
   if (!principal) return { type: 'anonymous', id: null, name: null };
   const { credential, user } = principal;
   if (credential.kind === 'api_key') return { type: 'api_key', id: credential.keyId, name: `key:${credential.name}` };
@@ -71,7 +87,10 @@ export function actorOf(res: Response): Actor {
 
 /** Who creates a record (an API key, a webhook endpoint): the person, or `key:<name>` for an API key. */
 export function creatorOf(res: Response): { user_id: string | null; name: string } {
-  const { credential, user } = principalOf(res);
+  return creatorFor(principalOf(res));
+}
+
+export function creatorFor({ credential, user }: Principal): { user_id: string | null; name: string } {
   if (credential.kind === 'api_key') return { user_id: null, name: `key:${credential.name}` };
   return { user_id: user?.id ?? null, name: user?.name ?? 'unknown' };
 }

@@ -80,7 +80,8 @@ export function packView(pack: CreditPack) {
   };
 }
 
-export function planView(plan: Plan, concurrencyLimit: number) {
+/** A plan's public fields (`GET /billing/plan`, the plans of `GET /masters`). */
+export function planFields(plan: Plan) {
   return {
     id: plan.id,
     name: plan.name,
@@ -88,6 +89,9 @@ export function planView(plan: Plan, concurrencyLimit: number) {
     price_per_minute_paise: plan.pricePerMinutePaise,
     max_agents: plan.maxAgents,
     max_members: plan.maxMembers,
-    concurrency_limit: concurrencyLimit,
   };
+}
+
+export function planView(plan: Plan, concurrencyLimit: number) {
+  return { ...planFields(plan), concurrency_limit: concurrencyLimit };
 }

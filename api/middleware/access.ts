@@ -25,14 +25,24 @@ export function access(index: OperationIndex, deps: AuthenticateDeps): RequestHa
       if (operation.access.workspace) {
         const workspaceAccess = await resolveWorkspace(req, principal);
         res.locals.workspaceAccess = workspaceAccess;
-        checkPermission(operation.access, principal, workspaceAccess);
-        checkWorkspaceActive(operation.access, workspaceAccess);
+        authorizeInWorkspace(operation.access, principal, workspaceAccess);
       }
       next();
     } catch (err) {
       next(err);
     }
   };
+}
+
+/**
+ * The rule of an operation that acts in a workspace, once the workspace is known: the
+ * credential kind, the permission, then the onboarding gate. The MCP server (api/mcp) runs
+ * it for the operation each tool mirrors.
+ */
+export function authorizeInWorkspace(rule: AccessRule, principal: Principal, access: WorkspaceAccess): void {
+  checkCredentialKind(rule, principal);
+  checkPermission(rule, principal, access);
+  checkWorkspaceActive(rule, access);
 }
 
 function checkCredentialKind(rule: AccessRule, principal: Principal): void {
@@ -42,7 +52,8 @@ function checkCredentialKind(rule: AccessRule, principal: Principal): void {
   }
 }
 
-async function resolveWorkspace(req: Request, principal: Principal): Promise<WorkspaceAccess> {
+/** The workspace a credential acts in, with its permissions there (a key's own, an app's user's, a session's chosen). */
+export async function resolveWorkspace(req: Request, principal: Principal): Promise<WorkspaceAccess> {
   const { credential, user } = principal;
   if (credential.kind === 'api_key') {
     const workspace = await loadWorkspace(req, credential.workspaceId);

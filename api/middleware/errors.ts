@@ -31,6 +31,18 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 }
 
 /**
+ * The answer to an error the code raises on purpose (HttpError) or a Temporal conflict, shared
+ * with the MCP server (api/mcp), whose tool errors carry the same status and body. Null: not
+ * one of these.
+ */
+export function domainErrorAnswer(err: unknown): { status: number; body: Record<string, unknown>; headers: Record<string, string> } | null {
+  if (err instanceof HttpError) return { status: err.status, body: { detail: err.detail, ...err.extra }, headers: err.headers };
+  if (err instanceof WorkflowExecutionAlreadyStartedError) return { status: 409, body: { detail: 'already in progress' }, headers: {} };
+  if (err instanceof WorkflowNotFoundError) return { status: 404, body: { detail: 'not found' }, headers: {} };
+  return null;
+}
+
+/**
  * The one place errors become responses: HttpError as is, validator failures as 422
  * `{detail: [...]}`, Temporal conflicts as 409/404, and anything unexpected as a 500 that
  * carries the request id and no stack trace.
@@ -38,8 +50,9 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
-    if (err instanceof HttpError) {
-      res.set(err.headers).status(err.status).json({ detail: err.detail, ...err.extra });
+    const known = domainErrorAnswer(err);
+    if (known) {
+      res.set(known.headers).status(known.status).json(known.body);
       return;
     }
     if (isBodyParserError(err)) {
@@ -67,14 +80,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         return;
       }
       res.status(err.status).json({ detail: err.message });
-      return;
-    }
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      res.status(409).json({ detail: 'already in progress' });
-      return;
-    }
-    if (err instanceof WorkflowNotFoundError) {
-      res.status(404).json({ detail: 'not found' });
       return;
     }
     const requestId = res.locals.requestId as string;

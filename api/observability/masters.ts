@@ -7,6 +7,7 @@ import { WORKSPACE_STATUSES } from '../../activities/db/models/workspace';
 import { DEFAULT_PLAN, PLANS } from '../../activities/plans';
 import { EVENT_TYPES } from '../../activities/webhooks/event-types';
 import { PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../auth/permissions';
+import { planFields } from '../billing/views';
 import { canonicalTimeZone, formatInZone } from '../time';
 import { LOG_SOURCES } from './log-sources';
 import { LOG_CREDENTIAL_KINDS } from '../../activities/db/models/server-log';
@@ -47,15 +48,7 @@ export function mastersOf(now: Date) {
     roles: ROLES.map((role) => ({ id: role, permissions: PERMISSIONS.filter((p) => ROLE_PERMISSIONS[role].has(p)) })),
     permissions: [...PERMISSIONS],
     event_types: EVENT_TYPES.map((e) => ({ type: e.type, description: e.description })),
-    plans: Object.values(PLANS).map((plan) => ({
-      id: plan.id,
-      name: plan.name,
-      concurrent_calls: plan.concurrentCalls,
-      price_per_minute_paise: plan.pricePerMinutePaise,
-      max_agents: plan.maxAgents,
-      max_members: plan.maxMembers,
-      default: plan.id === DEFAULT_PLAN,
-    })),
+    plans: Object.values(PLANS).map((plan) => ({ ...planFields(plan), default: plan.id === DEFAULT_PLAN })),
     call_statuses: CALL_STATUSES.map((status) => ({ id: status, live: LIVE_CALL_STATUSES.includes(status), final: FINAL_CALL_STATUSES.includes(status) })),
     call_directions: [...CALL_DIRECTIONS],
     agent_statuses: [...AGENT_STATUSES],

@@ -1,17 +1,16 @@
 import { Router, type Response } from 'express';
 import type { Client } from '@temporalio/client';
 import { cancelQueuedCallsOf } from '../calls/agent-deleted';
-import type { AgentSettings, StoredAgent } from '../../activities/db/models/agent';
+import type { AgentSettings } from '../../activities/db/models/agent';
 import { planOf } from '../../activities/plans';
-import { assignPhoneNumber, checkMayChangeNumber, releasePhoneNumbers, unknownKnowledgeBaseIssues } from '../agents/links';
-import { settingsIssues } from '../agents/rules';
-import { settingsFromInput, type AgentInput } from '../agents/settings';
+import { createAgentAs, savedBy as savedByCaller, settingsProblems, updateAgentAs } from '../agents/changes';
+import { releasePhoneNumbers } from '../agents/links';
+import type { AgentInput } from '../agents/settings';
 import { createAgent, deleteAgent, findAgent, findVersion, keptVersions, listAgents, saveNewVersion } from '../agents/store';
 import { agentView, settingsFromStored, versionView } from '../agents/views';
-import { actorOf, principalOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
+import { callerOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
 import { validationFailed } from '../http-error';
-import type { ValidationIssue } from '../validation-issues';
 
 /** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
 export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }): Router {
@@ -23,13 +22,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
   });
 
   router.post('/agents', async (req, res) => {
-    const access = workspaceAccessOf(res);
-    const settings = settingsFromInput(req.body as AgentInput, null);
-    if (settings.phone_number !== null) checkMayChangeNumber(principalOf(res), access);
-    await checkSettings(access, settings);
-    const agent = await createAgent(access.workspace.id, settings, savedBy(res), deps.now(), planOf(access.workspace.plan).maxAgents);
-    if (settings.phone_number !== null) await connectNumberOrWithdraw(agent, settings.phone_number);
-    res.status(201).json(agentView(agent));
+    res.status(201).json(agentView(await createAgentAs(callerOf(res), req.body as AgentInput, deps.now())));
   });
 
   router.get('/agents/:agent_id', async (req, res) => {
@@ -38,14 +31,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
   });
 
   router.put('/agents/:agent_id', async (req, res) => {
-    const access = workspaceAccessOf(res);
-    const current = await findAgent(access.workspace.id, req.params.agent_id);
-    const settings = settingsFromInput(req.body as AgentInput, current.phone_number);
-    const numberChanges = settings.phone_number !== current.phone_number;
-    if (numberChanges) checkMayChangeNumber(principalOf(res), access);
-    await checkSettings(access, settings);
-    if (numberChanges) await assignPhoneNumber(access.workspace.id, current._id, settings.phone_number);
-    res.json(agentView(await saveNewVersion(current, settings, savedBy(res), deps.now())));
+    res.json(agentView(await updateAgentAs(callerOf(res), req.params.agent_id, req.body as AgentInput, deps.now())));
   });
 
   router.delete('/agents/:agent_id', async (req, res) => {
@@ -95,16 +81,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
 
 /** `updated_by`: the person's name, or `key:<name>` for an API key. */
 function savedBy(res: Response): string {
-  return actorOf(res).name ?? 'unknown';
-}
-
-async function settingsProblems(access: WorkspaceAccess, settings: AgentSettings): Promise<ValidationIssue[]> {
-  return [...settingsIssues(settings, access.workspace.plan), ...(await unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids))];
-}
-
-async function checkSettings(access: WorkspaceAccess, settings: AgentSettings): Promise<void> {
-  const issues = await settingsProblems(access, settings);
-  if (issues.length) throw validationFailed(issues);
+  return savedByCaller(callerOf(res));
 }
 
 /**
@@ -115,16 +92,6 @@ async function checkSettings(access: WorkspaceAccess, settings: AgentSettings): 
 async function checkStoredSettings(access: WorkspaceAccess, settings: AgentSettings, loc: [string, string], input: unknown, what: string): Promise<void> {
   const issues = await settingsProblems(access, settings);
   if (issues.length) throw validationFailed(issues.map((i) => ({ type: i.type, loc, msg: `${what}: ${i.loc.slice(1).join('.')} ${i.msg}`, input })));
-}
-
-/** A new agent whose number cannot be connected is withdrawn, so the request changes nothing. */
-async function connectNumberOrWithdraw(agent: StoredAgent, number: string): Promise<void> {
-  try {
-    await assignPhoneNumber(agent.workspace_id, agent._id, number);
-  } catch (err) {
-    await deleteAgent(agent);
-    throw err;
-  }
 }
 
 const COPY_SUFFIX = ' (copy)';

@@ -5,7 +5,6 @@ import { recentInvoices, type Seller, type StoredInvoice } from '../../activitie
 import { renderInvoicePdf } from '../../activities/billing/invoice-pdf';
 import { ledgerPage } from '../../activities/billing/ledger-pages';
 import { CREDIT_PACKS } from '../../activities/billing/packs';
-import { balanceSummaryOf } from '../../activities/billing/summary';
 import { findByIdOwned } from '../../activities/db/by-id';
 import { Invoice } from '../../activities/db/models/invoice';
 import { Workspace } from '../../activities/db/models/workspace';
@@ -17,6 +16,7 @@ import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError, validationFailed } from '../http-error';
 import { fromProvider } from '../provider-errors';
+import { balanceSummaryFor } from '../billing/balance';
 import { invoiceView, ledgerItemView, packView, paymentView, planView } from '../billing/views';
 
 type LedgerQuery = NonNullable<operations['listLedger']['parameters']['query']>;
@@ -45,9 +45,7 @@ export function billingRoutes(deps: BillingDeps): Router {
   const router = Router();
 
   router.get('/billing', async (_req, res) => {
-    const summary = await balanceSummaryOf(workspaceAccessOf(res).workspace.id);
-    if (!summary) throw workspaceNotFound();
-    res.json(summary);
+    res.json(await balanceSummaryFor(workspaceAccessOf(res).workspace.id));
   });
 
   router.get('/billing/ledger', async (req, res) => {

@@ -1,30 +1,28 @@
 import { Router, type Response } from 'express';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../activities/db/by-id';
 import { newId } from '../../activities/db/ids';
-import { WebhookDelivery, type DeliveryStatus, type WebhookDeliveryDocument } from '../../activities/db/models/webhook-delivery';
+import { WebhookDelivery, type WebhookDeliveryDocument } from '../../activities/db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
 import { WebhookRedelivery, type WebhookRedeliveryDocument } from '../../activities/db/models/webhook-redelivery';
 import { newDeliveryId, PING_EVENT_ID } from '../../activities/webhooks/ids';
 import { webhookBody } from '../../activities/webhooks/payload';
 import { startDeliveryWorkflow } from '../../activities/webhooks/workflows';
 import type { operations } from '../../schemas/api-types';
-import { retryNowUpdate, type RedeliveryInput } from '../../workflows/shared/webhooks';
+import type { RedeliveryInput } from '../../workflows/shared/webhooks';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../http-error';
 import { ignoreWorkflowNotFound, resultWithin } from '../temporal';
-import { DELIVERY_LIST_FIELDS, deliveryDetailView, deliveryView, redeliveryView } from '../webhooks/delivery-views';
+import { deliveryDetailView, redeliveryView } from '../webhooks/delivery-views';
+import { ATTEMPT_WAIT_MS, findDeliveryOf, listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../webhooks/delivery-actions';
 
-type DeliveryQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 type NewRedelivery = operations['redeliverWebhookEndpoint']['requestBody']['content']['application/json'];
 
 /** The fixed text of the test event. */
 export const PING_MESSAGE = 'Test event from POST /webhooks/{endpoint_id}/test: your endpoint is reachable and can check signatures.';
-/** How long the API waits for a ping or a manual attempt (the target has 10 s). */
-const ATTEMPT_WAIT_MS = 30_000;
 
 /**
  * Deliveries (list, get, manual retry), the ping test, and redelivery jobs. Every lookup is
@@ -34,21 +32,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
   const router = Router();
 
   router.get('/webhooks/deliveries', async (req, res) => {
-    const { workspace } = workspaceAccessOf(res);
-    const query = req.query as unknown as DeliveryQuery;
-    if (query.endpoint_id && query.agent) {
-      throw new HttpError(422, [{ type: 'value_error', loc: ['query', 'agent'], msg: 'give endpoint_id or agent, not both', input: query.agent }]);
-    }
-    const filter: Record<string, unknown> = { workspace_id: workspace.id };
-    if (query.endpoint_id) filter.endpoint_id = query.endpoint_id;
-    if (query.agent) Object.assign(filter, { target: 'agent', agent_id: query.agent });
-    if (query.status) filter.status = { $in: [...new Set(query.status.split(','))] as DeliveryStatus[] };
-    if (query.call_id) filter.call_id = query.call_id;
-    const [items, total] = await Promise.all([
-      WebhookDelivery.find(filter, DELIVERY_LIST_FIELDS).sort({ created_at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<WebhookDeliveryDocument[]>(),
-      WebhookDelivery.countDocuments(filter),
-    ]);
-    res.json({ items: items.map(deliveryView), total });
+    res.json(await listDeliveriesOf(workspaceAccessOf(res).workspace.id, req.query as unknown as DeliveryQuery));
   });
 
   router.get('/webhooks/deliveries/:delivery_id', async (req, res) => {
@@ -56,11 +40,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
   });
 
   router.post('/webhooks/deliveries/:delivery_id/retry', async (req, res) => {
-    const delivery = await deliveryOf(res, req.params.delivery_id);
-    if (delivery.target_deleted_at) throw new HttpError(409, 'the endpoint of this delivery was deleted: there is nowhere to send it');
-    const done = await resultWithin(temporal, () => retryNow(temporal, delivery), ATTEMPT_WAIT_MS);
-    if (!done) throw new HttpError(503, 'the attempt did not end in time: the webhook workers may be down; it is still queued and will be made when they are back');
-    res.json(await deliveryDetailView(await deliveryOf(res, delivery._id)));
+    res.json(await retryDeliveryOf(temporal, workspaceAccessOf(res).workspace.id, req.params.delivery_id));
   });
 
   router.post('/webhooks/:endpoint_id/test', async (req, res) => {
@@ -131,11 +111,8 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
   return router;
 }
 
-async function deliveryOf(res: Response, deliveryId: string): Promise<WebhookDeliveryDocument> {
-  const { workspace } = workspaceAccessOf(res);
-  const delivery = await findByIdOwned<WebhookDeliveryDocument>(WebhookDelivery, deliveryId, { workspace_id: workspace.id });
-  if (!delivery) throw new HttpError(404, 'webhook delivery not found');
-  return delivery;
+function deliveryOf(res: Response, deliveryId: string): Promise<WebhookDeliveryDocument> {
+  return findDeliveryOf(workspaceAccessOf(res).workspace.id, deliveryId);
 }
 
 async function redeliveryOf(res: Response, redeliveryId: string): Promise<WebhookRedeliveryDocument> {
@@ -143,42 +120,4 @@ async function redeliveryOf(res: Response, redeliveryId: string): Promise<Webhoo
   const job = await findByIdOwned<WebhookRedeliveryDocument>(WebhookRedelivery, redeliveryId, { workspace_id: workspace.id });
   if (!job) throw new HttpError(404, 'redelivery not found');
   return job;
-}
-
-/**
- * One extra attempt: through the running workflow's `retryNow` update while its schedule runs
- * (so it never restarts the schedule), otherwise as a new one-attempt run of the same workflow
- * id, continuing the attempt count. Two retries racing to start that run: the loser sends its
- * update to the winner's run.
- */
-async function retryNow(temporal: Client, delivery: WebhookDeliveryDocument): Promise<true> {
-  for (let tries = 0; tries < 3; tries++) {
-    try {
-      await temporal.workflow.getHandle(delivery._id).executeUpdate(retryNowUpdate);
-      return true;
-    } catch (err) {
-      if (!isClosedWorkflow(err)) throw err;
-    }
-    try {
-      const handle = await startDeliveryWorkflow(temporal, {
-        deliveryId: delivery._id,
-        workspaceId: delivery.workspace_id,
-        mode: 'once',
-        trigger: 'manual',
-        attemptsBefore: (await WebhookDelivery.findById(delivery._id, { attempt_count: 1 }).lean())?.attempt_count ?? 0,
-        reuse: 'after-close',
-      });
-      await handle.result();
-      return true;
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
-  throw new HttpError(409, 'the delivery is being retried by someone else right now; try again in a moment');
-}
-
-/** An update to a workflow that is not running: no run at all, or the last one has completed. */
-function isClosedWorkflow(err: unknown): boolean {
-  if (err instanceof WorkflowNotFoundError) return true;
-  return err instanceof WorkflowUpdateFailedError && /completed|closed|not found/i.test(String(err.cause?.message ?? err.message));
 }

@@ -1,14 +1,13 @@
 import { Router } from 'express';
 import { recordWorkspaceAudit } from '../../activities/audit';
-import { callLimitsOf, listLimitRequests, openLimitRequest } from '../../activities/calls/limit-requests';
-import type { LimitRequestDocument } from '../../activities/db/models/limit-request';
-import type { components, operations } from '../../schemas/api-types';
+import { listLimitRequests, openLimitRequest } from '../../activities/calls/limit-requests';
+import type { operations } from '../../schemas/api-types';
+import { callLimitsSummaryOf, limitRequestView } from '../calls/limits-view';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError } from '../http-error';
 
 type NewLimitRequestBody = operations['createLimitRequest']['requestBody']['content']['application/json'];
-type LimitRequestView = Omit<components['schemas']['LimitRequest'], 'created_at' | 'decided_at'> & { created_at: Date; decided_at: Date | null };
 
 const workspaceNotFound = () => new HttpError(404, 'workspace not found');
 
@@ -21,14 +20,7 @@ export function workspaceLimitRoutes({ now }: { now: () => Date }): Router {
   const router = Router();
 
   router.get('/workspace/limits', async (_req, res) => {
-    const limits = await callLimitsOf(workspaceAccessOf(res).workspace.id);
-    if (!limits) throw workspaceNotFound();
-    res.json({
-      concurrency_limit: limits.concurrencyLimit,
-      active_calls: limits.activeCalls,
-      queued_calls: limits.queuedCalls,
-      pending_request: limits.pendingRequest && limitRequestView(limits.pendingRequest),
-    });
+    res.json(await callLimitsSummaryOf(workspaceAccessOf(res).workspace.id));
   });
 
   router.get('/workspace/limits/requests', async (_req, res) => {
@@ -62,18 +54,4 @@ export function workspaceLimitRoutes({ now }: { now: () => Date }): Router {
   });
 
   return router;
-}
-
-function limitRequestView(request: LimitRequestDocument): LimitRequestView {
-  return {
-    id: request._id,
-    concurrency_limit: request.concurrency_limit,
-    reason: request.reason,
-    status: request.status,
-    requested_by: request.requested_by.name,
-    created_at: request.created_at,
-    decided_at: request.decided_at ?? null,
-    decided_by: request.decided_by ?? null,
-    decision_note: request.decision_note ?? null,
-  };
 }

@@ -1,4 +1,5 @@
 import type { ProvidersConfig } from '../../config/env';
+import { startApi, type RunningApi } from './api';
 import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../activities/payments/simulator';
 
 export { PAYMENT_SIMULATOR_KEY_SECRET };
@@ -18,4 +19,22 @@ export async function payAtGateway(gateway: PaymentSimulator, orderId: string): 
   if (res.status !== 200) throw new Error(`the simulated checkout answered ${res.status}: ${await res.text()}`);
   const paid = (await res.json()) as { razorpay_payment_id: string; razorpay_signature: string };
   return { gateway_payment_id: paid.razorpay_payment_id, signature: paid.razorpay_signature };
+}
+
+/**
+ * For a test suite: the Razorpay simulator and an API pointed at it, started before the
+ * suite's tests and closed after them. The returned holder is filled in by then.
+ */
+export function paymentStackPerSuite(): { api: RunningApi; gateway: PaymentSimulator } {
+  const stack = {} as { api: RunningApi; gateway: PaymentSimulator };
+  before(async () => {
+    const started = await startPaymentGateway();
+    stack.gateway = started.gateway;
+    stack.api = await startApi({ providers: started.providers });
+  });
+  after(async () => {
+    await stack.api?.close();
+    await stack.gateway?.close();
+  });
+  return stack;
 }

@@ -28,6 +28,21 @@ describe('the OpenAPI document', () => {
 
   it('has operations', () => expect(operations).not.to.be.empty);
 
+  it('has no prose parsed as keys (an unquoted comma in a one-line mapping splits a description)', () => {
+    const strayKeys: string[] = [];
+    const seen = new Set<object>();
+    const walk = (node: unknown, path: string): void => {
+      if (!node || typeof node !== 'object' || seen.has(node)) return;
+      seen.add(node);
+      for (const [key, value] of Object.entries(node)) {
+        if (value === null && /\s/.test(key)) strayKeys.push(`${path}/${key}`);
+        walk(value, `${path}/${key}`);
+      }
+    };
+    walk(doc, '');
+    expect(strayKeys).to.deep.equal([]);
+  });
+
   for (const { name, op } of operations) {
     it(`${name} takes the timezone query parameter and X-Timezone header`, () => {
       const refs = (op.parameters ?? []).map((p) => p.$ref);

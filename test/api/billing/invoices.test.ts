@@ -5,9 +5,9 @@ import { KycRecord } from '../../../activities/db/models/kyc';
 import { takeInvoiceSeq } from '../../../activities/billing/invoices';
 import { financialYearOf, invoiceNumber } from '../../../activities/billing/gst';
 import type { PaymentSimulator } from '../../../activities/payments/simulator';
-import { startApi, type RunningApi } from '../../support/api';
+import type { RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson } from '../../support/accounts';
-import { payAtGateway, startPaymentGateway } from '../../support/payment-gateway';
+import { payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';
 
 type Headers = Record<string, string>;
 
@@ -19,15 +19,8 @@ type Headers = Record<string, string>;
 describe('billing: GST invoices', () => {
   let api: RunningApi;
   let gateway: PaymentSimulator;
-  before(async () => {
-    const started = await startPaymentGateway();
-    gateway = started.gateway;
-    api = await startApi({ providers: started.providers });
-  });
-  after(async () => {
-    await api.close();
-    await gateway.close();
-  });
+  const stack = paymentStackPerSuite();
+  before(() => ({ api, gateway } = stack));
 
   /** An active workspace whose KYC details put it in `state` (or none). */
   async function customer(state: string | null, gstin: string | null = null): Promise<{ workspaceId: string; headers: Headers }> {

@@ -8,9 +8,9 @@ import { AuditEvent } from '../../../activities/db/models/audit-event';
 import { LedgerItem } from '../../../activities/db/models/ledger-item';
 import type { PaymentSimulator } from '../../../activities/payments/simulator';
 import { balanceOf } from '../../../activities/ledger';
-import { startApi, type RunningApi } from '../../support/api';
+import type { RunningApi } from '../../support/api';
 import { activeOwner, withJson } from '../../support/accounts';
-import { payAtGateway, startPaymentGateway } from '../../support/payment-gateway';
+import { payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';
 import { testServers } from '../../support/servers';
 
 type Headers = Record<string, string>;
@@ -26,15 +26,8 @@ describe('billing: the money invariant under concurrent writers', function () {
   this.timeout(180_000);
   let api: RunningApi;
   let gateway: PaymentSimulator;
-  before(async () => {
-    const started = await startPaymentGateway();
-    gateway = started.gateway;
-    api = await startApi({ providers: started.providers });
-  });
-  after(async () => {
-    await api.close();
-    await gateway.close();
-  });
+  const stack = paymentStackPerSuite();
+  before(() => ({ api, gateway } = stack));
 
   async function startedTopup(headers: Headers, amountPaise: number) {
     const res = await api.request('/api/v1/billing/topup', withJson('POST', { amount_paise: amountPaise }, headers));

@@ -6,7 +6,7 @@ import { paymentSignature } from '../../../activities/payments/gateway';
 import type { PaymentSimulator } from '../../../activities/payments/simulator';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, oauthTokenFor, withJson } from '../../support/accounts';
-import { PAYMENT_SIMULATOR_KEY_SECRET, payAtGateway, startPaymentGateway } from '../../support/payment-gateway';
+import { PAYMENT_SIMULATOR_KEY_SECRET, payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';
 
 type Headers = Record<string, string>;
 
@@ -18,15 +18,8 @@ type Headers = Record<string, string>;
 describe('billing: top-ups and their completion', () => {
   let api: RunningApi;
   let gateway: PaymentSimulator;
-  before(async () => {
-    const started = await startPaymentGateway();
-    gateway = started.gateway;
-    api = await startApi({ providers: started.providers });
-  });
-  after(async () => {
-    await api.close();
-    await gateway.close();
-  });
+  const stack = paymentStackPerSuite();
+  before(() => ({ api, gateway } = stack));
 
   async function owner(): Promise<{ workspaceId: string; userId: string; headers: Headers }> {
     const signedUp = await activeOwner(api, { name: 'Asha Rao' });

@@ -26,7 +26,7 @@ export const workflowImportBans = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'schemas/api-types.d.ts', 'eslint.config.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', '.venv/**', '.schemathesis/**', 'schemathesis-report/**', 'schemas/api-types.d.ts', 'eslint.config.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

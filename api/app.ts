@@ -7,7 +7,7 @@ import { accessLog } from './middleware/access-log';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestId } from './middleware/request-id';
 import { renderDatesInZone, timezone } from './middleware/timezone';
-import { openApiDocument } from './openapi-document';
+import { openApiDocument, servedOpenApiDocument } from './openapi-document';
 import { healthRoutes } from './routes/health';
 import { authRoutes } from './routes/auth';
 import { agentRoutes } from './routes/agents';
@@ -24,7 +24,7 @@ import { batchRoutes } from './routes/batches';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { kycRoutes } from './routes/kyc';
-import { FILE_UPLOADER_OPTIONS } from './uploads';
+import { FILE_UPLOADER_OPTIONS, withMultipartErrorsAsBadRequest } from './uploads';
 import { accountRoutes } from './routes/account';
 import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
@@ -72,9 +72,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(timezone(deps.config.defaultTimezone));
 
   const document = openApiDocument();
+  const served = servedOpenApiDocument();
   for (const base of ['', ...API_BASE_PATHS]) {
     app.get(`${base}/openapi.json`, (_req, res) => {
-      res.json(document);
+      res.json(served);
     });
   }
 
@@ -84,8 +85,9 @@ export function createApp(deps: AppDeps): Express {
   // nothing about the body's rules, and uploads are not parsed for nobody.
   const operations = new OperationIndex(document);
   for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
+  const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
-  app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl }));
+  app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl, synthesizer: providers.synthesizer }));
   app.use(express.json({ limit: '1mb' }));
   // The telephony provider posts form-encoded callbacks. Flat fields only (`extended: false`):
   // a repeated field becomes a list, which the operation's schema refuses.
@@ -101,17 +103,16 @@ export function createApp(deps: AppDeps): Express {
       validateFormats: true,
       validateSecurity: false, // the access middleware above enforces every x-access rule
       fileUploader: FILE_UPLOADER_OPTIONS, // multipart bodies are parsed in memory, capped (413 beyond)
-    }),
+    }).map(withMultipartErrorsAsBadRequest),
   );
   app.use(renderDatesInZone());
 
   const api = express.Router();
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
-  const providers = createProviders(deps.config.providers);
   api.use(catalogRoutes(providers));
   api.use(phoneNumberRoutes(providers));
-  api.use(agentRoutes({ ...auth, temporal: deps.temporal }));
+  api.use(agentRoutes({ ...auth, temporal: deps.temporal, synthesizer: providers.synthesizer }));
   api.use(knowledgeBaseRoutes({ now }));
   api.use(toolTestRoutes({ allowPrivateNetworks: deps.config.toolsAllowPrivateNetworks }));
   api.use(keyRoutes(auth));
@@ -131,7 +132,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(connectedAppRoutes({ now }));
   for (const base of API_BASE_PATHS) app.use(base, api);
   // OAuth for connected apps (MCP clients) at the origin root, where RFC 8414 and RFC 9728 put it.
-  app.use(oauthRoutes({ tokens: auth.tokens, now, publicApiUrl: deps.config.publicApiUrl }));
+  app.use(oauthRoutes({ ...auth, publicApiUrl: deps.config.publicApiUrl }));
 
   deps.extraRoutes?.(app);
   app.use(notFound());

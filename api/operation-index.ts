@@ -77,8 +77,16 @@ export class OperationIndex {
     this.operations.sort((a, b) => b.literalSegments - a.literalSegments);
   }
 
+  /**
+   * The operation of the path that matches best (most literal segments), if it has this
+   * method. A method the best path lacks matches nothing, even when a templated path has it:
+   * `DELETE /phone-numbers/available` is the validator's 405 (with `Allow`), not
+   * `DELETE /phone-numbers/{number}` with `number` = "available".
+   */
   match(method: string, path: string): IndexedOperation | undefined {
-    return this.operations.find((op) => op.method === method && op.pattern.test(path));
+    const best = this.operations.find((op) => op.pattern.test(path));
+    if (!best) return undefined;
+    return this.operations.find((op) => op.path === best.path && op.method === method);
   }
 
   all(): readonly IndexedOperation[] {

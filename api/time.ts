@@ -25,6 +25,21 @@ export function canonicalTimeZone(name: string): string | null {
   return name;
 }
 
+/**
+ * Every zone `timezone` accepts, with the spelling the API echoes (Asia/Kolkata, not
+ * Asia/Calcutta): the list /masters answers and the served OpenAPI document enumerates.
+ * (Any letter case of these, and the older IANA aliases the runtime knows, are accepted too.)
+ */
+export function listedTimeZones(): string[] {
+  const names = new Set<string>();
+  for (const name of [...Intl.supportedValuesOf('timeZone'), 'UTC', 'Asia/Kolkata']) {
+    const canonical = canonicalTimeZone(name);
+    if (canonical) names.add(canonical);
+  }
+  names.delete('Asia/Calcutta'); // ICU's legacy name of Asia/Kolkata
+  return [...names].sort();
+}
+
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 
 function offsetFormatterFor(zone: string): Intl.DateTimeFormat {

@@ -21,8 +21,8 @@ fi
 
 [[ -n "${SKIP_TOOLS:-}" ]] || bash scripts/install-tools.sh "$@"
 
-# Debian's chromium for the browser call page's test (test/e2e/browser-page.test.ts, driven by
-# playwright-core). `npm start` (--build) does not need it; SKIP_CHROMIUM=1 skips it too.
+# Debian's chromium for the browser tests (test/e2e/browser-page.test.ts and
+# oauth-consent-page.test.ts, driven by playwright-core). `npm start` (--build) does not need it; SKIP_CHROMIUM=1 skips it too.
 if ! $build && [[ -z "${SKIP_CHROMIUM:-}" ]]; then
   if [[ -x /usr/bin/chromium ]]; then
     echo "[setup] chromium: present"
@@ -40,6 +40,10 @@ if ! $build && [[ -z "${SKIP_CHROMIUM:-}" ]]; then
     echo "[setup] chromium: installed at /usr/bin/chromium"
   fi
 fi
+
+# The tests' Python tools in .venv/: the OpenAPI fuzzer (`npm run test:fuzz`) and PyYAML, a
+# YAML 1.1 parser the OpenAPI document must also load in (test/unit/openapi-document.test.ts).
+$build || bash scripts/python-tools.sh
 
 # Types generated from the contract (schemas/api-types.d.ts, git-ignored: always current).
 npm run --silent gen:types >/dev/null

@@ -1,4 +1,4 @@
-import { ActivityFailure, log, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, log, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { AnalyticsResult, AnalyticsWorkflowInput } from './shared/analytics';
 
@@ -27,6 +27,7 @@ const { completeCall } = proxyActivities<Activities>({
 export async function analyticsWorkflow(input: AnalyticsWorkflowInput): Promise<AnalyticsResult> {
   const { callId, workspaceId, agentId } = input;
   let result: AnalyticsResult;
+  setCurrentDetails('summarizing and extracting with the language model');
   try {
     result = { ...(await analyzeCall({ callId, workspaceId, agentId })), error: null };
   } catch (error) {
@@ -35,6 +36,8 @@ export async function analyticsWorkflow(input: AnalyticsWorkflowInput): Promise<
     log.warn('post-call analytics failed; the call completes without them', { callId, error: reason });
     result = { summary: null, extracted: null, error: reason };
   }
+  setCurrentDetails(`${result.error ? `analytics failed (${result.error})` : 'analytics saved'}: sending call.completed`);
   await completeCall({ callId, workspaceId, agentId, sequence: input.sequence, error: result.error });
+  setCurrentDetails(result.error ? `call.completed sent without analytics: ${result.error}` : 'call.completed sent with the summary and extractions');
   return result;
 }

@@ -17,7 +17,7 @@ import {
   type ContactStatus,
   type WaitingContact,
 } from './shared/batches';
-import { callSearchAttributes, callWorkflowId, type CallState } from './shared/calls';
+import { callStartOptions, callWorkflowId, type CallState } from './shared/calls';
 import { TASK_QUEUES } from './shared/task-queues';
 
 // Database and Temporal calls: retried until they are back (the batch's progress must not be lost).
@@ -193,7 +193,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     return { offered, fromWaiting };
   };
 
-  const startCall = async (callInput: Parameters<typeof callWorkflow>[0]) => {
+  const startCall = async (callInput: Parameters<typeof callWorkflow>[0], agentName: string) => {
     const failed = (error: unknown) => finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error) });
     try {
       const child = await startChild<typeof callWorkflow>('callWorkflow', {
@@ -201,7 +201,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
         taskQueue: TASK_QUEUES.calls,
         args: [callInput],
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: callSearchAttributes(callInput, 'queued'),
+        ...callStartOptions(callInput, agentName, 'queued'),
       });
       void child.result().then((result: CallState) => finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason }), failed);
     } catch (error) {
@@ -230,7 +230,8 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     for (const offer of taken) inFlight.set(offer.callId, { index: offer.index, attempt: offer.attempt });
     // The contacts' `calling` was written with the calls; the counts go with the next save.
     changed();
-    await Promise.all(result.inputs.map(startCall));
+    // A result recorded before it carried the agent's name names the agent by id.
+    await Promise.all(result.inputs.map((callInput) => startCall(callInput, result.agentName ?? input.agentId)));
     return result.queued > 0;
   };
 
@@ -242,7 +243,14 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     cancelUncalled = false;
     await recordBatchProgress({ batchId: input.batchId, contacts, cancelUncalled: cancelNow, batch: { status, status_reason: statusReason, counts: { ...counts }, started_at: startedAt, ended_at: endedAt } });
     saved = target;
-    setCurrentDetails(`${status}${statusReason ? ` (${statusReason})` : ''}: ${Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ')}`);
+    showProgress();
+  };
+  /** The batch's line in the Temporal UI: its status, the contacts per status, and what it waits for. */
+  const showProgress = () => {
+    const why = statusReason ? ` (${statusReason})` : '';
+    const when = status === 'scheduled' && input.startAt ? ` to start at ${input.startAt}` : '';
+    const calls = inFlight.size ? `; ${inFlight.size} calls in flight` : '';
+    setCurrentDetails(`${status}${why}${when}: ${Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ')}${calls}`);
   };
 
   const applyRequests = () => {
@@ -294,6 +302,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     // Wake for a call's end, a message, the start time, or the next retry.
     const dueIn = status === 'scheduled' ? startAtMs - Date.now() : status === 'running' && waiting.length && !windowFull && !draining ? waiting[0].dueAt - Date.now() : null;
     const wake = () => finished.length > 0 || requests.length > 0 || saved < version || hangUpBy !== null;
+    showProgress();
     if (dueIn === null) await condition(wake);
     else await condition(wake, Math.max(1, dueIn));
   }

@@ -3,6 +3,8 @@ import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_S
 import { TASK_QUEUES } from './shared/task-queues';
 import { analyticsWorkflowId } from './shared/analytics';
 import { analyticsWorkflow } from './analytics';
+import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
+import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
 import type { createActivities } from '../activities';
 import type { CallAgent, CallChanges } from '../activities/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
@@ -180,6 +182,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     state.status = status;
     state.hangupReason = reason;
     await step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, event('call.ended', reason, level, null, data));
+    showCallStatus(status, `${status}: ${reason}`);
     state.phase = 'ended';
     await condition(allHandlersFinished);
     return state;
@@ -190,6 +193,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
     const queued = await queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: nextEntry(), at: new Date().toISOString() });
     inKeeperQueue = queued.enqueued;
+    if (queued.enqueued) showCallDetails(`queued at position ${queued.position}, waiting for a free slot`);
     /** The agent as read at the start of the next round of the queue (read once here for the first). */
     let read: CallAgent | null | undefined = queued.agent;
 
@@ -209,11 +213,13 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
         const window = callingWindow(new Date(), agent.hours);
         if (!window.open) {
           state.phase = 'waiting-for-hours';
+          showCallDetails(`queued, waiting for ${agent.name}'s calling hours (open at ${clockTime(Date.now() + window.opensInMs)})`);
           await condition(queueLeft, Math.min(window.opensInMs, left));
           continue;
         }
         await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
         inKeeperQueue = true;
+        showCallDetails('queued, waiting for a free slot (calling hours open)');
       }
       state.phase = 'queued';
       await condition(() => granted || queueLeft(), left);
@@ -241,10 +247,12 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
 
     // ---- dialling ----
     state.phase = 'dialling';
+    showCallDetails(`dialling ${input.toNumber} from ${input.fromNumber}`);
     const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS }).catch((error: Error) => ({ refused: error.message }));
     if ('refused' in dial) return endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
     state.status = 'ringing';
     await step({ provider_call_id: dial.providerCallId, status: 'ringing' }, event('call.placed', 'the provider accepted the dial request', 'info', null));
+    showCallStatus('ringing', `ringing ${input.toNumber}`);
   } else {
     // Inbound and browser calls were admitted live (the API took their slot): they begin at call.started.
     holdsSlot = true;
@@ -275,6 +283,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     endedBy ??= by;
     if (hangupSent) return;
     hangupSent = true;
+    showCallDetails(`hanging up: ${by.reason}`);
     if (viaProvider) await hangupProviderCall({ callId: input.callId });
     else stopConversation();
   };
@@ -339,6 +348,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       });
       state.capReason = cap.capReason;
       capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
+      showCallStatus('in-progress', `live since ${clockTime(startedAt)} with ${agent.name}, for at most ${callLength(cap.capSeconds)}`);
       startConversation(conversation, { callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequenceBase: CONVERSATION_SEQUENCE_START, capSeconds: cap.capSeconds, capReason: cap.capReason, streamWaitSeconds: viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS });
       sequence = CONVERSATION_SEQUENCE_END;
       continue;
@@ -349,6 +359,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       return endUnconnected(status, `not connected: ${update.status}`, 'warning', endedBy?.by ?? 'provider', { plivo: update.status });
     }
     finalStatus = update;
+    showCallDetails(`the provider ended the call (${update.status}): saving the conversation`);
     // The call is over at the provider (the caller hung up, our hang-up went through, or the
     // conversation ended and closed the stream): stop a conversation still running, also one
     // still waiting for its stream; it saves what it has and returns.
@@ -387,20 +398,34 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' },
     event: event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
       duration_seconds: durationSeconds,
-      avg_first_audio_ms: outcome?.avgFirstAudioMs ?? null,
+      // A number, as the contract types it; whether the agent was heard at all is `agent_spoke`
+      // (false when the conversation never went live, null when its media node died and the
+      // conversation's outcome is unknown).
+      avg_first_audio_ms: outcome?.avgFirstAudioMs ?? 0,
+      agent_spoke: outcome ? outcome.avgFirstAudioMs !== null : liveFrom === null ? false : null,
       usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
     }),
   });
   state.status = 'completed';
   state.hangupReason = ended.reason;
   state.phase = 'ended';
+  const story = `completed: live ${callLength(durationSeconds)}, charged ${costPaise} paise (ended by ${ended.by}: ${ended.reason})`;
+  showCallStatus('completed', `${story}; post-call analytics running`);
   log.info('call ended', { callId: input.callId, durationSeconds, costPaise, runId: workflowInfo().runId });
   // Summary and extractions, then `call.completed` (once, from the child, whatever the model does).
   await executeChild(analyticsWorkflow, {
     workflowId: analyticsWorkflowId(input.callId),
     taskQueue: TASK_QUEUES.analytics,
     args: [{ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequence: sequence++ }],
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: input.workspaceId },
+      { key: AgentId, value: input.agentId },
+      { key: Kind, value: 'analytics' },
+    ],
+    staticSummary: `post-call analytics of call ${input.callId}`,
+    staticDetails: `Summary and extractions of call \`${input.callId}\` (workflow \`${workflowInfo().workflowId}\`) by the language model, then \`call.completed\`.`,
   });
+  showCallDetails(story);
   await condition(allHandlersFinished);
   return state;
 }

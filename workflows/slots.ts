@@ -81,8 +81,11 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
     state.queue.splice(state.queue.findIndex((call) => call.callId === callId), 1);
   }
 
+  /** The next calls in line, by id, so that ops can find them (a long queue is cut short). */
   function showState(): void {
-    setCurrentDetails(`limit ${state.limit ?? 'not read yet'}: ${state.active.length} active, ${state.queue.length} queued`);
+    const next = state.queue.slice(0, SHOWN_IN_LINE).map((call) => call.callId);
+    const line = next.length ? `; next in line: ${next.join(', ')}${state.queue.length > next.length ? ', ...' : ''}` : '';
+    setCurrentDetails(`workspace ${input.workspaceId}, limit ${state.limit ?? 'not read yet'}: ${state.active.length} active, ${state.queue.length} queued${line}`);
   }
 
   setHandler(slotsStateQuery, () => state);
@@ -202,6 +205,9 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
     );
   }
 }
+
+/** Queued calls the keeper's details name. */
+const SHOWN_IN_LINE = 5;
 
 /** How often held slots are checked against their calls' workflows. */
 const RECONCILE_EVERY_MS = 5 * 60_000;

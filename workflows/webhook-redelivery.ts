@@ -12,7 +12,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../activities';
 import type { FailedDelivery } from '../activities/webhooks/redelivery';
-import { redeliveryProgressQuery, type DeliveryState, type RedeliveryInput, type RedeliveryProgress } from './shared/webhooks';
+import { deliveryDetails, deliverySummary, redeliveryProgressQuery, type DeliveryState, type RedeliveryInput, type RedeliveryProgress } from './shared/webhooks';
+import { Kind, WorkspaceId } from './shared/search-attributes';
 import { TASK_QUEUES } from './shared/task-queues';
 import type { webhookDeliveryWorkflow } from './webhook-delivery';
 
@@ -40,6 +41,7 @@ export async function webhookRedeliveryWorkflow(input: RedeliveryInput): Promise
   setHandler(redeliveryProgressQuery, () => ({ ...progress, total, status }));
 
   try {
+    if (total === null) setCurrentDetails(`counting the failed deliveries since ${input.since}`);
     total ??= await countFailedDeliveries({ redeliveryId: input.redeliveryId, endpointId: input.endpointId, since: input.since });
     for (;;) {
       const page = await listFailedDeliveries({ endpointId: input.endpointId, since: input.since, cursor: progress.cursor, limit: PAGE_SIZE });
@@ -47,7 +49,7 @@ export async function webhookRedeliveryWorkflow(input: RedeliveryInput): Promise
       for (let i = 0; i < page.length && !CancellationScope.current().consideredCancelled; i += PARALLEL_ATTEMPTS) {
         const round = page.slice(i, i + PARALLEL_ATTEMPTS);
         // A cancellation lets the round in flight finish: its attempts are real requests.
-        await CancellationScope.nonCancellable(() => Promise.all(round.map((delivery) => redeliver(delivery, progress))));
+        await CancellationScope.nonCancellable(() => Promise.all(round.map((delivery) => redeliver(delivery, input.workspaceId, progress))));
         progress.cursor = round[round.length - 1].id;
         setCurrentDetails(`redelivering: ${progress.attempted} of ${total} attempted, ${progress.delivered} delivered`);
       }
@@ -68,7 +70,7 @@ export async function webhookRedeliveryWorkflow(input: RedeliveryInput): Promise
   return { ...progress, total, status };
 }
 
-async function redeliver(delivery: FailedDelivery, progress: RedeliveryProgress): Promise<void> {
+async function redeliver(delivery: FailedDelivery, workspaceId: string, progress: RedeliveryProgress): Promise<void> {
   let child;
   try {
     child = await startChild<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
@@ -77,6 +79,12 @@ async function redeliver(delivery: FailedDelivery, progress: RedeliveryProgress)
       args: [{ deliveryId: delivery.id, mode: 'once', trigger: 'manual', attemptsBefore: delivery.attemptCount }],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: workspaceId },
+        { key: Kind, value: 'webhook_delivery' },
+      ],
+      staticSummary: deliverySummary(delivery.id, 'once', 'manual', delivery.title ?? null),
+      staticDetails: deliveryDetails(delivery.id, workspaceId),
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

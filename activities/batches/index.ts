@@ -18,7 +18,15 @@ export interface BatchChanges {
 }
 
 /** Why no call of the batch may be queued now (agent, workspace, credits), or what was queued. */
-export type QueuedBatchCalls = { refusal: string; queued: 0; inputs: [] } | { refusal: null; queued: number; inputs: CallWorkflowInput[] };
+export type QueuedBatchCalls =
+  | { refusal: string; queued: 0; inputs: [] }
+  | {
+      refusal: null;
+      queued: number;
+      inputs: CallWorkflowInput[];
+      /** For the calls' summaries in the Temporal UI (absent from results recorded before it was added). */
+      agentName?: string;
+    };
 
 /**
  * What the batch workflow (workflows/batch.ts) reads and writes. The workflow runs these one
@@ -68,7 +76,7 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
           return placed.input;
         }),
       );
-      return { refusal: null, queued: inputs.length, inputs };
+      return { refusal: null, queued: inputs.length, inputs, agentName: agent.name };
     },
 
     /**

@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { CallingHours } from '../../workflows/shared/calling-hours';
-import { enqueueSignal, releaseSignal, slotKeeperId, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
+import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { Agent } from '../db/models/agent';
 import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../db/models/call';
@@ -50,10 +49,7 @@ export async function signalKeeper(temporal: Client, workspaceId: string, send: 
     args: [{ workspaceId }],
     signal: send.signal,
     signalArgs: send.args,
-    typedSearchAttributes: [
-      { key: WorkspaceId, value: workspaceId },
-      { key: Kind, value: 'slot_keeper' },
-    ],
+    ...slotKeeperStartOptions(workspaceId),
   });
 }
 

@@ -20,7 +20,7 @@ export const EVENT_TYPES = [
   { type: 'user.online_check', description: 'the agent asked if the caller is still there', data_fields: [] },
   { type: 'hangup.prompt', description: 'the hang-up prompt decided the conversation is over', data_fields: [] },
   { type: 'error', description: 'something went wrong; level warning or error', data_fields: ['provider'] },
-  { type: 'call.ended', description: 'the call ended for any reason', data_fields: ['duration_seconds', 'avg_first_audio_ms', 'usage'] },
+  { type: 'call.ended', description: 'the call ended for any reason', data_fields: ['duration_seconds', 'avg_first_audio_ms', 'agent_spoke', 'usage'] },
   { type: 'call.completed', description: 'the final call record is saved, after post-call analytics', data_fields: ['call'] },
 ] as const;
 

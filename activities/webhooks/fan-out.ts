@@ -9,6 +9,7 @@ import { ALL_EVENTS, type EventLevel } from './event-types';
 import { deliveryIdFor, eventIdFor } from './ids';
 import { webhookBody } from './payload';
 import { startDeliveryWorkflow } from './workflows';
+import type { DeliveryTitle } from '../../workflows/shared/webhooks';
 
 export interface RecordEventInput {
   workspaceId: string;
@@ -67,7 +68,7 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
   const deliveryIds = await Promise.all(
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
-      if (await createDelivery(deliveryId, target, eventId, event, body, now())) await startQuietly(temporal, deliveryId, event.workspace_id);
+      if (await createDelivery(deliveryId, target, eventId, event, body, now())) await startQuietly(temporal, deliveryId, event.workspace_id, { eventType: event.type, url: target.url, callId: event.call_id });
       return deliveryId;
     }),
   );
@@ -140,9 +141,9 @@ async function createDelivery(deliveryId: string, target: Target, eventId: strin
   }
 }
 
-async function startQuietly(temporal: Client, deliveryId: string, workspaceId: string): Promise<void> {
+async function startQuietly(temporal: Client, deliveryId: string, workspaceId: string, title: DeliveryTitle): Promise<void> {
   try {
-    await startDeliveryWorkflow(temporal, { deliveryId, workspaceId, mode: 'scheduled', reuse: 'never' });
+    await startDeliveryWorkflow(temporal, { deliveryId, workspaceId, mode: 'scheduled', reuse: 'never', title });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }

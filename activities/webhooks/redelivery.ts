@@ -1,10 +1,12 @@
 import { WebhookDelivery } from '../db/models/webhook-delivery';
 import { WebhookRedelivery } from '../db/models/webhook-redelivery';
-import type { RedeliveryProgress } from '../../workflows/shared/webhooks';
+import type { DeliveryTitle, RedeliveryProgress } from '../../workflows/shared/webhooks';
 
 export interface FailedDelivery {
   id: string;
   attemptCount: number;
+  /** For the retry's summary in the Temporal UI (absent from results recorded before it was added). */
+  title?: DeliveryTitle;
 }
 
 /** Failed deliveries of the endpoint created at or after `since`, in id order after `cursor`. */
@@ -22,8 +24,8 @@ export function createRedeliveryActivities({ now }: { now: () => Date }) {
     },
 
     async listFailedDeliveries(input: { endpointId: string; since: string; cursor: string | null; limit: number }): Promise<FailedDelivery[]> {
-      const page = await WebhookDelivery.find(failedSince(input.endpointId, input.since, input.cursor), { attempt_count: 1 }).sort({ _id: 1 }).limit(input.limit).lean();
-      return page.map((d) => ({ id: d._id, attemptCount: d.attempt_count ?? 0 }));
+      const page = await WebhookDelivery.find(failedSince(input.endpointId, input.since, input.cursor), { attempt_count: 1, event_type: 1, url: 1, call_id: 1 }).sort({ _id: 1 }).limit(input.limit).lean();
+      return page.map((d) => ({ id: d._id, attemptCount: d.attempt_count ?? 0, title: { eventType: d.event_type, url: d.url, callId: d.call_id } }));
     },
 
     async saveRedeliveryProgress(input: { redeliveryId: string; progress: RedeliveryProgress; status: 'running' | 'completed' | 'canceled' }): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
-import type { DeliveryWorkflowInput } from '../../workflows/shared/webhooks';
+import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput } from '../../workflows/shared/webhooks';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 
@@ -16,6 +16,8 @@ export interface StartDelivery {
    * of a delivery whose schedule has ended).
    */
   reuse: 'never' | 'after-close';
+  /** The event and where it goes, for the workflow's summary in the Temporal UI. */
+  title: DeliveryTitle;
 }
 
 /** Starts the delivery workflow `whd_<id>` on the `webhooks` queue; the workflow id is the delivery id. */
@@ -30,5 +32,7 @@ export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): P
       { key: WorkspaceId, value: start.workspaceId },
       { key: Kind, value: 'webhook_delivery' },
     ],
+    staticSummary: deliverySummary(start.deliveryId, start.mode, start.trigger, start.title),
+    staticDetails: deliveryDetails(start.deliveryId, start.workspaceId),
   });
 }

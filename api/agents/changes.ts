@@ -7,30 +7,31 @@ import { assignPhoneNumber, checkMayChangeNumber, unknownKnowledgeBaseIssues } f
 import { settingsIssues } from './rules';
 import { settingsFromInput, type AgentInput } from './settings';
 import { createAgent, deleteAgent, findAgent, saveNewVersion } from './store';
+import { unknownVoiceIssues, type VoiceList } from './voice';
 
 /**
  * Creating and changing an agent: the rules behind POST /agents and PUT /agents/{id}, and
  * behind the MCP tools `create_agent` and `update_agent`. The input has passed the
  * `AgentInput` schema already.
  */
-export async function createAgentAs(caller: Caller, input: AgentInput, now: Date): Promise<StoredAgent> {
+export async function createAgentAs(caller: Caller, input: AgentInput, now: Date, voices: VoiceList): Promise<StoredAgent> {
   const { access } = caller;
   const settings = settingsFromInput(input, null);
   if (settings.phone_number !== null) checkMayChangeNumber(caller.principal, access);
-  await checkSettings(access, settings);
+  await checkSettings(access, settings, voices);
   const agent = await createAgent(access.workspace.id, settings, savedBy(caller), now, planOf(access.workspace.plan).maxAgents);
   if (settings.phone_number !== null) await connectNumberOrWithdraw(agent, settings.phone_number);
   return agent;
 }
 
 /** Replaces the agent's settings (a new version); `phone_number` left out keeps the current one. */
-export async function updateAgentAs(caller: Caller, agentId: string, input: AgentInput, now: Date): Promise<StoredAgent> {
+export async function updateAgentAs(caller: Caller, agentId: string, input: AgentInput, now: Date, voices: VoiceList): Promise<StoredAgent> {
   const { access } = caller;
   const current = await findAgent(access.workspace.id, agentId);
   const settings = settingsFromInput(input, current.phone_number);
   const numberChanges = settings.phone_number !== current.phone_number;
   if (numberChanges) checkMayChangeNumber(caller.principal, access);
-  await checkSettings(access, settings);
+  await checkSettings(access, settings, voices);
   if (numberChanges) await assignPhoneNumber(access.workspace.id, current._id, settings.phone_number);
   return saveNewVersion(current, settings, savedBy(caller), now);
 }
@@ -40,13 +41,17 @@ export function savedBy(caller: Caller): string {
   return actorFor(caller.principal).name ?? 'unknown';
 }
 
-/** The rules a JSON schema cannot state: the plan's providers, the workspace's knowledge bases. */
-export async function settingsProblems(access: WorkspaceAccess, settings: AgentSettings): Promise<ValidationIssue[]> {
-  return [...settingsIssues(settings, access.workspace.plan), ...(await unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids))];
+/**
+ * The rules a JSON schema cannot state: the plan's providers, the workspace's knowledge bases,
+ * a voice of the speech-synthesis service (502 when it cannot be asked).
+ */
+export async function settingsProblems(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList): Promise<ValidationIssue[]> {
+  const [knowledgeBases, voice] = await Promise.all([unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids), unknownVoiceIssues(voices, settings)]);
+  return [...settingsIssues(settings, access.workspace.plan), ...knowledgeBases, ...voice];
 }
 
-async function checkSettings(access: WorkspaceAccess, settings: AgentSettings): Promise<void> {
-  const issues = await settingsProblems(access, settings);
+async function checkSettings(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList): Promise<void> {
+  const issues = await settingsProblems(access, settings, voices);
   if (issues.length) throw validationFailed(issues);
 }
 

@@ -25,25 +25,34 @@ export interface AuthenticateDeps {
   now: () => Date;
 }
 
-/** The credential a request carries: `X-API-Key`, or `Authorization: Bearer` of any kind. */
-export function presentedCredential(req: Request): string | undefined {
-  const key = req.get('X-API-Key');
-  if (key) return key.trim();
+/**
+ * The credentials a request carries: `X-API-Key`, then `Authorization: Bearer` of any kind.
+ * A header that is sent counts even when it is empty or malformed (it is then invalid).
+ */
+export function presentedCredentials(req: Request): { apiKey?: string; bearer?: string } {
+  const apiKey = req.get('X-API-Key')?.trim();
   const authorization = req.get('Authorization');
-  if (!authorization) return undefined;
+  if (authorization === undefined) return { apiKey };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"', 'invalid_token');
-  return match[1];
+  return { apiKey, bearer: match[1] };
 }
 
 /**
- * Who the request is from, or a 401. Keys and app tokens are counted against their
+ * Who the request is from, or a 401. Every credential the request carries must be valid: a
+ * wrong `X-API-Key` next to a good bearer token (or the reverse) is 401, never served; with
+ * two good ones, `X-API-Key` decides who acts. Keys and app tokens are counted against their
  * per-minute limit here (429 past it) and get the rate-limit headers on every response.
  */
 export async function authenticate(req: Request, res: Response, deps: AuthenticateDeps): Promise<Principal> {
-  const presented = presentedCredential(req);
-  if (!presented) throw unauthorized('sign in, or send an API key in X-API-Key or Authorization: Bearer');
-  if (req.get('X-API-Key') && !presented.startsWith(API_KEY_PREFIX)) throw unauthorized('X-API-Key does not hold an API key', 'invalid_token');
+  const { apiKey, bearer } = presentedCredentials(req);
+  if (apiKey === undefined && bearer === undefined) throw unauthorized('sign in, or send an API key in X-API-Key or Authorization: Bearer');
+  if (apiKey !== undefined && !apiKey.startsWith(API_KEY_PREFIX)) throw unauthorized('X-API-Key does not hold an API key', 'invalid_token');
+  const principals = await Promise.all([apiKey, bearer].filter((presented) => presented !== undefined).map((presented) => authenticateOne(req, res, presented, deps)));
+  return principals[0];
+}
+
+async function authenticateOne(req: Request, res: Response, presented: string, deps: AuthenticateDeps): Promise<Principal> {
   const now = deps.now();
 
   if (presented.startsWith(API_KEY_PREFIX)) {

@@ -5,8 +5,7 @@ import { balanceOf } from '../../activities/ledger';
 import type { EventLevel } from '../../activities/webhooks/event-types';
 import { recordEvent } from '../../activities/webhooks/fan-out';
 import type { CallWorkflowInput } from '../../workflows/shared/calls';
-import { releaseSignal, slotKeeperId, tryAcquireUpdate } from '../../workflows/shared/slots';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
+import { releaseSignal, slotKeeperId, slotKeeperStartOptions, tryAcquireUpdate } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { startCallWorkflow } from './start-call-workflow';
@@ -75,10 +74,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
       taskQueue: TASK_QUEUES.calls,
       args: [{ workspaceId: request.workspaceId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: request.workspaceId },
-        { key: Kind, value: 'slot_keeper' },
-      ],
+      ...slotKeeperStartOptions(request.workspaceId),
     }),
   });
   if (!slot.granted) return refuse('concurrency limit reached');
@@ -97,7 +93,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
       valueKeys: Object.keys(request.userData),
       providerCallId: request.providerCallId,
     };
-    await startCallWorkflow(temporal, input, 'in-progress');
+    await startCallWorkflow(temporal, input, request.agent.name, 'in-progress');
   } catch (error) {
     // No workflow will give the slot back or end the record: do both here, then fail the request.
     await temporal.workflow.getHandle(slotKeeperId(request.workspaceId)).signal(releaseSignal, { callId });

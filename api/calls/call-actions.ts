@@ -35,7 +35,7 @@ export async function placeCallAs(temporal: Client, caller: Caller, body: NewCal
     placedBy: creatorFor(caller.principal).name,
     at,
   });
-  await startCallWorkflow(temporal, input, 'queued');
+  await startCallWorkflow(temporal, input, agent.name, 'queued');
   // The record as created (defaults filled in): the workflow has not changed it yet.
   return callView(record);
 }

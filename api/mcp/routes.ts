@@ -8,12 +8,15 @@ import type { Logger } from '../logger';
 import { resolveWorkspace } from '../middleware/access';
 import { MCP_PATH, mcpAuthChallenge } from '../oauth/urls';
 import { mcpServerFor } from './server';
+import type { VoiceList } from '../agents/voice';
 
 export interface McpRouteDeps extends AuthenticateDeps {
   temporal: Client;
   logger: Logger;
   /** The API's public address: the base of the protected-resource metadata named in a 401. */
   publicApiUrl: string | undefined;
+  /** The speech-synthesis service's voices (agents' `voice.voice_id` are checked against them). */
+  synthesizer: VoiceList;
 }
 
 /**
@@ -33,6 +36,7 @@ export function mcpRoutes(deps: McpRouteDeps): Router {
       const server = mcpServerFor(res.locals.mcpCaller as Caller, {
         temporal: deps.temporal,
         now: deps.now,
+        synthesizer: deps.synthesizer,
         timezone: res.locals.timezone as string,
         requestId: res.locals.requestId as string,
         logger: deps.logger,

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { createAgentAs, updateAgentAs } from '../agents/changes';
 import type { AgentInput } from '../agents/settings';
+import type { VoiceList } from '../agents/voice';
 import { findAgent, listAgents } from '../agents/store';
 import { agentView } from '../agents/views';
 import type { Caller } from '../auth/context';
@@ -14,6 +15,8 @@ import { listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../webhoo
 export interface ToolDeps {
   temporal: Client;
   now: () => Date;
+  /** The speech-synthesis service's voices, which an agent's `voice.voice_id` is checked against. */
+  synthesizer: VoiceList;
 }
 
 type Args = Record<string, unknown>;
@@ -69,7 +72,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       'Setting `phone_number` needs the permission numbers.manage, which connected apps do not have.',
     mirrors: ['createAgent'],
     annotations: WRITE,
-    run: async (args, caller, deps) => agentView(await createAgentAs(caller, args as unknown as AgentInput, deps.now())),
+    run: async (args, caller, deps) => agentView(await createAgentAs(caller, args as unknown as AgentInput, deps.now(), deps.synthesizer)),
   },
   {
     name: 'update_agent',
@@ -81,7 +84,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     annotations: { ...WRITE, idempotentHint: false },
     run: async (args, caller, deps) => {
       const [agentId, agent] = withoutKey(args, 'agent_id');
-      return agentView(await updateAgentAs(caller, agentId, agent as unknown as AgentInput, deps.now()));
+      return agentView(await updateAgentAs(caller, agentId, agent as unknown as AgentInput, deps.now(), deps.synthesizer));
     },
   },
   {

@@ -21,6 +21,7 @@ export function access(index: OperationIndex, deps: AuthenticateDeps): RequestHa
     try {
       const principal = await authenticate(req, res, deps);
       res.locals.principal = principal;
+      checkWorkspaceHeader(req);
       checkCredentialKind(operation.access, principal);
       if (operation.access.workspace) {
         const workspaceAccess = await resolveWorkspace(req, principal);
@@ -69,10 +70,8 @@ export async function resolveWorkspace(req: Request, principal: Principal): Prom
     if (!workspace || !membership) throw unauthorized('the app was connected by someone no longer in its workspace', 'invalid_token');
     return { workspace, role: membership.role as Role, permissions: oauthPermissions(membership.role as Role) };
   }
+  checkWorkspaceHeader(req);
   const chosen = req.get('X-Workspace-ID');
-  if (chosen !== undefined && !WORKSPACE_ID.test(chosen)) {
-    throw new HttpError(400, 'X-Workspace-ID must be a workspace id (32 hexadecimal characters)');
-  }
   const membership = chosen
     ? await Membership.findOne({ workspace_id: chosen, user_id: user.id }, { role: 1, workspace_id: 1 }).lean()
     : await Membership.findOne({ user_id: user.id }, { role: 1, workspace_id: 1 }).sort({ joined_at: 1, _id: 1 }).lean();
@@ -84,6 +83,17 @@ export async function resolveWorkspace(req: Request, principal: Principal): Prom
   if (!workspace) throw new HttpError(404, 'workspace not found');
   const role = membership.role as Role;
   return { workspace, role, permissions: ROLE_PERMISSIONS[role] };
+}
+
+/**
+ * A malformed `X-Workspace-ID` is 400 whoever sends it: keys and apps ignore the workspace it
+ * names, but not a value the document's pattern refuses (the validator would call it a 422).
+ */
+function checkWorkspaceHeader(req: Request): void {
+  const chosen = req.get('X-Workspace-ID');
+  if (chosen !== undefined && !WORKSPACE_ID.test(chosen)) {
+    throw new HttpError(400, 'X-Workspace-ID must be a workspace id (32 hexadecimal characters)');
+  }
 }
 
 function checkPermission(rule: AccessRule, principal: Principal, access: WorkspaceAccess): void {

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { HttpError } from '../http-error';
 import type { Logger } from '../logger';
@@ -14,6 +14,8 @@ interface ValidatorError {
   status: number;
   message: string;
   errors?: ValidatorErrorItem[];
+  /** `Allow` on a 405. */
+  headers?: Record<string, string>;
 }
 
 function isValidatorError(err: unknown): err is ValidatorError {
@@ -55,7 +57,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.set(known.headers).status(known.status).json(known.body);
       return;
     }
-    if (isBodyParserError(err)) {
+    if (isBodyParserError(err) && err.status < 500) {
       if (err.type === 'entity.parse.failed') {
         res.status(422).json({
           detail: [{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${err.message}`, input: null }],
@@ -79,11 +81,31 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         res.status(413).json({ detail: uploadTooLargeDetail(err.message) });
         return;
       }
-      res.status(err.status).json({ detail: err.message });
-      return;
+      if (err.status === 415) {
+        res.status(415).json({ detail: unsupportedMediaTypeDetail(req) });
+        return;
+      }
+      if (err.status < 500) {
+        // A 405 names the methods the path has (RFC 9110: `Allow` is required on a 405).
+        res.set(err.headers ?? {}).status(err.status).json({ detail: err.message });
+        return;
+      }
     }
+    // Anything else, a 5xx the validator raised included, is unexpected: logged with its id.
     const requestId = res.locals.requestId as string;
     logger.error({ request_id: requestId, method: req.method, path: req.path, error: String(err?.stack ?? err) });
     res.status(500).json({ detail: 'internal server error', request_id: requestId });
   };
+}
+
+/**
+ * The 415 detail: what was sent and what the operation takes (the validator's own message
+ * says `unsupported media type undefined` when no Content-Type was sent).
+ */
+function unsupportedMediaTypeDetail(req: Request): string {
+  const sent = req.get('Content-Type');
+  const content = (req as Request & { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema?.requestBody?.content;
+  const accepted = Object.keys(content ?? {});
+  const what = sent ? `the body's media type "${sent}" is not one this operation takes` : 'the request has no Content-Type';
+  return accepted.length ? `${what}; send ${accepted.join(' or ')}` : what;
 }

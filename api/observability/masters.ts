@@ -8,7 +8,7 @@ import { DEFAULT_PLAN, PLANS } from '../../activities/plans';
 import { EVENT_TYPES } from '../../activities/webhooks/event-types';
 import { PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../auth/permissions';
 import { planFields } from '../billing/views';
-import { canonicalTimeZone, formatInZone } from '../time';
+import { formatInZone, listedTimeZones } from '../time';
 import { LOG_SOURCES } from './log-sources';
 import { LOG_CREDENTIAL_KINDS } from '../../activities/db/models/server-log';
 
@@ -21,17 +21,6 @@ export const CONSOLE_LANGUAGES = ['hi', 'en-IN', 'en', 'bn', 'ta', 'te', 'mr', '
 
 const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
 
-/** Every zone `timezone` accepts, with the spelling the API echoes (Asia/Kolkata, not Asia/Calcutta). */
-function timeZoneIds(): string[] {
-  const names = new Set<string>();
-  for (const name of [...Intl.supportedValuesOf('timeZone'), 'UTC', 'Asia/Kolkata']) {
-    const canonical = canonicalTimeZone(name);
-    if (canonical) names.add(canonical);
-  }
-  names.delete('Asia/Calcutta'); // ICU's legacy name of Asia/Kolkata
-  return [...names].sort();
-}
-
 /**
  * The lists the console fills its menus from, each read from the code that enforces it (the
  * permission table, the plans, the event types, the call and delivery states, the catalog's
@@ -43,7 +32,7 @@ export function mastersOf(now: Date) {
   return {
     languages: CONSOLE_LANGUAGES.map((code) => ({ code, name: languageNames.of(code) ?? code })),
     default_language: defaults.voice.language,
-    timezones: timeZoneIds().map((id) => ({ id, utc_offset: formatInZone(now, id).slice(-6) })),
+    timezones: listedTimeZones().map((id) => ({ id, utc_offset: formatInZone(now, id).slice(-6) })),
     default_timezone: defaults.call.timezone,
     roles: ROLES.map((role) => ({ id: role, permissions: PERMISSIONS.filter((p) => ROLE_PERMISSIONS[role].has(p)) })),
     permissions: [...PERMISSIONS],

@@ -8,12 +8,13 @@ import { releasePhoneNumbers } from '../agents/links';
 import type { AgentInput } from '../agents/settings';
 import { createAgent, deleteAgent, findAgent, findVersion, keptVersions, listAgents, saveNewVersion } from '../agents/store';
 import { agentView, settingsFromStored, versionView } from '../agents/views';
+import type { VoiceList } from '../agents/voice';
 import { callerOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
 import { validationFailed } from '../http-error';
 
 /** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
-export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }): Router {
+export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client; synthesizer: VoiceList }): Router {
   const router = Router();
 
   router.get('/agents', async (_req, res) => {
@@ -22,7 +23,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
   });
 
   router.post('/agents', async (req, res) => {
-    res.status(201).json(agentView(await createAgentAs(callerOf(res), req.body as AgentInput, deps.now())));
+    res.status(201).json(agentView(await createAgentAs(callerOf(res), req.body as AgentInput, deps.now(), deps.synthesizer)));
   });
 
   router.get('/agents/:agent_id', async (req, res) => {
@@ -31,7 +32,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
   });
 
   router.put('/agents/:agent_id', async (req, res) => {
-    res.json(agentView(await updateAgentAs(callerOf(res), req.params.agent_id, req.body as AgentInput, deps.now())));
+    res.json(agentView(await updateAgentAs(callerOf(res), req.params.agent_id, req.body as AgentInput, deps.now(), deps.synthesizer)));
   });
 
   router.delete('/agents/:agent_id', async (req, res) => {
@@ -49,7 +50,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
     const original = await findAgent(access.workspace.id, req.params.agent_id);
     // A number answers one agent, so the copy has none.
     const settings = { ...settingsFromStored(original), name: copyName(original.name), phone_number: null };
-    await checkStoredSettings(access, settings, ['path', 'agent_id'], original._id, 'the agent cannot be copied');
+    await checkStoredSettings(access, settings, deps.synthesizer, ['path', 'agent_id'], original._id, 'the agent cannot be copied');
     const copy = await createAgent(access.workspace.id, settings, savedBy(res), deps.now(), planOf(access.workspace.plan).maxAgents);
     res.status(201).json(agentView(copy));
   });
@@ -72,7 +73,7 @@ export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client }):
     const version = await findVersion(current, Number(req.params.version));
     // Numbers are connected with numbers.manage, so a restore keeps the agent's current one.
     const settings = { ...settingsFromStored(version.settings), phone_number: current.phone_number };
-    await checkStoredSettings(access, settings, ['path', 'version'], version.version, `version ${version.version} cannot be restored`);
+    await checkStoredSettings(access, settings, deps.synthesizer, ['path', 'version'], version.version, `version ${version.version} cannot be restored`);
     res.json(agentView(await saveNewVersion(current, settings, savedBy(res), deps.now())));
   });
 
@@ -86,11 +87,11 @@ function savedBy(res: Response): string {
 
 /**
  * Settings saved earlier (a version to restore, an agent to copy) may break a rule today: the
- * plan changed, a knowledge base was deleted. The request has no body, so each problem is
+ * plan changed, a knowledge base was deleted, the speech service dropped the voice. The request has no body, so each problem is
  * reported at the path parameter, naming the setting.
  */
-async function checkStoredSettings(access: WorkspaceAccess, settings: AgentSettings, loc: [string, string], input: unknown, what: string): Promise<void> {
-  const issues = await settingsProblems(access, settings);
+async function checkStoredSettings(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList, loc: [string, string], input: unknown, what: string): Promise<void> {
+  const issues = await settingsProblems(access, settings, voices);
   if (issues.length) throw validationFailed(issues.map((i) => ({ type: i.type, loc, msg: `${what}: ${i.loc.slice(1).join('.')} ${i.msg}`, input })));
 }
 

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { isDuplicateKeyError } from '../../activities/db/errors';
-import { recordUserAudit, recordWorkspaceAudit } from '../../activities/audit';
+import { recordWorkspaceAudit } from '../../activities/audit';
 import { newId } from '../../activities/db/ids';
 import { Membership } from '../../activities/db/models/membership';
 import { Session } from '../../activities/db/models/session';
@@ -11,12 +11,11 @@ import { DEFAULT_PLAN } from '../../activities/plans';
 import { principalOf } from '../auth/context';
 import { unauthorized } from '../auth/credentials';
 import type { AuthDeps } from '../auth/deps';
-import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
+import { hashPassword } from '../auth/passwords';
+import { challengedUser, checkPassword, checkTwoFactorCode, completedSignIn, needsSecondFactor } from '../auth/password-sign-in';
 import { API_KEY_PERMISSIONS, oauthPermissions, type Role } from '../auth/permissions';
 import { CHALLENGE_TTL_MS, clientIp, startSession } from '../auth/sessions';
-import { claimSignInAttempt, normalizeEmail, type SignInAttemptClaim } from '../auth/sign-in-throttle';
-import { spendTotpCode } from '../auth/second-factor';
-import { auditFailedSignIn } from '../auth/sign-in-audit';
+import { normalizeEmail, type SignInAttemptClaim } from '../auth/sign-in-throttle';
 import { HttpError } from '../http-error';
 import { userView, workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
@@ -57,14 +56,8 @@ export function authRoutes(deps: AuthDeps): Router {
   router.post('/auth/login', async (req, res) => {
     const body = req.body as LoginBody;
     const now = deps.now();
-    const attempt = await claimSignInAttempt(body.email, now);
-    const user = await User.findOne({ email: normalizeEmail(body.email) }).lean();
-    const passwordOk = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash(deps.config.passwordHashLogN)));
-    if (!user || !passwordOk) {
-      await auditFailedSignIn(req, body.email, user, 'wrong password', now); // the claimed attempt stays as the failure
-      throw unauthorized('wrong email or password');
-    }
-    if (user.two_factor?.enabled) {
+    const { user, attempt } = await checkPassword(req, body.email, body.password, deps);
+    if (needsSecondFactor(user)) {
       await attempt.release(); // the password was right; the code is its own attempt
       const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_MS);
       const challenge = await deps.tokens.sign({ userId: user._id, purpose: 'two_factor' }, expiresAt);
@@ -78,14 +71,8 @@ export function authRoutes(deps: AuthDeps): Router {
     const body = req.body as TwoFactorLoginBody;
     const now = deps.now();
     const claims = await deps.tokens.verify(body.challenge_token, 'two_factor');
-    const user = claims ? await User.findById(claims.userId).lean() : null;
-    if (!user?.two_factor?.enabled || !user.two_factor.secret) throw unauthorized('the sign-in challenge is not valid or has expired; sign in again');
-    const attempt = await claimSignInAttempt(user.email, now);
-    const claimed = await spendTotpCode(user, body.code, now);
-    if (!claimed) {
-      await auditFailedSignIn(req, user.email, user, 'wrong two-factor code', now);
-      throw unauthorized('wrong two-factor code');
-    }
+    const user = await challengedUser(claims?.userId);
+    const attempt = await checkTwoFactorCode(req, user, body.code, now);
     res.json(await completeSignIn(req, user, attempt, deps));
   });
 
@@ -132,15 +119,8 @@ export function authRoutes(deps: AuthDeps): Router {
 type SignedInUser = { _id: string; name: string; email: string; created_at: Date; two_factor?: { enabled?: boolean | null } | null };
 
 async function completeSignIn(req: Request, user: SignedInUser, attempt: SignInAttemptClaim, deps: AuthDeps) {
-  await attempt.succeeded();
+  await completedSignIn(req, user, attempt, deps);
   const session = await startSession(user._id, req, deps);
-  await recordUserAudit(user._id, {
-    action: 'auth.signed_in',
-    actor: { type: 'user', id: user._id, name: user.name },
-    target: { type: 'user', id: user._id, name: user.email },
-    at: deps.now(),
-    ip: clientIp(req),
-  });
   return { ...session, user: userView(user), workspaces: await workspacesOf(user._id) };
 }
 

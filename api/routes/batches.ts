@@ -124,6 +124,11 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
         { key: AgentId, value: agent._id },
         { key: Kind, value: 'batch' },
       ],
+      staticSummary: `batch "${created.name}" of ${parsed.contacts.length} contacts with ${agent.name}, from ${fromNumber}`,
+      staticDetails: [
+        `Batch \`${batchId}\` of workspace \`${workspace.id}\`, created by ${created.created_by} from ${file.originalname}${startAt ? `, starting at ${startAt.toISOString()}` : ''}.`,
+        `Up to ${retry.max_attempts} attempts per contact, ${retry.spacing_seconds} s apart. Its calls are its children (\`call-<call_id>\`); \`GET /api/v1/batches/${batchId}\` shows its counts.`,
+      ].join('\n'),
     });
     res.status(201).json({ batch: batchView(created.toObject<BatchDocument>()), rejected_rows: rejectedRows });
   });

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { CATALOG, agentDefaults, llmModels, llmProvidersAllowed, ttsModels } from '../../activities/catalog';
 import type { Synthesizer } from '../../media/providers/tts/types';
+import { isDefaultVoice } from '../../media/providers/tts/voices';
 import { workspaceAccessOf } from '../auth/context';
 import { fromProvider } from '../provider-errors';
 import type { operations } from '../../schemas/api-types';
@@ -30,7 +31,8 @@ export function catalogRoutes(deps: { synthesizer: Synthesizer }): Router {
 
   router.get('/catalog/voices', async (_req, res) => {
     const voices = await fromProvider(deps.synthesizer.listVoices());
-    res.json(voices.map((v) => ({ id: v.id, name: v.name, language: v.language, gender: v.gender }) satisfies VoiceView));
+    // `default`: the voice an agent of that language speaks with while its voice_id is empty.
+    res.json(voices.map((v) => ({ id: v.id, name: v.name, language: v.language, gender: v.gender, default: isDefaultVoice(voices, v) }) satisfies VoiceView));
   });
 
   return router;

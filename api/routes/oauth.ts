@@ -1,20 +1,21 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { recordWorkspaceAudit } from '../../activities/audit';
 import { Membership } from '../../activities/db/models/membership';
-import type { AuthenticateDeps } from '../auth/credentials';
+import type { AuthDeps } from '../auth/deps';
 import type { Role } from '../auth/permissions';
 import { clientIp } from '../auth/sessions';
 import { workspacesOf } from './auth';
 import { checkAuthorizationRequest, isProblem, redirectWith, type AuthorizationRequest } from '../oauth/authorization-request';
 import { findClient, registerClient } from '../oauth/clients';
-import { consentingUser, presentedSessionToken } from '../oauth/consent-session';
-import { renderConsentStep, renderErrorPage, renderSessionStep } from '../oauth/consent-page';
+import { consentingUser, pageSignedInUser, presentedConsentToken, presentedSessionToken, type Consenter } from '../oauth/consent-session';
+import { renderConsentStep, renderErrorPage, renderSignInStep } from '../oauth/consent-page';
+import { isSignInPost, signInOnPage } from '../oauth/page-sign-in';
 import { OAuthError, oauthErrorHandler, requiredParam, singleParam } from '../oauth/errors';
 import { exchangeCode, issueCode, refreshTokens, revokePresentedToken } from '../oauth/grants';
 import { authorizationServerMetadata, OAUTH_PATHS, protectedResourceMetadata } from '../oauth/metadata';
 import { AUTHORIZATION_SERVER_METADATA_PATH, MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, publicBaseOf, resourcesOf } from '../oauth/urls';
 
-export interface OAuthRouteDeps extends AuthenticateDeps {
+export interface OAuthRouteDeps extends AuthDeps {
   /** The configured public API URL; its origin is the issuer (see `publicBaseOf`). */
   publicApiUrl: string | undefined;
 }
@@ -73,16 +74,18 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     if (!request) return;
     const decision = params.decision;
     if (decision !== 'approve' && decision !== 'deny') {
+      if (isSignInPost(params)) {
+        const consenter = await signInOnPage(req, res, request, params, deps);
+        if (consenter) await renderConsent(res, request, params, consenter);
+        return;
+      }
       await showConsent(res, request, params, presentedSessionToken(req));
       return;
     }
     // Denying needs a signed-in member too: otherwise anyone could end someone's sign-in flow.
-    const sessionToken = presentedSessionToken(req);
-    const user = await consentingUser(sessionToken, res, deps);
-    if (!user) {
-      renderSessionStep(res, request, params, 'Your session has ended or the token is not valid; sign in again.');
-      return;
-    }
+    const consenter = await decidingMember(req, res, request, params);
+    if (!consenter) return;
+    const { user } = consenter;
     const iss = base(req);
     if (decision === 'deny') {
       res.redirect(303, redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'the member denied access', state: request.state, iss }));
@@ -91,7 +94,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     const workspaceId = typeof params.workspace_id === 'string' ? params.workspace_id : '';
     const membership = /^[0-9a-f]{32}$/.test(workspaceId) ? await Membership.findOne({ workspace_id: workspaceId, user_id: user.id }, { role: 1 }).lean() : null;
     if (!membership) {
-      await renderConsent(res, request, params, user, sessionToken as string, 'Pick one of your workspaces.');
+      await renderConsent(res, request, params, consenter, 'Pick one of your workspaces.');
       return;
     }
     const now = deps.now();
@@ -164,15 +167,37 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   async function showConsent(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, sessionToken: string | undefined) {
     const user = await consentingUser(sessionToken, res, deps);
     if (!user) {
-      renderSessionStep(res, request, params, sessionToken ? 'Your session has ended or the token is not valid; sign in again.' : undefined);
+      renderSignInStep(res, request, params, sessionToken ? { problem: { status: 401, message: SESSION_ENDED } } : {});
       return;
     }
-    await renderConsent(res, request, params, user, sessionToken as string);
+    await renderConsent(res, request, params, { user, credential: { field: 'session_token', value: sessionToken as string } });
+  }
+
+  /**
+   * Who answers Allow or Deny: the member signed in on this page for this very request
+   * (`consent_token`), or the console's member (`session_token`). Otherwise the sign-in step
+   * is shown again and null returned.
+   */
+  async function decidingMember(req: Request, res: Response, request: AuthorizationRequest, params: Record<string, unknown>): Promise<Consenter | null> {
+    const consentToken = presentedConsentToken(req);
+    if (consentToken) {
+      const user = await pageSignedInUser(consentToken, request, deps);
+      if (user) return { user, credential: { field: 'consent_token', value: consentToken } };
+      renderSignInStep(res, request, params, { problem: { status: 401, message: 'Your sign-in on this page has expired or is for another request; sign in again.' } });
+      return null;
+    }
+    const sessionToken = presentedSessionToken(req);
+    const user = await consentingUser(sessionToken, res, deps);
+    if (user) return { user, credential: { field: 'session_token', value: sessionToken as string } };
+    renderSignInStep(res, request, params, { problem: { status: 401, message: SESSION_ENDED } });
+    return null;
   }
 }
 
-async function renderConsent(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, user: { id: string; name: string; email: string }, sessionToken: string, error?: string) {
-  const workspaces = (await workspacesOf(user.id)).map((w) => ({ id: w.id, name: w.name, role: w.role as Role }));
+const SESSION_ENDED = 'Your session has ended or the token is not valid; sign in again.';
+
+async function renderConsent(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, consenter: Consenter, error?: string) {
+  const workspaces = (await workspacesOf(consenter.user.id)).map((w) => ({ id: w.id, name: w.name, role: w.role as Role }));
   const problem = error ?? (workspaces.length === 0 ? 'You are not a member of any workspace yet.' : undefined);
-  renderConsentStep(res, request, params, user, sessionToken, workspaces, problem);
+  renderConsentStep(res, request, params, consenter.user, consenter.credential, workspaces, problem);
 }

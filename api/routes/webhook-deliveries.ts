@@ -64,7 +64,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
       created_at: at,
       updated_at: at,
     });
-    const handle = await startDeliveryWorkflow(temporal, { deliveryId, workspaceId: workspace.id, mode: 'once', trigger: 'test', reuse: 'never' });
+    const handle = await startDeliveryWorkflow(temporal, { deliveryId, workspaceId: workspace.id, mode: 'once', trigger: 'test', reuse: 'never', title: { eventType: 'ping', url: endpoint.url } });
     const done = await resultWithin(temporal, () => handle.result(), ATTEMPT_WAIT_MS);
     if (!done) throw new HttpError(503, `the ping did not end in time: the webhook workers may be down; delivery ${deliveryId} is still queued`);
     res.json(await deliveryDetailView(await deliveryOf(res, deliveryId)));
@@ -73,7 +73,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
   router.post('/webhooks/:endpoint_id/redeliver', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const { since } = req.body as NewRedelivery;
-    const endpoint = await findByIdOwned(WebhookEndpoint, req.params.endpoint_id, { workspace_id: workspace.id }, { _id: 1 });
+    const endpoint = await findByIdOwned<{ _id: string; url: string }>(WebhookEndpoint, req.params.endpoint_id, { workspace_id: workspace.id }, { url: 1 });
     if (!endpoint) throw new HttpError(404, 'webhook endpoint not found');
     const job = {
       _id: `whr_${newId()}`,
@@ -94,6 +94,8 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
         { key: WorkspaceId, value: workspace.id },
         { key: Kind, value: 'webhook_redelivery' },
       ],
+      staticSummary: `redelivery of the failed deliveries to ${endpoint.url} since ${input.since}`,
+      staticDetails: `Redelivery \`${job._id}\` of endpoint \`${endpoint._id}\` in workspace \`${workspace.id}\`, asked by ${job.created_by.name}. Each failed delivery gets one manual attempt as its own workflow (\`whd_<id>\`); query \`progress\` or \`GET /api/v1/webhooks/redeliveries/${job._id}\`.`,
     });
     res.status(202).json(redeliveryView(await redeliveryOf(res, job._id)));
   });

@@ -71,6 +71,7 @@ async function retryNow(temporal: Client, delivery: WebhookDeliveryDocument): Pr
         trigger: 'manual',
         attemptsBefore: (await WebhookDelivery.findById(delivery._id, { attempt_count: 1 }).lean())?.attempt_count ?? 0,
         reuse: 'after-close',
+        title: { eventType: delivery.event_type, url: delivery.url, callId: delivery.call_id },
       });
       await handle.result();
       return true;

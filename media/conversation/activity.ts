@@ -13,6 +13,7 @@ import type { LanguageModel } from '../providers/llm/types';
 import type { Transcriber } from '../providers/stt/types';
 import type { Synthesizer } from '../providers/tts/types';
 import { runHttpTool } from '../tools/http-tool';
+import { withDefaultVoice } from './default-voice';
 import { Conversation, type ConversationAgent, type ConversationEvent } from './engine';
 import type { StreamRegistry } from './stream-registry';
 
@@ -46,11 +47,15 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       const [agentDoc, call] = await Promise.all([Agent.findById(input.agentId).lean<StoredAgent>(), Call.findById(input.callId, { user_data: 1, workspace_id: 1 }).lean()]);
       if (!agentDoc || agentDoc.workspace_id !== input.workspaceId || !call) throw ApplicationFailure.nonRetryable('the call or its agent is gone', 'ConversationGone');
       const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
+      // An agent without a voice speaks with the server's default for its language (looked up while the call connects).
+      const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);
 
       let sequence = input.sequenceBase;
       let events = Promise.resolve();
       const emit = (event: ConversationEvent) => {
         const entry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt: new Date().toISOString() };
+        // What ended the call goes to the node's log too, where the operator who owns the server settings looks.
+        if (event.level === 'error') console.error(`call ${input.callId}: ${event.type}: ${event.message}`);
         // In order, off the audio path; a failed write is retried, since losing an event is not allowed.
         events = events.then(() => recordWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() })));
       };
@@ -72,8 +77,8 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
             audio,
             transcriber: deps.transcriber,
             languageModel: deps.languageModelFor(agent.llm.provider),
-            synthesizer: deps.synthesizer,
-            runTool: (tool, args) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks }),
+            synthesizer,
+            runTool: (tool, args, signal) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks, signal }),
             retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES })).map((chunk) => chunk.text),
             emit,
             now: () => Date.now(),

@@ -75,6 +75,9 @@ export interface ConversationResult {
   avgFirstAudioMs: number | null;
 }
 
+/** What the model reads, and `tool.result` says, for a tool request stopped by barge-in. */
+const TOOL_CANCELED = 'canceled: the caller interrupted before the answer arrived';
+
 /** Model rounds one caller turn may take (tool calls, then the answer). */
 const MAX_TOOL_ROUNDS = 4;
 /** How often silence and the length limit are looked at. */
@@ -376,8 +379,16 @@ export class Conversation {
     // it is the one `tts.first_audio` reports (the caller hears the agent from then on).
     const saying = tool.pre_call_message ? this.speechQueue(reply, turnEndedAtMs) : null;
     saying?.say(fillVariables(tool.pre_call_message, this.options.userData));
+    // Barge-in aborts the reply's signal, which stops the request under way: the caller moved on.
     const run = await this.deps.runTool(tool, args, reply.abort.signal);
     await saying?.finished();
+    if (run.error?.kind === 'canceled') {
+      const result = TOOL_CANCELED;
+      // The contract: warning unless the status is 2xx (status 0: no answer arrived).
+      this.deps.emit({ type: 'tool.result', message: `${call.name}: canceled`, level: 'warning', latencyMs: run.latency_ms, data: { name: call.name, status: 0, result } });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+      return;
+    }
     const status = run.status ?? 0;
     const result = run.error && run.status === null ? `the tool did not answer (${run.error.kind}: ${run.error.message})` : run.result;
     this.deps.emit({ type: 'tool.result', message: `${call.name}: ${status}`, level: run.ok ? 'info' : 'warning', latencyMs: run.latency_ms, data: { name: call.name, status, result } });

@@ -18,6 +18,8 @@ export interface GuardedRequest {
   body: string | null;
   timeoutMs: number;
   bodyLimitBytes: number;
+  /** The caller no longer wants the answer (a tool's reply the caller talked over): the request stops at once. */
+  signal?: AbortSignal;
 }
 
 export interface GuardOptions {
@@ -36,7 +38,7 @@ export interface GuardedResponse {
   cut: boolean;
 }
 
-export type RequestFailureKind = 'blocked_address' | 'dns' | 'refused' | 'timeout' | 'network';
+export type RequestFailureKind = 'blocked_address' | 'dns' | 'refused' | 'timeout' | 'network' | 'canceled';
 
 export interface RequestFailure {
   kind: RequestFailureKind;
@@ -49,16 +51,21 @@ const DNS_FAILURE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NO
 
 export async function sendGuarded(request: GuardedRequest, options: GuardOptions): Promise<GuardedOutcome> {
   const deadline = AbortSignal.timeout(request.timeoutMs);
+  const stop = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
   try {
-    const addresses = await untilAborted(checkedAddresses(request.url.hostname, options), deadline);
-    const response = await send(request, pinnedLookup(addresses), deadline);
+    const addresses = await untilAborted(checkedAddresses(request.url.hostname, options), stop);
+    const response = await send(request, pinnedLookup(addresses), stop);
     const body = await readBody(response, request.bodyLimitBytes);
     return {
       response: { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '', headers: response.headers, text: body.text, cut: body.cut },
       failure: null,
     };
   } catch (error) {
-    const failure = deadline.aborted ? { kind: 'timeout' as const, message: `no complete answer within ${formatSeconds(request.timeoutMs)} s` } : failureOf(error, request.url);
+    const failure = request.signal?.aborted
+      ? { kind: 'canceled' as const, message: 'canceled before the answer was complete' }
+      : deadline.aborted
+        ? { kind: 'timeout' as const, message: `no complete answer within ${formatSeconds(request.timeoutMs)} s` }
+        : failureOf(error, request.url);
     return { response: null, failure };
   }
 }

@@ -1,7 +1,8 @@
 /**
  * An outside service did not answer usefully: connection refused, no answer within the
- * timeout, a non-2xx status or a body that is not what its API documents. The API answers
- * 502 with `detail` (the contract: "a provider did not answer; retry").
+ * timeout, a 5xx (or 408, 429; other 4xx are ProviderRefusedError where the adapter tells
+ * them apart) or a body that is not what its API documents. The API answers 502 with
+ * `detail` (the contract: "a provider did not answer; retry").
  */
 export class ProviderUnavailableError extends Error {
   constructor(
@@ -26,5 +27,57 @@ export class DialRefusedError extends Error {
   ) {
     super(`the ${service} provider refused the call: ${reason}`);
     this.name = 'DialRefusedError';
+  }
+}
+
+/**
+ * An outside service refused a request: it answered a 4xx other than 408 (timeout) and 429
+ * (rate limit), about its credentials or about what was asked. The same request gets the
+ * same answer until someone changes a setting, so unlike ProviderUnavailableError this says
+ * which one and whose it is (`server setting TTS_API_KEY`, `agent setting voice.voice_id`)
+ * and does not ask to retry. The API answers 502 with it too: the caller's request was fine,
+ * the service's own configuration is not.
+ */
+export class ProviderRefusedError extends Error {
+  constructor(
+    readonly service: string,
+    /** What was refused: `the credentials`, `the agent's voice 'x'`. */
+    readonly refused: string,
+    /** The setting to change: `server setting TTS_API_KEY`, `agent setting voice.voice_id`. */
+    readonly setting: string,
+    /** The provider's answer: `answered 400: voice 'x' is not one of: ...`. */
+    readonly reason: string,
+  ) {
+    super(`the ${service} provider refused ${refused} (${setting}): ${reason}`);
+    this.name = 'ProviderRefusedError';
+  }
+}
+
+/** A 4xx that is a refusal: not 408 (the server timed out) nor 429 (rate limited), which pass with time. */
+export function isRefusal(status: number): boolean {
+  return status >= 400 && status <= 499 && status !== 408 && status !== 429;
+}
+
+/**
+ * The refusal of a request the service answered `status` (see isRefusal): 401 and 403 refuse
+ * the credentials (`credentialsSetting`, a server setting); anything else refuses `request`.
+ */
+export function refusalOf(service: string, status: number, reason: string, credentialsSetting: string, request: { refused: string; setting: string }): ProviderRefusedError {
+  if (status === 401 || status === 403) return new ProviderRefusedError(service, 'the credentials', `server setting ${credentialsSetting}`, reason);
+  return new ProviderRefusedError(service, request.refused, request.setting, reason);
+}
+
+/**
+ * The service has no provider configured for this: the operator's server setting is missing.
+ * Like a refusal, retrying does not help; the API answers 502 with it.
+ */
+export class ProviderNotConfiguredError extends Error {
+  constructor(
+    readonly service: string,
+    /** The server setting that configures the provider (`TTS_BASE_URL`). */
+    readonly setting: string,
+  ) {
+    super(`the ${service} provider is not configured: set ${setting} (a server setting)`);
+    this.name = 'ProviderNotConfiguredError';
   }
 }

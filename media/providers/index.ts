@@ -1,5 +1,5 @@
 import type { ProvidersConfig } from '../../config/env';
-import { ProviderUnavailableError } from './errors';
+import { ProviderNotConfiguredError, ProviderUnavailableError } from './errors';
 import { PlivoTelephony } from './telephony/plivo';
 import type { Telephony } from './telephony/types';
 import { OpenAiCompatibleSpeech } from './tts/openai-compatible';
@@ -20,7 +20,8 @@ export interface Providers {
 
 /**
  * Adapters for the configured services. A service without configuration gets an adapter
- * that fails every call as unavailable (502), so the rest of the API works without it.
+ * that fails every call (502), so the rest of the API works without it: the conversation's
+ * services say which server setting is missing, telephony that it is unavailable.
  */
 export function createProviders(config: ProvidersConfig | undefined): Providers {
   const timeoutMs = config?.timeoutMs ?? 5_000;
@@ -42,7 +43,7 @@ function unconfiguredTelephony(): Telephony {
 }
 
 function unconfiguredSynthesizer(): Synthesizer {
-  const unavailable = () => new ProviderUnavailableError('speech synthesis', 'not configured: set TTS_BASE_URL');
+  const unavailable = () => new ProviderNotConfiguredError('speech synthesis', 'TTS_BASE_URL');
   return {
     listVoices: () => Promise.reject(unavailable()),
     synthesize: () => ({
@@ -52,7 +53,7 @@ function unconfiguredSynthesizer(): Synthesizer {
 }
 
 function unconfiguredLanguageModel(): LanguageModel {
-  const unavailable = () => new ProviderUnavailableError('language model', 'not configured: set LLM_BASE_URL');
+  const unavailable = () => new ProviderNotConfiguredError('language model', 'LLM_BASE_URL');
   return {
     stream: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(unavailable()) }) }),
     complete: () => Promise.reject(unavailable()),
@@ -60,5 +61,5 @@ function unconfiguredLanguageModel(): LanguageModel {
 }
 
 function unconfiguredTranscriber(): Transcriber {
-  return { open: () => Promise.reject(new ProviderUnavailableError('speech recognition', 'not configured: set STT_BASE_URL')) };
+  return { open: () => Promise.reject(new ProviderNotConfiguredError('speech recognition', 'STT_BASE_URL')) };
 }

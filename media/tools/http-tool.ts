@@ -55,6 +55,8 @@ export interface HttpToolOptions {
   allowPrivateNetworks: boolean;
   /** Name resolution (default: the system's); tests give their own. */
   resolve?: Resolver;
+  /** Aborted when the answer is no longer wanted (the caller talked over the reply): the run ends `canceled`. */
+  signal?: AbortSignal;
 }
 
 /** What the language model reads back, about 750 tokens. */
@@ -92,7 +94,7 @@ export async function runHttpTool(tool: HttpTool, args: ToolArguments, options: 
   });
   if ('kind' in prepared) return run({ error: prepared });
 
-  const outcome = await sendGuarded({ ...prepared, method, timeoutMs: timeoutSeconds * 1000, bodyLimitBytes: BODY_READ_LIMIT_BYTES }, options);
+  const outcome = await sendGuarded({ ...prepared, method, timeoutMs: timeoutSeconds * 1000, bodyLimitBytes: BODY_READ_LIMIT_BYTES, signal: options.signal }, options);
   if (outcome.failure) return run({ error: outcome.failure });
   const { response } = outcome;
   const text = prettyJson(response.text) ?? response.text;

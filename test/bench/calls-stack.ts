@@ -13,7 +13,7 @@ import { createApp } from '../../api/app';
 import { createProviders } from '../../media/providers';
 import type { CalleeScript } from '../../media/providers/telephony/simulator';
 import { bundleWorkflows, createWorkers } from '../../workers/bootstrap';
-import { apiKeyFor } from '../support/accounts';
+import { apiKeyFor, holdNumbers } from '../support/accounts';
 import { startMediaProcess } from '../support/media-process';
 import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
@@ -105,6 +105,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'scale', concurrency_limit: options.concurrencyLimit, created_by: newId(), created_at: now, updated_at: now });
   await appendLedgerItem({ workspaceId, kind: 'grant', amountPaise: 100_000_000, idempotencyKey: `bench:${workspaceId}`, at: now, note: 'bench credits' });
   const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000);
+  await holdNumbers(workspaceId, ready.pool[0]!);
 
   return {
     baseUrl,

@@ -3,6 +3,7 @@ import { newId } from '../../activities/db/ids';
 import { ApiKey } from '../../activities/db/models/api-key';
 import { Membership } from '../../activities/db/models/membership';
 import { Workspace } from '../../activities/db/models/workspace';
+import { claimNumber } from '../../activities/phone-numbers';
 import { issueOAuthToken } from '../../api/auth/oauth-tokens';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../api/auth/secret-tokens';
 import type { Role } from '../../api/auth/permissions';
@@ -46,6 +47,17 @@ export async function activeOwner(api: RunningApi, fields: Parameters<typeof sig
   const owner = await signUp(api, fields);
   await activateWorkspace(owner.workspaceId);
   return owner;
+}
+
+/**
+ * Gives the workspace caller numbers, as a claim through POST /phone-numbers would (the phone
+ * number tests cover that path): calls are placed only from numbers the workspace holds. A
+ * number another workspace holds fails (NumberTakenError), as a claim would.
+ */
+export async function holdNumbers(workspaceId: string, ...numbers: string[]): Promise<void> {
+  for (const number of numbers) {
+    await claimNumber(workspaceId, { number, by: 'test', at: new Date(), lookUp: async () => ({ region: 'Bengaluru', numberType: 'local' }) });
+  }
 }
 
 export function withJson(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {

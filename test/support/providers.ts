@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { ProvidersConfig } from '../../config/env';
+import { holdNumbers } from './accounts';
 import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
 import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
 import { startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
@@ -14,6 +15,12 @@ export interface TestProviders {
   pool: string[];
   /** For `startApi({ providers })`. */
   config: ProvidersConfig;
+  /**
+   * A caller number of the pool held by the workspace (calls are placed only from numbers the
+   * workspace holds): the first workspace to ask gets pool[0], the next pool[1], and so on;
+   * asking again answers the same number.
+   */
+  callerFor(workspaceId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -29,12 +36,24 @@ export async function startTestProviders(options: { poolSize?: number; timeoutMs
   const speech = await startSpeechSimulator();
   const llm = await startLanguageModelSimulator();
   const recognition = await startRecognitionSimulator();
+  const callers = new Map<string, Promise<string>>();
+  const callerFor = (workspaceId: string): Promise<string> => {
+    let caller = callers.get(workspaceId);
+    if (!caller) {
+      const number = pool[callers.size];
+      if (!number) throw new Error(`the telephony pool has ${pool.length} numbers, fewer than the workspaces placing calls`);
+      caller = holdNumbers(workspaceId, number).then(() => number);
+      callers.set(workspaceId, caller);
+    }
+    return caller;
+  };
   return {
     telephony,
     speech,
     llm,
     recognition,
     pool,
+    callerFor,
     config: {
       telephony: { baseUrl: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
       tts: { baseUrl: speech.url, apiKey: speech.apiKey },

@@ -2,6 +2,11 @@
  * Records workflow histories for the replay test: `npx tsx test/support/record-histories.ts`.
  * Runs each scenario on a fresh dev server with real workers and writes its history to
  * test/fixtures/histories/. Re-record only when a workflow change is meant to be incompatible.
+ *
+ * `call-completed-before-status-upserts.json` is not made here: an outbound call recorded end to
+ * end (API, simulators, media service) before the call workflow upserted `CallStatus`, kept to
+ * prove that the `call-status-search-attribute` patch (workflows/call-progress.ts) still
+ * replays such histories. Delete it when that patch is removed.
  */
 import fs from 'node:fs';
 import path from 'node:path';

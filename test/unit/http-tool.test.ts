@@ -80,4 +80,15 @@ describe('runHttpTool: connecting to the checked address', () => {
     expect(result.error).to.deep.equal({ kind: 'timeout', message: 'no complete answer within 1 s' });
     expect(result.latency_ms).to.be.at.least(950);
   });
+
+  it('stops at once when its signal aborts (the caller talked over the reply): canceled, not left to finish', async () => {
+    for (const path of ['/silent', '/stall-body']) {
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 150);
+      const result = await runHttpTool({ url: `${target.origin}${path}`, method: 'GET', timeout_seconds: 5 }, {}, { allowPrivateNetworks: true, signal: stop.signal });
+      expect(result.error, path).to.deep.equal({ kind: 'canceled', message: 'canceled before the answer was complete' });
+      expect(result, path).to.include({ ok: false, status: null });
+      expect(result.latency_ms, path).to.be.within(140, 1000);
+    }
+  });
 });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { ProviderUnavailableError } from '../../media/providers/errors';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
 import { OpenAiCompatibleLanguageModel } from '../../media/providers/llm/openai-compatible';
 import { defaultRespond, startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
 import type { ChatMessage, LlmRequest, LlmStreamEvent, LlmTool } from '../../media/providers/llm/types';
@@ -165,23 +167,45 @@ describe('OpenAI-compatible language model', () => {
       return (streaming ? collect(model.stream(ask([user('hi')]))) : model.complete(ask([user('hi')]))).catch((e: unknown) => e);
     }
 
-    it('reports a wrong key, a server that is down and a 500 as the provider being unavailable', async () => {
+    it('reports a server that is down and a 500 as the provider being unavailable: retry in a moment', async () => {
       const down = await startLanguageModelSimulator();
       await down.close();
-      const cases: [OpenAiCompatibleLanguageModel, RegExp][] = [
-        [new OpenAiCompatibleLanguageModel({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 1_000 }), /answered 401: Incorrect API key/],
-        [new OpenAiCompatibleLanguageModel({ baseUrl: down.url, apiKey: 'k', timeoutMs: 1_000 }), /connection failed: ECONNREFUSED/],
-      ];
-      for (const [model, reason] of cases) {
-        for (const streaming of [true, false]) {
-          const err = await failure(model, streaming);
-          expect(err).to.be.instanceOf(ProviderUnavailableError);
-          expect((err as ProviderUnavailableError).service).to.equal('language model');
-          expect((err as Error).message).to.match(reason);
-        }
+      for (const streaming of [true, false]) {
+        const err = await failure(new OpenAiCompatibleLanguageModel({ baseUrl: down.url, apiKey: 'k', timeoutMs: 1_000 }), streaming);
+        expect(err).to.be.instanceOf(ProviderUnavailableError);
+        expect((err as ProviderUnavailableError).service).to.equal('language model');
+        expect((err as Error).message).to.match(/connection failed: ECONNREFUSED.*retry in a moment$/);
       }
       simulator.mode = 'failing';
-      for (const streaming of [true, false]) expect(((await failure(llm, streaming)) as Error).message).to.match(/answered 500: simulated provider failure/);
+      for (const streaming of [true, false]) {
+        const err = await failure(llm, streaming);
+        expect(err).to.be.instanceOf(ProviderUnavailableError);
+        expect((err as Error).message).to.match(/answered 500: simulated provider failure.*retry in a moment$/);
+      }
+    });
+
+    it('reports a wrong key and an unknown model as refusals naming the setting to fix, without asking to retry', async () => {
+      const wrongKey = new OpenAiCompatibleLanguageModel({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 1_000 });
+      for (const streaming of [true, false]) {
+        const err = await failure(wrongKey, streaming);
+        expect(err).to.be.instanceOf(ProviderRefusedError);
+        expect((err as Error).message).to.equal('the language model provider refused the credentials (server setting LLM_API_KEY): answered 401: Incorrect API key provided');
+      }
+      // OpenAI's answer to a model the account cannot use.
+      const server = http.createServer((_req, res) =>
+        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'The model `m` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } })),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const noModel = new OpenAiCompatibleLanguageModel({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k', timeoutMs: 1_000 });
+        for (const streaming of [true, false]) {
+          const err = await failure(noModel, streaming);
+          expect(err).to.be.instanceOf(ProviderRefusedError);
+          expect((err as Error).message).to.match(/^the language model provider refused the agent's model '[^']+' \(agent setting llm\.model\): answered 404: The model `m` does not exist$/);
+        }
+      } finally {
+        server.close();
+      }
     });
 
     it('gives up on a server that stays silent: no answer, or no first token', async () => {

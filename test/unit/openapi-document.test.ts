@@ -1,8 +1,15 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
-import { openApiDocument } from '../../api/openapi-document';
+import { openApiDocument, openApiPath } from '../../api/openapi-document';
+import { ROOT } from '../../scripts/infra/processes';
 
 interface Operation {
   operationId?: string;
+  requestBody?: unknown;
+  'x-access'?: { credentials?: string; workspace?: boolean };
   parameters?: { $ref?: string }[];
   responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
 }
@@ -57,5 +64,49 @@ describe('the OpenAPI document', () => {
         expect(headers, `${name} ${status}`).to.include.keys('X-Request-ID', 'X-Timezone');
       }
     });
+
+    it(`${name} documents every status the common rules can answer`, () => {
+      const statuses = Object.keys(op.responses);
+      // 400 unknown time zone or malformed X-Workspace-ID; 422 unknown query parameters and bad headers.
+      const expected = ['400', '422', '500'];
+      if (op.requestBody) expected.push('413', '415'); // too large; no or another Content-Type
+      const access = op['x-access'] ?? {};
+      if (access.credentials !== 'public') expected.push('401');
+      if (access.credentials !== 'public' && access.workspace !== false) expected.push('404'); // X-Workspace-ID names no workspace of yours
+      expect(statuses, name).to.include.members(expected);
+    });
   }
+
+  it('states the X-Workspace-ID format the server enforces', () => {
+    const header = (doc.components as unknown as { parameters: Record<string, { schema: { $ref?: string } }> }).parameters.WorkspaceHeader;
+    expect(header.schema.$ref).to.equal('#/components/schemas/Id');
+  });
+});
+
+/**
+ * YAML 1.1 parsers (PyYAML, what most Python tools load OpenAPI files with) end a plain scalar
+ * at `?` or `:` inside a flow mapping, where YAML 1.2 parsers (ours) read on: `{ default: Are
+ * you still there? }` loads here and fails there. Neither the `yaml` package in 1.1 mode nor
+ * js-yaml reproduce that, so the document is loaded with PyYAML itself, from .venv/
+ * (scripts/python-tools.sh, which `npm test` runs through scripts/setup.sh).
+ */
+describe('the OpenAPI document in a YAML 1.1 parser (PyYAML)', () => {
+  const python = path.join(ROOT, '.venv', 'bin', 'python');
+  const load = (file: string) =>
+    spawnSync(python, ['-c', 'import sys, yaml; yaml.safe_load(open(sys.argv[1], encoding="utf-8")); print("loaded")', file], { encoding: 'utf8' });
+
+  it('loads', () => {
+    expect(fs.existsSync(python), `${python} is missing: run bash scripts/python-tools.sh`).to.equal(true);
+    const result = load(openApiPath());
+    expect(result.stderr).to.equal('');
+    expect(result.stdout.trim()).to.equal('loaded');
+  });
+
+  it('is a parser that refuses an unquoted "?" in a flow mapping (so the test above can fail)', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'yaml11-')), 'probe.yaml');
+    fs.writeFileSync(file, 'message: { type: string, default: Are you still there? }\n');
+    const result = load(file);
+    expect(result.status).not.to.equal(0);
+    expect(result.stderr).to.include('while parsing a flow mapping');
+  });
 });

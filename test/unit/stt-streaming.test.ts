@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { encodeMulaw, mulawSilence } from '../../media/audio/mulaw';
 import { speakText } from '../../media/audio/simulated-speech';
-import { ProviderUnavailableError } from '../../media/providers/errors';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
 import { EOT_THRESHOLDS, listenUrl, StreamingTranscriber } from '../../media/providers/stt/deepgram-style';
 import { eotSilenceMs, startRecognitionSimulator, type RecognitionSimulator, type SimulatedRecognitionSession } from '../../media/providers/stt/simulator';
 import type { RecognitionSettings, RecognitionStream, TranscriberProvider } from '../../media/providers/stt/types';
@@ -169,16 +169,17 @@ describe('streaming speech recognition', () => {
         expect(heard.errors[0]!.message).to.contain('simulated overload');
       });
 
-      it('refuses a wrong key with ProviderUnavailableError', async () => {
+      it('reports a wrong key as a refusal naming the server setting STT_API_KEY, without asking to retry', async () => {
         const wrongKey = new StreamingTranscriber({ baseUrl: simulator.url, apiKey: 'not-the-key', connectTimeoutMs: 2_000 });
         const sessionsBefore = simulator.sessions.length;
         const error = await wrongKey.open(settings(provider), new Heard().handlers).then(
           () => null,
           (e: unknown) => e,
         );
-        expect(error).to.be.instanceOf(ProviderUnavailableError);
-        expect((error as ProviderUnavailableError).service).to.equal('speech recognition');
-        expect((error as ProviderUnavailableError).reason).to.contain('401');
+        expect(error).to.be.instanceOf(ProviderRefusedError);
+        expect((error as ProviderRefusedError).service).to.equal('speech recognition');
+        expect((error as Error).message).to.match(/^the speech recognition provider refused the credentials \(server setting STT_API_KEY\): answered 401/);
+        expect((error as Error).message).to.not.contain('retry');
         expect(simulator.sessions).to.have.length(sessionsBefore);
       });
 

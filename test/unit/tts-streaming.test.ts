@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Downsampler } from '../../media/audio/pcm';
 import { SpeechDecoder, speechDurationMs } from '../../media/audio/simulated-speech';
-import { ProviderUnavailableError } from '../../media/providers/errors';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
 import { OpenAiCompatibleSpeech } from '../../media/providers/tts/openai-compatible';
 import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
 import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest } from '../../media/providers/tts/types';
@@ -87,16 +87,36 @@ describe('streaming speech synthesis', () => {
     ]);
   });
 
-  it('reports a voice the server does not have, a wrong key and a failing server as the provider being unavailable, with its message', async () => {
+  it('reports a voice the server does not have and a wrong key as refusals naming the setting to fix, without asking to retry', async () => {
     const before = simulator.speechRequests.length;
     const unknownVoice = await failureOf(speech.synthesize(request({ voice: 'nobody' })));
-    expect(unknownVoice).to.be.instanceOf(ProviderUnavailableError);
-    expect((unknownVoice as Error).message).to.match(/answered 400: voice 'nobody' is not one of: anika, kabir/);
-    const wrongKey = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 500 }).synthesize(request({})));
-    expect((wrongKey as Error).message).to.match(/answered 401: Incorrect API key provided/);
-    simulator.mode = 'failing';
-    expect(((await failureOf(speech.synthesize(request({})))) as Error).message).to.match(/answered 500/);
+    expect(unknownVoice).to.be.instanceOf(ProviderRefusedError);
+    expect((unknownVoice as Error).message).to.equal(
+      "the speech synthesis provider refused the agent's voice 'nobody' (agent setting voice.voice_id): answered 400: voice 'nobody' is not one of: anika, kabir, meera, arjun, tara, dev",
+    );
+    const wrongKey = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 500 });
+    for (const refused of [await failureOf(wrongKey.synthesize(request({}))), await wrongKey.listVoices().catch((e: unknown) => e)]) {
+      expect(refused).to.be.instanceOf(ProviderRefusedError);
+      expect((refused as Error).message).to.equal('the speech synthesis provider refused the credentials (server setting TTS_API_KEY): answered 401: Incorrect API key provided');
+    }
     expect(simulator.speechRequests).to.have.length(before);
+  });
+
+  it('reports a failing server (5xx) and a rate limit (429) as the provider being unavailable: retry in a moment', async () => {
+    simulator.mode = 'failing';
+    const failing = await failureOf(speech.synthesize(request({})));
+    expect(failing).to.be.instanceOf(ProviderUnavailableError);
+    expect((failing as Error).message).to.match(/answered 500.*retry in a moment$/);
+    simulator.mode = 'normal';
+    const limited = http.createServer((_req, res) => res.writeHead(429, { 'Content-Type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'));
+    await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
+    try {
+      const err = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500 }).synthesize(request({})));
+      expect(err).to.be.instanceOf(ProviderUnavailableError);
+      expect((err as Error).message).to.equal('the speech synthesis provider did not answer (answered 429: Rate limit reached); retry in a moment');
+    } finally {
+      limited.close();
+    }
   });
 
   it('stops at once on an abort in the middle of the audio, and the server sees the connection close', async () => {

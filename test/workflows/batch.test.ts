@@ -45,7 +45,7 @@ describe('batchWorkflow: 500 contacts, history bounded by continue-as-new', func
     for (const number of numbers) providers.telephony.setCallee(number, { kind: 'busy' });
     // Created through the API (waiting a day), then run now by a workflow with a low history limit.
     const csv = ['number,name', ...numbers.map((n, i) => `${n},P${i}`)].join('\n');
-    const { batch } = await createdBatch(api, owner.auth, csv, { agent_id: agentId, from_number: providers.pool[0], start_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const { batch } = await createdBatch(api, owner.auth, csv, { agent_id: agentId, from_number: await providers.callerFor(owner.workspaceId), start_at: new Date(Date.now() + 86_400_000).toISOString() });
     const client = createLocal().client;
     await client.workflow.getHandle(batchWorkflowId(batch.id)).terminate('restarted by the test with a low history limit');
     const input: BatchWorkflowInput = { batchId: batch.id, workspaceId: owner.workspaceId, agentId, contactsTotal: CONTACTS, startAt: null, retry: { maxAttempts: 1, spacingSeconds: 60 }, historyLimit: HISTORY_LIMIT };

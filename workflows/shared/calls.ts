@@ -109,15 +109,32 @@ export const mediaNodeSignal = defineSignal<[MediaNodeReady]>('mediaNode');
 export const callWorkflowId = workflowIds.call;
 
 /**
- * A call workflow's search attributes at its start (by workspace, agent and status): queued for
- * a placed outbound call, in-progress for an admitted inbound or browser call. The API and the
- * batch workflow (which starts its calls as children) both start calls with these.
+ * How a call workflow starts, so that ops find and read it in the Temporal UI: searchable by
+ * workspace, agent and status (queued for a placed outbound call, in-progress for an admitted
+ * inbound or browser call; the workflow keeps `CallStatus` current from then on), with a
+ * one-line summary and the ids behind it. The API and the batch workflow (which starts its
+ * calls as children) both start calls with these.
  */
-export function callSearchAttributes(input: CallWorkflowInput, status: 'queued' | 'in-progress'): SearchAttributePair[] {
-  return [
-    { key: WorkspaceId, value: input.workspaceId },
-    { key: AgentId, value: input.agentId },
-    { key: CallStatus, value: status },
-    { key: Kind, value: 'call' },
-  ];
+export function callStartOptions(input: CallWorkflowInput, agentName: string, status: 'queued' | 'in-progress'): { typedSearchAttributes: SearchAttributePair[]; staticSummary: string; staticDetails: string } {
+  return {
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: input.workspaceId },
+      { key: AgentId, value: input.agentId },
+      { key: CallStatus, value: status },
+      { key: Kind, value: 'call' },
+    ],
+    staticSummary: callSummary(input, agentName),
+    staticDetails: [
+      `Call \`${input.callId}\` of workspace \`${input.workspaceId}\`, agent \`${input.agentId}\` (${agentName}).`,
+      input.direction === 'outbound' ? `Placed by ${input.placedBy} at ${input.queuedAt}.` : `Answered at ${input.queuedAt}.`,
+      `Its record and timeline: \`GET /api/v1/calls/${input.callId}\` and \`/events\`.`,
+    ].join('\n'),
+  };
+}
+
+/** `outbound call to +919812345678 from +918047180001 with Support`, and the like for inbound and browser calls. */
+export function callSummary(input: Pick<CallWorkflowInput, 'direction' | 'toNumber' | 'fromNumber' | 'placedBy'>, agentName: string): string {
+  if (input.direction === 'outbound') return `outbound call to ${input.toNumber} from ${input.fromNumber} with ${agentName}`;
+  if (input.direction === 'inbound') return `inbound call from ${input.fromNumber} to ${input.toNumber} with ${agentName}`;
+  return `browser call with ${agentName}, started by ${input.placedBy}`;
 }

@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SearchAttributePair } from '@temporalio/common';
 import { workflowIds } from './ids';
+import { Kind, WorkspaceId } from './search-attributes';
 
 /**
  * Messages of the slot keeper (`slots-<workspace_id>`, task queue `calls`): the one place that
@@ -74,3 +76,23 @@ export const tryAcquireUpdate = defineUpdate<AcquireResult, [AcquireSlot]>('tryA
 export const slotsStateQuery = defineQuery<SlotKeeperState>('state');
 
 export const slotKeeperId = workflowIds.slots;
+
+/**
+ * How the keeper starts (signal-with-start from an outbound call, update-with-start from an
+ * inbound or browser call): searchable by workspace and kind, and titled for the Temporal UI.
+ * A run continued as new keeps the search attributes but not the summary (the server does not
+ * carry it over); its current details still name the workspace.
+ */
+export function slotKeeperStartOptions(workspaceId: string): { typedSearchAttributes: SearchAttributePair[]; staticSummary: string; staticDetails: string } {
+  return {
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: workspaceId },
+      { key: Kind, value: 'slot_keeper' },
+    ],
+    staticSummary: `concurrency slots of workspace ${workspaceId}`,
+    staticDetails: [
+      `The live calls of workspace \`${workspaceId}\` and its outbound calls waiting for a slot, oldest first.`,
+      `Staff change the limit with \`npm run limits:set -- ${workspaceId} <limit>\` (signal \`setLimit\`); query \`state\` lists the calls.`,
+    ].join('\n'),
+  };
+}

@@ -26,6 +26,30 @@ export interface DeliveryWorkflowInput {
   attemptsBefore?: number;
 }
 
+/** What a delivery carries where, for its one-line summary in the Temporal UI. */
+export interface DeliveryTitle {
+  eventType: string;
+  url: string;
+  /** The call the event is about, when it is a call's. */
+  callId?: string | null;
+}
+
+/**
+ * `call.ended of call 5f2c... to https://hooks.example.com/voice` (`manual retry of ...`,
+ * `test ping to ...`): what the delivery workflow's summary says. A run started without the
+ * title (an activity result recorded before it existed) is named by its id.
+ */
+export function deliverySummary(deliveryId: string, mode: DeliveryWorkflowInput['mode'], trigger: DeliveryWorkflowInput['trigger'], title: DeliveryTitle | null): string {
+  const what = title ? `${title.eventType}${title.callId ? ` of call ${title.callId}` : ''} to ${title.url}` : `delivery ${deliveryId}`;
+  if (mode === 'scheduled') return what;
+  return trigger === 'test' ? `test ${what}` : `manual retry of ${what}`;
+}
+
+/** The ids behind a delivery workflow, for its details in the Temporal UI. */
+export function deliveryDetails(deliveryId: string, workspaceId: string): string {
+  return `Delivery \`${deliveryId}\` of workspace \`${workspaceId}\`: its attempts with \`GET /api/v1/webhooks/deliveries/${deliveryId}\`; update \`retryNow\` makes one more.`;
+}
+
 /** What one attempt did, as the Temporal history and the manual retry's answer show it. */
 export interface AttemptResult {
   attemptId: string;

@@ -1,5 +1,5 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { ProviderUnavailableError } from '../errors';
+import { isRefusal, ProviderUnavailableError, refusalOf } from '../errors';
 import type { ChatMessage, LanguageModel, LlmCompletion, LlmRequest, LlmStreamEvent, LlmTool, LlmToolCall, LlmUsage } from './types';
 
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -16,6 +16,10 @@ export interface OpenAiCompatibleLanguageModelOptions {
 }
 
 const SERVICE = 'language model';
+/** The server setting holding the key (config/env.ts), named when the server refuses it. */
+const CREDENTIALS_SETTING = 'LLM_API_KEY';
+/** The agent setting behind each field of a chat request, for a refusal that names the field (OpenAI's `param`). */
+const AGENT_SETTING_OF_PARAM: Record<string, string> = { model: 'llm.model', temperature: 'llm.temperature', max_tokens: 'llm.max_tokens', tools: 'tools', messages: 'system_prompt' };
 
 /**
  * Any server speaking OpenAI's chat completions (OpenAI, vLLM, llama.cpp, Ollama, LM Studio,
@@ -39,7 +43,7 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
   }
 
   async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
-    const guard = new RequestGuard(this.options.timeoutMs, request.signal);
+    const guard = new RequestGuard(this.options.timeoutMs, request);
     try {
       const chunks = await guard.within(
         this.client.chat.completions.create({ ...wireParams(request), stream: true, stream_options: { include_usage: true } }, { signal: guard.signal }),
@@ -74,7 +78,7 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
   }
 
   async complete(request: LlmRequest & { jsonObject?: boolean }): Promise<LlmCompletion> {
-    const guard = new RequestGuard(this.options.timeoutMs, request.signal);
+    const guard = new RequestGuard(this.options.timeoutMs, request);
     try {
       const completion = await guard.within(
         this.client.chat.completions.create(
@@ -104,11 +108,13 @@ class RequestGuard {
   private readonly controller = new AbortController();
   private timedOut = false;
   private readonly onCallerAbort = () => this.controller.abort();
+  private readonly callerSignal: AbortSignal | undefined;
 
   constructor(
     private readonly timeoutMs: number,
-    private readonly callerSignal: AbortSignal | undefined,
+    private readonly request: LlmRequest,
   ) {
+    const callerSignal = (this.callerSignal = request.signal);
     if (callerSignal?.aborted) this.controller.abort();
     else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
   }
@@ -145,8 +151,25 @@ class RequestGuard {
     if (this.callerSignal?.aborted) return new DOMException('the language model request was aborted', 'AbortError');
     if (this.timedOut) return new ProviderUnavailableError(SERVICE, `no answer within ${this.timeoutMs} ms`);
     if (err instanceof ProviderUnavailableError) return err;
+    if (err instanceof APIError && err.status !== undefined && isRefusal(err.status)) return refusalOfRequest(err, this.request, describeFailure(err, this.timeoutMs));
     return new ProviderUnavailableError(SERVICE, describeFailure(err, this.timeoutMs));
   }
+}
+
+/**
+ * A 4xx of the server: the key, or the setting of the agent behind the field the server
+ * names (`param`; `model_not_found` names the model), else the agent's language-model settings.
+ */
+function refusalOfRequest(err: APIError, request: LlmRequest, reason: string): Error {
+  const param = err.code === 'model_not_found' ? 'model' : err.param;
+  const setting = param ? AGENT_SETTING_OF_PARAM[param] : undefined;
+  const refused =
+    setting === 'llm.model'
+      ? { refused: `the agent's model '${request.model}'`, setting: 'agent setting llm.model' }
+      : setting
+        ? { refused: `the agent's ${setting}`, setting: `agent setting ${setting}` }
+        : { refused: "the agent's language-model request", setting: 'agent settings llm.model, llm.temperature, llm.max_tokens, system_prompt, tools' };
+  return refusalOf(SERVICE, err.status ?? 400, reason, CREDENTIALS_SETTING, refused);
 }
 
 function describeFailure(err: unknown, timeoutMs: number): string {

@@ -1,5 +1,5 @@
 import { WebSocket, type RawData } from 'ws';
-import { ProviderUnavailableError } from '../errors';
+import { isRefusal, ProviderUnavailableError, refusalOf } from '../errors';
 import type { RecognitionHandlers, RecognitionSettings, RecognitionStream, Transcriber, TurnDetection } from './types';
 
 export interface StreamingTranscriberOptions {
@@ -22,6 +22,10 @@ export interface StreamingTranscriberOptions {
 export const EOT_THRESHOLDS: Readonly<Record<TurnDetection, number>> = { responsive: 0.5, balanced: 0.7, patient: 0.85 };
 
 const SERVICE = 'speech recognition';
+/** The server setting holding the key (config/env.ts), named when the provider refuses it. */
+const CREDENTIALS_SETTING = 'STT_API_KEY';
+/** What a refused stream request asks for: the model, the language and the keyterms come from the agent. */
+const REFUSED_STREAM = { refused: "the agent's speech-recognition settings", setting: 'agent settings transcriber.provider, transcriber.language, transcriber.keyterms, transcriber.endpointing_ms' };
 const BYTES_PER_SECOND = 8000;
 const DEFAULT_KEEP_ALIVE_MS = 5_000;
 const DEFAULT_CLOSE_WAIT_MS = 1_500;
@@ -60,17 +64,20 @@ export class StreamingTranscriber implements Transcriber {
   }
 }
 
-/** Opens the socket, or rejects with ProviderUnavailableError (refused, an HTTP error, no answer in time). */
+/**
+ * Opens the socket, or rejects with ProviderUnavailableError (connection refused, a 5xx, no
+ * answer in time) or ProviderRefusedError (a 4xx: the key or the stream's settings).
+ */
 function connect(url: string, apiKey: string, timeoutMs: number): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers: { Authorization: `Token ${apiKey}` } });
     let settled = false;
-    const fail = (reason: string) => {
+    const fail = (reason: string, status?: number) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       socket.terminate();
-      reject(new ProviderUnavailableError(SERVICE, reason));
+      reject(status !== undefined && isRefusal(status) ? refusalOf(SERVICE, status, reason, CREDENTIALS_SETTING, REFUSED_STREAM) : new ProviderUnavailableError(SERVICE, reason));
     };
     const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms`), timeoutMs);
     // Errors after the outcome (the aborted handshake's own) have nobody left to tell.
@@ -81,7 +88,7 @@ function connect(url: string, apiKey: string, timeoutMs: number): Promise<WebSoc
       response.on('error', () => undefined);
       response.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8').slice(0, 300);
-        fail(`answered ${response.statusCode}${body ? `: ${body}` : ''}`);
+        fail(`answered ${response.statusCode}${body ? `: ${body}` : ''}`, response.statusCode);
       });
     });
     socket.once('open', () => {

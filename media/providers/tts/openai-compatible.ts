@@ -1,7 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { ProviderUnavailableError } from '../errors';
-import { getJson, okBody } from '../http-json';
+import { isRefusal, ProviderUnavailableError, refusalOf } from '../errors';
+import { getJson } from '../http-json';
 import type { SpeechRequest, Synthesizer, Voice } from './types';
 
 export interface OpenAiCompatibleSpeechOptions {
@@ -17,6 +17,17 @@ export interface OpenAiCompatibleSpeechOptions {
 type VoiceEntry = string | { id?: unknown; voice_id?: unknown; name?: unknown; language?: unknown; gender?: unknown };
 
 const SERVICE = 'speech synthesis';
+/** The server settings of this adapter (config/env.ts), named when the server refuses them. */
+const CREDENTIALS_SETTING = 'TTS_API_KEY';
+const ADDRESS_SETTING = 'TTS_BASE_URL';
+
+/** The agent setting behind each field of a speech request, for a refusal that names the field (OpenAI's `param`). */
+const AGENT_SETTING_OF_PARAM: Record<string, { what: string; setting: string; value: (r: SpeechRequest) => string | number }> = {
+  voice: { what: 'voice', setting: 'voice.voice_id', value: (r) => r.voice },
+  model: { what: 'model', setting: 'voice.model', value: (r) => r.model },
+  speed: { what: 'speed', setting: 'voice.speed', value: (r) => r.speed },
+  lang_code: { what: 'language', setting: 'voice.language', value: (r) => r.language },
+};
 
 /**
  * An OpenAI-compatible speech server (the protocol of `POST /v1/audio/speech`). OpenAI's own
@@ -30,7 +41,12 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
   async listVoices(): Promise<Voice[]> {
     const { baseUrl, apiKey, timeoutMs } = this.options;
     const answer = await getJson({ service: SERVICE, url: `${baseUrl}/v1/audio/voices`, headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {}, timeoutMs });
-    const body = okBody(SERVICE, answer) as { voices?: unknown };
+    if (answer.status < 200 || answer.status > 299) {
+      const reason = `answered ${answer.status}${messagePart(providerError(answer.body).message)}`;
+      if (isRefusal(answer.status)) throw refusalOf(SERVICE, answer.status, reason, CREDENTIALS_SETTING, { refused: 'the voice list request', setting: `server setting ${ADDRESS_SETTING}` });
+      throw new ProviderUnavailableError(SERVICE, reason);
+    }
+    const body = answer.body as { voices?: unknown };
     if (!Array.isArray(body.voices)) throw new ProviderUnavailableError(SERVICE, 'answered a voice list without `voices`');
     return (body.voices as VoiceEntry[]).map(toVoice).filter((v): v is Voice => v !== null);
   }
@@ -78,7 +94,7 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
         throw failure(err, false);
       }
       const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) throw new ProviderUnavailableError(SERVICE, `answered ${status}${await waitingForAudio(errorMessage(res))}`);
+      if (status < 200 || status > 299) throw speechFailure(request, status, await waitingForAudio(errorOf(res)));
       const pieces = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       for (;;) {
         let piece: IteratorResult<Buffer>;
@@ -145,17 +161,49 @@ function postSpeech(url: string, body: string, apiKey: string): SpeechExchange {
   };
 }
 
-/** `: message` from an OpenAI-shaped error body (`{error: {message}}`, or `{detail}` as FastAPI servers answer), else nothing. */
-async function errorMessage(res: IncomingMessage): Promise<string> {
+interface ProviderErrorBody {
+  message: string | null;
+  /** The request field the error is about, when the server says (OpenAI's `param`). */
+  param: string | null;
+}
+
+/** The error body of a non-2xx answer, read whole. */
+async function errorOf(res: IncomingMessage): Promise<ProviderErrorBody> {
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of res) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { message?: unknown }; detail?: unknown };
-    const message = body.error?.message ?? body.detail;
-    return typeof message === 'string' && message ? `: ${message}` : '';
+    return providerError(JSON.parse(Buffer.concat(chunks).toString('utf8')));
   } catch {
-    return '';
+    return { message: null, param: null };
   }
+}
+
+/** Message and field of an OpenAI-shaped error body (`{error: {message, param}}`, or `{detail}` as FastAPI servers answer). */
+function providerError(body: unknown): ProviderErrorBody {
+  const { error, detail } = (body ?? {}) as { error?: { message?: unknown; param?: unknown }; detail?: unknown };
+  const message = error?.message ?? detail;
+  return { message: typeof message === 'string' && message ? message : null, param: typeof error?.param === 'string' ? error.param : null };
+}
+
+function messagePart(message: string | null): string {
+  return message ? `: ${message}` : '';
+}
+
+/**
+ * A speech request the server did not answer with audio. A refusal names the setting to fix:
+ * the credentials, the agent's voice setting the server named (`param`), the address on a 404
+ * that names nothing (no speech endpoint there), else all of the agent's voice settings.
+ */
+function speechFailure(request: SpeechRequest, status: number, error: ProviderErrorBody): Error {
+  const reason = `answered ${status}${messagePart(error.message)}`;
+  if (!isRefusal(status)) return new ProviderUnavailableError(SERVICE, reason);
+  const field = error.param ? AGENT_SETTING_OF_PARAM[error.param] : undefined;
+  const refusedRequest = field
+    ? { refused: `the agent's ${field.what} '${field.value(request)}'`, setting: `agent setting ${field.setting}` }
+    : status === 404
+      ? { refused: 'the speech request', setting: `server setting ${ADDRESS_SETTING}` }
+      : { refused: "the agent's voice settings", setting: 'agent settings voice.voice_id, voice.model, voice.language, voice.speed' };
+  return refusalOf(SERVICE, status, reason, CREDENTIALS_SETTING, refusedRequest);
 }
 
 function describeConnectionFailure(err: unknown): string {

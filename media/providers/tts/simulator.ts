@@ -32,6 +32,7 @@ export interface SimulatedSpeechStream {
 }
 
 export interface SpeechSimulator extends RunningSimulator {
+  /** The key clients must send; set it to another value to revoke the one clients have. */
   apiKey: string;
   readonly voices: readonly Voice[];
   /** Every speech request answered with audio, oldest first. */
@@ -67,27 +68,28 @@ type JsonAnswer = { status: number; body: unknown };
  *   the input as simulated speech (../../audio/simulated-speech.ts), raw 24 kHz 16-bit PCM
  *   as `audio/pcm`, streamed in pieces of 100 ms: the first after `latencyMs` (the time to
  *   first byte), the rest every `pieceIntervalMs`, faster than real time as real servers
- *   are. A client that hangs up stops the stream. A body it cannot speak is a 400.
- * Like the other simulators it honours `mode` and `latencyMs`, set at any time. It runs its
+ *   are. A client that hangs up stops the stream. A body it cannot speak is a 400 naming
+ *   the field (`param`) as OpenAI does.
+ * Like the other simulators it honours `mode` and `latencyMs`, set at any time; so is
+ * `apiKey` (a key clients still send after it changed is refused, as a revoked one). It runs its
  * own server rather than `startSimulatedService`, which answers JSON only.
  */
 export async function startSpeechSimulator(options: SpeechSimulatorOptions = {}): Promise<SpeechSimulator> {
-  const apiKey = options.apiKey ?? SIMULATOR_API_KEY;
   const voices = options.voices ?? DEFAULT_SIMULATED_VOICES;
   const pieceIntervalMs = options.pieceIntervalMs ?? 10;
-  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
+  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode, apiKey: options.apiKey ?? SIMULATOR_API_KEY };
   const speechRequests: SimulatedSpeechRequest[] = [];
   const speechStreams: SimulatedSpeechStream[] = [];
   const spoken = new SpokenTextCache();
 
   const answer = (req: IncomingMessage, body: string): JsonAnswer | { speak: SimulatedSpeechRequest } => {
     if (state.mode === 'failing') return { status: 500, body: { error: 'simulated provider failure' } };
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return openAiError(401, 'Incorrect API key provided', 'invalid_api_key');
+    if (req.headers.authorization !== `Bearer ${state.apiKey}`) return openAiError(401, 'Incorrect API key provided', 'invalid_api_key');
     const { pathname } = new URL(req.url ?? '/', 'http://simulator');
     if (req.method === 'GET' && pathname === '/v1/audio/voices') return { status: 200, body: { voices } };
     if (req.method === 'POST' && pathname === '/v1/audio/speech') {
       const request = readSpeechRequest(body, voices);
-      return typeof request === 'string' ? openAiError(400, request) : { speak: request };
+      return 'refused' in request ? openAiError(400, request.refused, null, request.param) : { speak: request };
     }
     return openAiError(404, `no route ${req.method} ${pathname}`);
   };
@@ -111,7 +113,6 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
   const url = await listenOnLoopback(server, options);
   const running = {
     url,
-    apiKey,
     voices,
     speechRequests,
     speechStreams,
@@ -121,7 +122,7 @@ export async function startSpeechSimulator(options: SpeechSimulatorOptions = {})
         server.closeAllConnections(); // streams in progress stop through their `close`
       }),
   };
-  return withLiveSettings(running, state, ['latencyMs', 'mode']);
+  return withLiveSettings(running, state, ['latencyMs', 'mode', 'apiKey']);
 }
 
 /** Whole answers are kept up to this many bytes (about 5 minutes of audio). */
@@ -159,23 +160,30 @@ class SpokenTextCache {
   }
 }
 
-/** The request when the simulator can speak it, else what is wrong with it (for a 400). */
-function readSpeechRequest(text: string, voices: readonly Voice[]): SimulatedSpeechRequest | string {
+/** What is wrong with a request, and the field it is about (OpenAI's `param`), for a 400. */
+interface SpeechRefusal {
+  refused: string;
+  param: string | null;
+}
+
+/** The request when the simulator can speak it, else what is wrong with it. */
+function readSpeechRequest(text: string, voices: readonly Voice[]): SimulatedSpeechRequest | SpeechRefusal {
+  const refuse = (refused: string, param: string | null = null): SpeechRefusal => ({ refused, param });
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return 'the body must be JSON';
+    return refuse('the body must be JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return refuse('the body must be a JSON object');
   const { model, input, voice, speed = 1, response_format: format, lang_code: langCode = null } = body as Record<string, unknown>;
-  if (typeof model !== 'string' || !model) return '`model` is required';
-  if (typeof input !== 'string' || !input.trim()) return '`input` must be a non-empty string';
-  if (input.length > MAX_INPUT_CHARACTERS) return `\`input\` must be at most ${MAX_INPUT_CHARACTERS} characters`;
-  if (typeof voice !== 'string' || !voices.some((v) => v.id === voice)) return `voice '${String(voice)}' is not one of: ${voices.map((v) => v.id).join(', ')}`;
-  if (typeof speed !== 'number' || !(speed >= 0.25 && speed <= 4)) return '`speed` must be a number from 0.25 to 4';
-  if (format !== 'pcm') return `response_format '${String(format)}' is not supported; this server answers 'pcm' only`;
-  if (langCode !== null && typeof langCode !== 'string') return '`lang_code` must be a string';
+  if (typeof model !== 'string' || !model) return refuse('`model` is required', 'model');
+  if (typeof input !== 'string' || !input.trim()) return refuse('`input` must be a non-empty string', 'input');
+  if (input.length > MAX_INPUT_CHARACTERS) return refuse(`\`input\` must be at most ${MAX_INPUT_CHARACTERS} characters`, 'input');
+  if (typeof voice !== 'string' || !voices.some((v) => v.id === voice)) return refuse(`voice '${String(voice)}' is not one of: ${voices.map((v) => v.id).join(', ')}`, 'voice');
+  if (typeof speed !== 'number' || !(speed >= 0.25 && speed <= 4)) return refuse('`speed` must be a number from 0.25 to 4', 'speed');
+  if (format !== 'pcm') return refuse(`response_format '${String(format)}' is not supported; this server answers 'pcm' only`, 'response_format');
+  if (langCode !== null && typeof langCode !== 'string') return refuse('`lang_code` must be a string', 'lang_code');
   return { model, input, voice, speed, lang_code: langCode };
 }
 
@@ -206,8 +214,8 @@ function streamAudio(res: ServerResponse, audio: Buffer, stream: SimulatedSpeech
   timer = setTimeout(sendPiece, latencyMs);
 }
 
-function openAiError(status: number, message: string, code: string | null = null): JsonAnswer {
-  return { status, body: { error: { message, type: 'invalid_request_error', param: null, code } } };
+function openAiError(status: number, message: string, code: string | null = null, param: string | null = null): JsonAnswer {
+  return { status, body: { error: { message, type: 'invalid_request_error', param, code } } };
 }
 
 function sendJson(res: ServerResponse, answer: JsonAnswer): void {

@@ -31,7 +31,7 @@ describeBounds('agents: the rules of the Agent table', [
   { title: 'llm.max_tokens', path: ['llm', 'max_tokens'], ...range(16, 4096, 15, 4097) },
   { title: 'voice.speed', path: ['voice', 'speed'], ...range(0.6, 1.5, 0.59, 1.51, 'float') },
   { title: 'voice.language', path: ['voice', 'language'], ok: [{ value: 'en-IN' }, { value: 'ta' }], bad: [{ value: 'Hindi', type: 'string_pattern_mismatch' }] },
-  { title: 'voice.voice_id', path: ['voice', 'voice_id'], ok: [{ value: 'voice-123' }, { value: null }], bad: [{ value: s(201), type: 'string_too_long' }] },
+  { title: 'voice.voice_id', path: ['voice', 'voice_id'], ok: [{ value: null }], bad: [{ value: s(201), type: 'string_too_long' }] },
   { title: 'voice.voice_name', path: ['voice', 'voice_name'], ok: [{ value: 'Meera' }], bad: [{ value: 3, type: 'string_type' }] },
   {
     title: 'transcriber.provider',

@@ -2,12 +2,14 @@ import { expect } from 'chai';
 import { Agent } from '../../../activities/db/models/agent';
 import { BatchContact } from '../../../activities/db/models/batch-contact';
 import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import { activeOwner, apiKeyFor, memberWithRole, type SignedUp } from '../../support/accounts';
+import { activeOwner, apiKeyFor, holdNumbers, memberWithRole, type SignedUp } from '../../support/accounts';
+import { randomNumbers } from '../../support/providers';
 import { startApi, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
 import { batchesClient, createdBatch, uploadBatch, type Contact } from './helpers';
 
-const FROM = '+918000000001';
+/** Caller numbers: the owner's, another workspace's, one with no credits, and one nobody holds. */
+const [FROM, OTHERS_FROM, BROKES_FROM, NOBODYS] = randomNumbers(4);
 /** A day ahead: these batches wait, so that no worker is needed and nothing is dialled. */
 const tomorrow = () => new Date(Date.now() + 24 * 3600_000).toISOString();
 const number = (i: number) => `+9197${String(i).padStart(8, '0')}`;
@@ -49,6 +51,7 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
   before(async () => {
     api = await startApi();
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await holdNumbers(owner.workspaceId, FROM);
     agentId = (await agentsClient(api, owner.auth).created({ name: 'Collector' })).id;
     contacts = batchesClient(api, owner.auth);
     const { csv } = fileOf500();
@@ -192,9 +195,10 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
 
   it('lists batches newest first with their counts, filtered by status and agent', async () => {
     const other = await activeOwner(api);
+    await holdNumbers(other.workspaceId, OTHERS_FROM);
     const otherAgent = (await agentsClient(api, other.auth).created({ name: 'Other' })).id;
-    const first = await createdBatch(api, other.auth, `number\n${number(1)}\n${number(2)}\n`, { agent_id: otherAgent, from_number: FROM, start_at: tomorrow(), name: 'first' });
-    const second = await createdBatch(api, other.auth, `number\n${number(3)}\n`, { agent_id: otherAgent, from_number: FROM, start_at: tomorrow(), name: 'second' });
+    const first = await createdBatch(api, other.auth, `number\n${number(1)}\n${number(2)}\n`, { agent_id: otherAgent, from_number: OTHERS_FROM, start_at: tomorrow(), name: 'first' });
+    const second = await createdBatch(api, other.auth, `number\n${number(3)}\n`, { agent_id: otherAgent, from_number: OTHERS_FROM, start_at: tomorrow(), name: 'second' });
     const list = await (await api.request('/api/v1/batches', { headers: other.auth })).json();
     expect(list.total).to.equal(2);
     expect(list.items.map((b: { name: string }) => b.name)).to.deep.equal(['second', 'first']);
@@ -264,9 +268,22 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
       const broke = await activeOwner(api);
       const brokeAgent = (await agentsClient(api, broke.auth).created({ name: 'Broke' })).id;
       await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${broke.workspaceId}`, at: new Date() });
-      const refused = await uploadBatch(api, broke.auth, csv, { agent_id: brokeAgent, from_number: FROM });
+      await holdNumbers(broke.workspaceId, BROKES_FROM);
+      const refused = await uploadBatch(api, broke.auth, csv, { agent_id: brokeAgent, from_number: BROKES_FROM });
       expect(refused.status).to.equal(402);
       expect((await (await api.request('/api/v1/batches', { headers: broke.auth })).json()).total).to.equal(0);
+    });
+
+    it("refuses at once a from_number the workspace does not hold (400 naming it), also another workspace's", async () => {
+      const before = (await (await api.request('/api/v1/batches', { headers: owner.auth })).json()).total;
+      for (const from of [NOBODYS, OTHERS_FROM]) {
+        const res = await uploadBatch(api, owner.auth, csv, { agent_id: agentId, from_number: from, start_at: tomorrow() });
+        expect(res.status).to.equal(400);
+        const { detail } = await res.json();
+        expect(detail).to.include(`from_number ${from} is not a number of this workspace`);
+        expect(detail).to.include('POST /phone-numbers');
+      }
+      expect((await (await api.request('/api/v1/batches', { headers: owner.auth })).json()).total).to.equal(before);
     });
   });
 });

@@ -43,16 +43,18 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     await Workspace.updateOne({ _id: owner.workspaceId }, { $set: { concurrency_limit: limit } });
     const agentId: string = (await agentsClient(api, owner.auth).created({ name: 'Dialler', call: OPEN_HOURS })).id;
     const batches = batchesClient(api, owner.auth);
+    const from = await providers.callerFor(owner.workspaceId);
     const csvOf = (numbers: string[]) => ['number,name', ...numbers.map((n, i) => `${n},Person ${i}`)].join('\n');
     return {
       owner,
+      from,
       batches,
-      create: async (numbers: string[], fields: Record<string, string> = {}) => (await createdBatch(api, owner.auth, csvOf(numbers), { agent_id: agentId, from_number: providers.pool[0], ...fields })).batch,
+      create: async (numbers: string[], fields: Record<string, string> = {}) => (await createdBatch(api, owner.auth, csvOf(numbers), { agent_id: agentId, from_number: from, ...fields })).batch,
       settled: (id: string, timeoutMs = 90_000): Promise<Batch> => until(() => batches.get(id), (b) => FINAL_BATCH.includes(b.status) && b.counts.calling === 0, timeoutMs, 250),
       contactsWhen: (id: string, done: (contacts: Contact[]) => boolean, timeoutMs = 60_000) => until(() => batches.allContacts(id), done, timeoutMs, 250),
       call: async (id: string): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json(),
       place: async (to: string): Promise<Call> => {
-        const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0] }, owner.auth));
+        const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: from }, owner.auth));
         expect(res.status, await res.clone().text()).to.equal(201);
         return res.json();
       },
@@ -87,7 +89,7 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     for (const [i, contact] of contacts.entries()) {
       const call = await ws.call(contact.latest_call_id!);
       // Each call is an ordinary call of the workspace, as POST /calls places one.
-      expect(call).to.deep.include({ to_number: contact.number, from_number: providers.pool[0], direction: 'outbound', placed_by: 'Asha Rao', user_data: { name: `Person ${i}` }, status: contact.status });
+      expect(call).to.deep.include({ to_number: contact.number, from_number: ws.from, direction: 'outbound', placed_by: 'Asha Rao', user_data: { name: `Person ${i}` }, status: contact.status });
     }
     const listed = await (await api.request('/api/v1/calls?limit=200', { headers: ws.owner.auth })).json();
     expect(listed.total).to.equal(numbers.length);

@@ -5,7 +5,7 @@ import { AuditEvent } from '../../../activities/db/models/audit-event';
 import { paymentSignature } from '../../../activities/payments/gateway';
 import type { PaymentSimulator } from '../../../activities/payments/simulator';
 import { startApi, type RunningApi } from '../../support/api';
-import { activeOwner, apiKeyFor, memberWithRole, oauthTokenFor, withJson } from '../../support/accounts';
+import { activeOwner, apiKeyFor, memberWithRole, oauthTokenFor, signUp, withJson } from '../../support/accounts';
 import { PAYMENT_SIMULATOR_KEY_SECRET, payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';
 
 type Headers = Record<string, string>;
@@ -60,6 +60,38 @@ describe('billing: top-ups and their completion', () => {
     expect(listed[0]).to.include({ status: 'paid' });
     const actions = (await AuditEvent.find({ workspace_id: workspaceId, action: /^billing\./ }).lean()).map((e) => e.action).sort();
     expect(actions).to.deep.equal(['billing.topup_completed', 'billing.topup_started']);
+  });
+
+  it('works before activation: a new owner sees credits, plan and packs, tops up, completes and downloads the invoice', async () => {
+    // The contract: "Billing, limits and onboarding endpoints work before activation."
+    const newcomer = await signUp(api, { name: 'Asha Rao' });
+    const headers = { ...newcomer.auth, 'X-Workspace-ID': newcomer.workspaceId };
+    const read = async (path: string) => {
+      const res = await api.request(`/api/v1${path}`, { headers });
+      expect(res.status, `${path}: ${await res.clone().text()}`).to.equal(200);
+      return res;
+    };
+    expect(await (await read('/workspace')).json()).to.include({ status: 'onboarding' });
+    expect(await (await read('/billing')).json()).to.include({ credits_paise: 50_000 });
+    expect((await (await read('/billing/ledger')).json()).items[0]).to.include({ kind: 'grant', amount_paise: 50_000 });
+    expect(await (await read('/billing/plan')).json()).to.include({ id: 'starter' });
+    expect(await (await read('/billing/packs')).json()).to.have.length(5);
+    expect(await (await read('/workspace/limits')).json()).to.be.an('object');
+
+    const payment = await started(headers, { pack_id: 'pack_1000' });
+    const res = await complete(headers, payment.id, await payAtGateway(gateway, payment.order_id));
+    expect(res.status, await res.clone().text()).to.equal(200);
+    const { invoice_id: invoiceId } = await res.json();
+    expect(await balance(headers)).to.equal(155_000);
+    expect((await (await read('/billing/payments')).json()).map((p: { id: string }) => p.id)).to.deep.equal([payment.id]);
+    expect((await (await read('/billing/invoices')).json()).map((i: { id: string }) => i.id)).to.deep.equal([invoiceId]);
+    const pdf = await read(`/billing/invoices/${invoiceId}/pdf`);
+    expect(pdf.headers.get('content-type')).to.equal('application/pdf');
+    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).to.equal('%PDF-');
+    // Everything else still waits for activation.
+    const agents = await api.request('/api/v1/agents', { headers });
+    expect(agents.status).to.equal(403);
+    expect(await agents.json()).to.include({ code: 'workspace_inactive' });
   });
 
   it('credits a payment completed twice, or five times at once, exactly once, answering the same payment', async () => {

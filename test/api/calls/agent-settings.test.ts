@@ -46,16 +46,22 @@ function terseModel(request: Request): SimulatedReply {
 /** Says `line` after the welcome, then hangs up once the agent has answered. */
 const sayThenHangUp = (line: string): CallerStep[] => [{ say: line }, { hangUp: true, afterAgentSilenceMs: 400 }];
 
-/** An HTTP tool target that answers `{status, eta}` after `delayMs`, noting when each request came and went. */
+/** An HTTP tool target that answers `{status, eta}` after `delayMs`, noting when each request came and went (or was given up). */
 async function startSlowTarget(delayMs: number) {
-  const received: { query: Record<string, string>; at: number; answeredAt: number | null }[] = [];
+  const received: { query: Record<string, string>; at: number; answeredAt: number | null; closedBeforeAnswer: boolean }[] = [];
   const server: Server = createServer((req, res) => {
-    const entry = { query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams), at: Date.now(), answeredAt: null as number | null };
+    const entry = { query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams), at: Date.now(), answeredAt: null as number | null, closedBeforeAnswer: false };
     received.push(entry);
-    setTimeout(() => {
+    const answer = setTimeout(() => {
       entry.answeredAt = Date.now();
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: 'shipped', eta: 'Friday' }));
     }, delayMs);
+    // The client gave up (an aborted tool request): no answer is written.
+    res.on('close', () => {
+      if (entry.answeredAt !== null) return;
+      entry.closedBeforeAnswer = true;
+      clearTimeout(answer);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -96,7 +102,7 @@ describe('Agent settings in live calls', function () {
   const call = async (agentId: string, conversation: CallerStep[], userData?: Record<string, unknown>) => {
     const [to] = randomNumbers(1).map((n) => n.replace('+9180', '+9197'));
     providers.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 1, conversation } satisfies CalleeScript);
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0], ...(userData ? { user_data: userData } : {}) }, owner.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId), ...(userData ? { user_data: userData } : {}) }, owner.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     const { id } = await res.json();
     const events = await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 50_000);
@@ -134,6 +140,7 @@ describe('Agent settings in live calls', function () {
     providers = await startTestProviders({ timeScale: 0.05 });
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await providers.callerFor(owner.workspaceId);
     await setPlan(owner.workspaceId, 'scale'); // more agents than the starter plan's 10
     target = await startToolTarget();
   });
@@ -419,7 +426,7 @@ describe('Agent settings in live calls', function () {
     expect(heard).to.include('Sorry, that failed.');
   });
 
-  it('tools: the tool calls of a reply the caller talked over are never run (over its text, or over a pre-call message: the next call)', async () => {
+  it('tools: the tool calls of a reply the caller talked over are never run, and one under way is aborted (over its text, or over a pre-call message: the next call)', async () => {
     const text = 'Let me look that up for you right now, one moment please.';
     const slow = await startSlowTarget(2500); // still running when the caller talks over the pre-call message
     try {
@@ -457,18 +464,22 @@ describe('Agent settings in live calls', function () {
         ['user', 'Stop stop wait'],
       ]);
 
-      // Talked over during the first tool's pre-call message: that request was under way and
-      // finishes, the second call never runs, and the model gets an answer for each call.
+      // Talked over during the first tool's pre-call message: that request was under way and is
+      // aborted (its tool.result says canceled, the target never got to answer), the second call
+      // never runs, and the model gets an answer for each call.
       const [cut] = overPreCall.ofType('interrupted');
       expect(cut, 'an interrupted event').to.exist;
       expect(overPreCall.ofType('tool.call').map((e) => e.data.name)).to.deep.equal(['first_step']);
-      expect(overPreCall.ofType('tool.result').map((e) => [e.data.name, e.data.status])).to.deep.equal([['first_step', 200]]);
+      const canceled = 'canceled: the caller interrupted before the answer arrived';
+      expect(overPreCall.ofType('tool.result').map((e) => [e.message, e.level, e.data])).to.deep.equal([['first_step: canceled', 'warning', { name: 'first_step', status: 0, result: canceled }]]);
+      expect(overPreCall.ofType('tool.result')[0]!.latency_ms).to.be.below(2500);
       expect(slow.received.map((r) => r.query)).to.deep.equal([{ order_id: 'C-1' }]);
+      expect(slow.received[0]!.closedBeforeAnswer).to.equal(true);
       const afterPreCall = seen.replies().find((r) => lastCallerLine(r) === 'Stop stop wait' && r.messages.some((m) => messageText(m) === 'Do both steps.'))!;
       const asked = afterPreCall.messages.findIndex((m) => (m.tool_calls?.length ?? 0) > 0);
       expect(afterPreCall.messages.slice(asked).map((m) => [m.role, m.role === 'tool' ? messageText(m) : (m.content ?? null)])).to.deep.equal([
         ['assistant', `${cut!.message} ...`],
-        ['tool', JSON.stringify({ status: 'shipped', eta: 'Friday' }, null, 2)],
+        ['tool', canceled],
         ['tool', 'not run: the caller interrupted'],
         ['user', 'Stop stop wait'],
       ]);

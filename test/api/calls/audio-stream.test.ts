@@ -75,7 +75,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     return number;
   };
   const place = async (to: string): Promise<ApiCall> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0] }, owner.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
@@ -106,6 +106,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     api = await startApi({ workers: ['calls', 'webhooks'], providers: providers.config });
     node = await startMediaNode({ secret: TEST_AUTH_CONFIG.secret });
     owner = await activeOwner(api, { name: 'Meera Iyer' });
+    await providers.callerFor(owner.workspaceId);
     // A call's workflow holds its slot a while after the provider's end: the next test's call must not queue behind it.
     await Workspace.updateOne({ _id: owner.workspaceId }, { $set: { concurrency_limit: 10 } });
     agentId = (await agentsClient(api, owner.auth).created({ name: 'Streamer', call: OPEN_HOURS })).id;

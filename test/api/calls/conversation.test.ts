@@ -37,7 +37,7 @@ describe('Live conversations (media service, audio stream, simulators)', functio
   const createAgent = async (settings: Record<string, unknown>, who: SignedUp = owner) =>
     agentsClient(api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
   const place = async (agentId: string, to: string, userData?: Record<string, unknown>, who: SignedUp = owner): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0], ...(userData ? { user_data: userData } : {}) }, who.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
@@ -59,6 +59,7 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     providers = await startTestProviders({ timeScale: 0.05 });
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await providers.callerFor(owner.workspaceId);
   });
   after(async () => {
     await api?.close();
@@ -111,7 +112,8 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     expect(ended.message).to.equal('ended by agent: end_call');
     expect(ended.level).to.equal('info');
     expect(ended.data.duration_seconds).to.equal(call.duration_seconds);
-    expect(ended.data.avg_first_audio_ms).to.be.a('number');
+    expect(ended.data.avg_first_audio_ms).to.be.a('number').and.above(0);
+    expect(ended.data.agent_spoke).to.equal(true);
     const usage = ended.data.usage as Record<string, number>;
     expect(usage.llm_calls).to.equal(2);
     expect(usage.llm_input_tokens).to.be.above(0);
@@ -141,6 +143,18 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     // The completed event carries the whole record and its transcript as text.
     const completed = byType('call.completed')[0]!.data.call as Record<string, unknown>;
     expect(completed.transcript_text).to.equal(call.transcript.map((t) => `${t.role}: ${t.text}`).join('\n'));
+  });
+
+  it('an agent never heard (no welcome, the callee hangs up at once): call.ended has avg_first_audio_ms 0, a number, and agent_spoke false', async () => {
+    const agent = await createAgent({ welcome_message: '' });
+    // 40 s of script time: 2 s at this file's time scale, long enough for the stream to arrive.
+    const to = callee({ kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 40 });
+    const placed = await place(agent.id, to);
+    const { call, events } = await finished(placed.id);
+    expect(call.duration_seconds).to.be.above(0);
+    expect(events.filter((e) => e.type === 'tts.first_audio')).to.have.length(0);
+    const ended = events.find((e) => e.type === 'call.ended')!;
+    expect(ended.data).to.include({ avg_first_audio_ms: 0, agent_spoke: false });
   });
 
   it('credits ran out: the length is capped at what the balance pays for when the call starts', async () => {

@@ -21,6 +21,7 @@ describe('Live conversations: max_duration_seconds', function () {
     providers = await startTestProviders();
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api);
+    await providers.callerFor(owner.workspaceId);
   });
   after(async () => {
     await api?.close();
@@ -36,7 +37,7 @@ describe('Live conversations: max_duration_seconds', function () {
     });
     const [to] = randomNumbers(1);
     providers.telephony.setCallee(to!, { kind: 'answer', answerAfterSeconds: 0.5 });
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: providers.pool[0] }, owner.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
     expect(res.status).to.equal(201);
     const { id } = await res.json();
     const events = await until(async () => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json() as Promise<TimelineEntry[]>, (list) => list.some((e) => e.type === 'call.ended'), 60_000);

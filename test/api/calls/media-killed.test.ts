@@ -46,6 +46,7 @@ describe('Calls: the media process killed mid-call', function () {
     // No media service in this process: the child below is the only worker on the media queue.
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await providers.callerFor(owner.workspaceId);
     logFile = path.join(testServers().tempDir, `media-${process.pid}-${Date.now()}.log`);
     const { llm, stt, tts } = providers.config;
     const env = createLocal();
@@ -72,7 +73,7 @@ describe('Calls: the media process killed mid-call', function () {
     // A caller with a lot to say: the conversation is still going when the process dies.
     const lines = ['Where is my order?', 'I ordered it last week.', 'It was a blue shirt.', 'The order number is four two.', 'Can you check again?', 'I am still waiting.'];
     const to = callee({ kind: 'answer', answerAfterSeconds: 1, conversation: lines.map((say) => ({ say })) });
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: providers.pool[0] }, owner.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     const placed = (await res.json()) as Call;
 

@@ -2,12 +2,17 @@ import { expect } from 'chai';
 import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
 import { newId } from '../../../activities/db/ids';
 import { QueuedCall } from '../../../activities/db/models/queued-call';
-import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
+import { Agent } from '../../../activities/db/models/agent';
+import { activeOwner, apiKeyFor, holdNumbers, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
+import { randomNumbers } from '../../support/providers';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
 import { until } from '../../support/until';
 
 /** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
+/** Caller numbers: two of the owner's, one of another workspace, one of a broke one, one nobody holds. */
+const [FROM, FROM_2, OTHERS_FROM, BROKES_FROM, NOBODYS] = randomNumbers(5);
+
 function closedHours() {
   const hour = new Date().getUTCHours();
   return hour < 12 ? { call_start_hour: 20, call_end_hour: 21, timezone: 'UTC' } : { call_start_hour: 2, call_end_hour: 3, timezone: 'UTC' };
@@ -25,21 +30,22 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
   before(async () => {
     api = await startApi({ workers: ['calls', 'webhooks'] });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await holdNumbers(owner.workspaceId, FROM, FROM_2);
     const agent = await agentsClient(api, owner.auth).created({ name: 'Queue tester', call: closedHours() });
     agentId = agent.id;
   });
   after(() => api.close());
 
   it('queues a call (201, status queued, who placed it) and records call.queued with its position', async () => {
-    const first = await place({ agent_id: agentId, to_number: '+919812345678', from_number: '+918047180001', user_data: { name: 'Ravi' } });
+    const first = await place({ agent_id: agentId, to_number: '+919812345678', from_number: FROM, user_data: { name: 'Ravi' } });
     expect(first.status).to.equal(201);
     const call = await first.json();
-    expect(call).to.include({ agent_id: agentId, agent_name: 'Queue tester', direction: 'outbound', to_number: '+919812345678', from_number: '+918047180001', status: 'queued', placed_by: 'Asha Rao' });
+    expect(call).to.include({ agent_id: agentId, agent_name: 'Queue tester', direction: 'outbound', to_number: '+919812345678', from_number: FROM, status: 'queued', placed_by: 'Asha Rao' });
     expect(call.user_data).to.deep.equal({ name: 'Ravi' });
     expect(call.id).to.match(/^[0-9a-f]{32}$/);
 
     const key = await apiKeyFor(owner.workspaceId, 'dialler');
-    const second = await (await place({ agent_id: agentId, to_number: '+919812345679', from_number: '+918047180001' }, key.headers)).json();
+    const second = await (await place({ agent_id: agentId, to_number: '+919812345679', from_number: FROM }, key.headers)).json();
     expect(second.placed_by).to.equal('key:dialler');
 
     type TimelineEntry = { type: string; level: string; data: Record<string, unknown> };
@@ -54,7 +60,7 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
 
   it('hangs up a queued call: canceled, not charged, call.ended "canceled while queued"; a second hang-up is 409', async () => {
     const balanceBefore = await balanceOf(owner.workspaceId);
-    const call = await (await place({ agent_id: agentId, to_number: '+919812340000', from_number: '+918047180001' })).json();
+    const call = await (await place({ agent_id: agentId, to_number: '+919812340000', from_number: FROM })).json();
     await until(() => events(call.id), (list: unknown[]) => list.length > 0);
     const res = await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth });
     expect(res.status).to.equal(200);
@@ -69,8 +75,9 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
 
   it('counts positions among the calls still waiting: one hung up while queued no longer counts', async () => {
     const other = await activeOwner(api, { name: 'Noor Khan' });
+    await holdNumbers(other.workspaceId, OTHERS_FROM);
     const agent = await agentsClient(api, other.auth).created({ name: 'Line keeper', call: closedHours() });
-    const placeIn = async (to: string) => (await place({ agent_id: agent.id, to_number: to, from_number: '+918047180001' }, other.auth)).json();
+    const placeIn = async (to: string) => (await place({ agent_id: agent.id, to_number: to, from_number: OTHERS_FROM }, other.auth)).json();
     const positionOf = async (id: string) => {
       type Entry = { type: string; data: { position?: number } };
       const timeline: Entry[] = await until(() => events(id, other.auth), (list: Entry[]) => list.some((e) => e.type === 'call.queued'));
@@ -89,7 +96,7 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
 
   it('deleting an agent cancels its queued calls with "agent deleted"', async () => {
     const doomed = await agentsClient(api, owner.auth).created({ name: 'Doomed', call: closedHours() });
-    const call = await (await place({ agent_id: doomed.id, to_number: '+919812341111', from_number: '+918047180001' })).json();
+    const call = await (await place({ agent_id: doomed.id, to_number: '+919812341111', from_number: FROM })).json();
     await until(() => events(call.id), (list: unknown[]) => list.length > 0);
     expect((await agentsClient(api, owner.auth).remove(doomed.id)).status).to.equal(204);
     const timeline = await until(() => events(call.id), (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'));
@@ -105,29 +112,50 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect((await noNumber.json()).detail).to.match(/caller number/);
 
     const paused = await agentsClient(api, owner.auth).created({ name: 'Resting', status: 'paused' });
-    const toPaused = await place({ agent_id: paused.id, to_number: '+919812345678', from_number: '+918047180001' });
+    const toPaused = await place({ agent_id: paused.id, to_number: '+919812345678', from_number: FROM });
     expect(toPaused.status).to.equal(409);
     expect((await toPaused.json()).detail).to.match(/paused/);
 
-    const unknown = await place({ agent_id: newId(), to_number: '+919812345678', from_number: '+918047180001' });
+    const unknown = await place({ agent_id: newId(), to_number: '+919812345678', from_number: FROM });
     expect(unknown.status).to.equal(422);
     expect((await unknown.json()).detail[0].loc).to.deep.equal(['body', 'agent_id']);
-    expect((await place({ agent_id: agentId, to_number: '98123', from_number: '+918047180001' })).status).to.equal(422);
+    expect((await place({ agent_id: agentId, to_number: '98123', from_number: FROM })).status).to.equal(422);
 
     const broke = await activeOwner(api);
+    await holdNumbers(broke.workspaceId, BROKES_FROM);
     const brokeAgent = await agentsClient(api, broke.auth).created({ name: 'Broke' });
     await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${broke.workspaceId}`, at: new Date() });
-    const refused = await place({ agent_id: brokeAgent.id, to_number: '+919812345678', from_number: '+918047180001' }, broke.auth);
+    const refused = await place({ agent_id: brokeAgent.id, to_number: '+919812345678', from_number: BROKES_FROM }, broke.auth);
     expect(refused.status).to.equal(402);
     expect((await refused.json()).detail).to.match(/add credits in billing/);
     const listed = await (await api.request('/api/v1/calls', { headers: broke.auth })).json();
     expect(listed.total).to.equal(0);
   });
 
+  it('refuses at once (400) a caller number the workspace does not hold: given, or the agent\'s own; nothing is queued', async () => {
+    const before = (await (await api.request('/api/v1/calls', { headers: owner.auth })).json()).total;
+    // Nobody's number, and another workspace's: the provider would refuse both at the dial.
+    for (const from of [NOBODYS, OTHERS_FROM]) {
+      const res = await place({ agent_id: agentId, to_number: '+919812345678', from_number: from });
+      expect(res.status).to.equal(400);
+      const { detail } = await res.json();
+      expect(detail).to.include(`from_number ${from} is not a number of this workspace`);
+      expect(detail).to.include('POST /phone-numbers');
+    }
+    // The agent's phone_number, left behind after its number was released (the agent field is
+    // derived from the number record and may lag it after a crash).
+    const stale = await agentsClient(api, owner.auth).created({ name: 'Stale number', call: closedHours() });
+    await Agent.updateOne({ _id: stale.id }, { $set: { phone_number: NOBODYS } });
+    const res = await place({ agent_id: stale.id, to_number: '+919812345678' });
+    expect(res.status).to.equal(400);
+    expect((await res.json()).detail).to.include(`the agent's phone_number ${NOBODYS} is not a number of this workspace`);
+    expect((await (await api.request('/api/v1/calls', { headers: owner.auth })).json()).total).to.equal(before);
+  });
+
   it('lists newest first with filters and pages; another workspace sees nothing of it', async () => {
     const other = await agentsClient(api, owner.auth).created({ name: 'Other agent', call: closedHours() });
-    const a = await (await place({ agent_id: other.id, to_number: '+919800000001', from_number: '+918047180002' })).json();
-    const b = await (await place({ agent_id: other.id, to_number: '+919800000002', from_number: '+918047180002' })).json();
+    const a = await (await place({ agent_id: other.id, to_number: '+919800000001', from_number: FROM_2 })).json();
+    const b = await (await place({ agent_id: other.id, to_number: '+919800000002', from_number: FROM_2 })).json();
     const list = async (query: string) => (await api.request(`/api/v1/calls?${query}`, { headers: owner.auth })).json();
     const byAgent = await list(`agent_id=${other.id}`);
     expect(byAgent.total).to.equal(2);
@@ -150,7 +178,7 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
 
   it('needs calls.place to place and hang up, calls.view to read', async () => {
     const viewer = await memberWithRole(api, owner.workspaceId, 'viewer');
-    expect((await place({ agent_id: agentId, to_number: '+919812345678', from_number: '+918047180001' }, viewer.headers)).status).to.equal(403);
+    expect((await place({ agent_id: agentId, to_number: '+919812345678', from_number: FROM }, viewer.headers)).status).to.equal(403);
     expect((await api.request('/api/v1/calls', { headers: viewer.headers })).status).to.equal(200);
   });
 });

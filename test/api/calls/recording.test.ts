@@ -72,7 +72,7 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
   };
   const createAgent = async (settings: Record<string, unknown>) => agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
   const place = async (agentId: string, to: string): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0] }, owner.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
@@ -93,6 +93,7 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
     providers = await startTestProviders({ timeScale: 0.05 });
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await providers.callerFor(owner.workspaceId);
     stranger = await activeOwner(api, { name: 'Someone Else' });
   });
   after(async () => {

@@ -43,7 +43,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     return number;
   };
   const place = async (to: string, who: SignedUp = owner, agentId = agent.id, userData?: Record<string, unknown>): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: providers.pool[0], ...(userData ? { user_data: userData } : {}) }, who.auth));
+    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
@@ -77,6 +77,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     providers = await startTestProviders({ timeScale: TIME_SCALE });
     api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await providers.callerFor(owner.workspaceId);
     agent = await agentsClient(api, owner.auth).created({ name: 'Dialler', call: OPEN_HOURS });
   });
   after(async () => {

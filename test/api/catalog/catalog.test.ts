@@ -112,10 +112,12 @@ describe('catalog voices', () => {
 
   const voices = () => api.request('/api/v1/catalog/voices', { headers });
 
-  it('lists the voices the service answers, in its order', async () => {
+  it('lists the voices the service answers, in its order, each saying whether it is the default of its language', async () => {
     const res = await voices();
     expect(res.status).to.equal(200);
-    expect(await res.json()).to.deep.equal(providers.speech.voices);
+    const body: { default: boolean }[] = await res.json();
+    expect(body.map(({ default: _default, ...voice }) => voice)).to.deep.equal(providers.speech.voices);
+    expect(body.map((v) => v.default)).to.deep.equal([true, false, true, false, true, true]);
   });
 
   it('waits for a slow service within the timeout', async () => {
@@ -147,7 +149,7 @@ describe('catalog voices', () => {
   it('answers 502 when the service refuses the connection, refuses the key, or is not configured', async () => {
     const cases: [string, TestProviders['config'], RegExp][] = [
       ['refused', { ...providers.config, tts: { baseUrl: 'http://127.0.0.1:1', apiKey: 'x' } }, /connection failed/],
-      ['wrong key', { ...providers.config, tts: { baseUrl: providers.speech.url, apiKey: 'wrong' } }, /answered 401/],
+      ['wrong key', { ...providers.config, tts: { baseUrl: providers.speech.url, apiKey: 'wrong' } }, /refused the credentials \(server setting TTS_API_KEY\): answered 401/],
       ['not configured', { ...providers.config, tts: null }, /not configured: set TTS_BASE_URL/],
     ];
     for (const [label, config, detail] of cases) {

@@ -92,10 +92,12 @@ describe('MCP server: credentials', function () {
     try {
       expect(await onboarding.call('list_agents')).to.deep.equal({ isError: true, body: { status: 403, detail: 'workspace not active', code: 'workspace_inactive' } });
       expect((await onboarding.call('get_limits')).isError).to.equal(false);
-      // GET /billing is not among the endpoints open while onboarding (its x-access has no `onboarding`): the tool follows it.
+      // Billing works before activation (x-access `onboarding`): the tool follows GET /billing.
       const balance = await api.request('/api/v1/billing', { headers: onboardingApp.headers });
-      expect(balance.status).to.equal(403);
-      expect(await onboarding.call('get_balance')).to.deep.equal({ isError: true, body: { status: 403, ...(await balance.json()) } });
+      expect(balance.status).to.equal(200);
+      const tool = await onboarding.call('get_balance');
+      expect(tool.isError).to.equal(false);
+      expect(tool.body).to.deep.equal(await balance.json());
     } finally {
       await onboarding.close();
     }

@@ -1,11 +1,15 @@
 import { expect } from 'chai';
 import { newId } from '../../../activities/db/ids';
-import { activeOwner, memberWithRole, oauthTokenFor, withJson, type SignedUp } from '../../support/accounts';
+import { activeOwner, holdNumbers, memberWithRole, oauthTokenFor, type SignedUp, withJson } from '../../support/accounts';
+import { randomNumbers } from '../../support/providers';
 import { startApi, type RunningApi } from '../../support/api';
 import { until } from '../../support/until';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 import { agentsClient } from '../agents/helpers';
 import { connectMcp, type McpSession } from './mcp-client';
+
+/** The owner's caller number. */
+const [FROM] = randomNumbers(1);
 
 /** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
 function closedHours() {
@@ -46,6 +50,7 @@ describe('MCP server: tools', function () {
     api = await startApi({ workers: ['calls', 'webhooks'] });
     receiver = await startWebhookReceiver();
     owner = await activeOwner(api, { name: 'Asha Rao' });
+    await holdNumbers(owner.workspaceId, FROM);
     ownerApp = await oauthTokenFor(owner.workspaceId, owner.userId);
     mcp = await connectMcp(api, ownerApp.token);
   });
@@ -107,7 +112,7 @@ describe('MCP server: tools', function () {
 
   it('places a call, reads it with its timeline, lists it, hangs it up; a second hang-up is the HTTP 409', async () => {
     const agent = await agentsClient(api, owner.auth).created({ name: 'Queue tester', call: closedHours() });
-    const placed = await mcp.call('place_call', { agent_id: agent.id, to_number: '+919812345678', from_number: '+918047180001', user_data: { name: 'Ravi' } });
+    const placed = await mcp.call('place_call', { agent_id: agent.id, to_number: '+919812345678', from_number: FROM, user_data: { name: 'Ravi' } });
     expect(placed.isError).to.equal(false);
     expect(placed.body).to.include({ agent_id: agent.id, status: 'queued', direction: 'outbound', placed_by: 'Asha Rao' });
     const callId = placed.body.id;
@@ -167,7 +172,7 @@ describe('MCP server: tools', function () {
     const viewerMcp = await connectMcp(api, viewerApp.token);
     try {
       const agent = await agentsClient(api, owner.auth).created({ name: 'Viewer test', call: closedHours() });
-      const input = { agent_id: agent.id, to_number: '+919812340001', from_number: '+918047180001' };
+      const input = { agent_id: agent.id, to_number: '+919812340001', from_number: FROM };
       const refused = await viewerMcp.call('place_call', input);
       const refusedHttp = await api.request('/api/v1/calls', withJson('POST', input, viewerApp.headers));
       expect(refusedHttp.status).to.equal(403);
@@ -191,7 +196,7 @@ describe('MCP server: tools', function () {
 
   it("another workspace's app reaches none of these records", async () => {
     const agent = await agentsClient(api, owner.auth).created({ name: 'Private', call: closedHours() });
-    const call = await mcp.call('place_call', { agent_id: agent.id, to_number: '+919812340002', from_number: '+918047180001' });
+    const call = await mcp.call('place_call', { agent_id: agent.id, to_number: '+919812340002', from_number: FROM });
     const delivery = (await mcp.call('list_webhook_deliveries', { limit: 1 })).body.items[0];
     expect(delivery, 'the earlier test left a delivery').to.not.equal(undefined);
 
@@ -207,7 +212,7 @@ describe('MCP server: tools', function () {
       expect((await strangerMcp.call('list_calls')).body).to.deep.equal({ items: [], total: 0 });
       expect((await strangerMcp.call('list_webhook_deliveries')).body).to.deep.equal({ items: [], total: 0 });
       // Placing with another workspace's agent is the HTTP 422 at body.agent_id.
-      const placed = await strangerMcp.call('place_call', { agent_id: agent.id, to_number: '+919812340003', from_number: '+918047180001' });
+      const placed = await strangerMcp.call('place_call', { agent_id: agent.id, to_number: '+919812340003', from_number: FROM });
       expect(placed.body.status).to.equal(422);
       expect(placed.body.detail[0].loc).to.deep.equal(['body', 'agent_id']);
     } finally {

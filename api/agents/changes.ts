@@ -1,6 +1,6 @@
 import type { AgentSettings, StoredAgent } from '../../activities/db/models/agent';
 import { planOf } from '../../activities/plans';
-import { actorFor, type Caller, type WorkspaceAccess } from '../auth/context';
+import { actorFor, type Caller, type WorkspaceAccess } from '../auth/principal';
 import { validationFailed } from '../http-error';
 import type { ValidationIssue } from '../validation-issues';
 import { assignPhoneNumber, checkMayChangeNumber, unknownKnowledgeBaseIssues } from './links';

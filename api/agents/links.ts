@@ -1,8 +1,8 @@
 import { missingKnowledgeBases } from '../../activities/knowledge-bases';
 import { assignNumberToAgent, NumberNotInWorkspaceError, NumberTakenError, releaseNumbersOfAgent } from '../../activities/phone-numbers';
-import type { Principal, WorkspaceAccess } from '../auth/context';
+import type { Principal, WorkspaceAccess } from '../auth/principal';
 import { HttpError, validationFailed } from '../http-error';
-import { requirePermission } from '../middleware/access';
+import { requirePermission } from '../auth/require-permission';
 import type { ValidationIssue } from '../validation-issues';
 
 /**

@@ -6,7 +6,7 @@ import { CallEvent } from '../../activities/db/models/call-event';
 import { createQueuedCall } from '../../activities/calls/place-call';
 import type { operations } from '../../schemas/api-types';
 import { callWorkflowId, hangupUpdate } from '../../workflows/shared/calls';
-import { creatorFor, type Caller } from '../auth/context';
+import { creatorFor, type Caller } from '../auth/principal';
 import { HttpError } from '../http-error';
 import { outboundCaller } from './outbound-caller';
 import { startCallWorkflow } from './start-call-workflow';

@@ -2,9 +2,10 @@ import type { Request, RequestHandler } from 'express';
 import { Membership } from '../../activities/db/models/membership';
 import type { Principal, WorkspaceAccess } from '../auth/context';
 import { authenticate, loadWorkspace, unauthorized, type AuthenticateDeps } from '../auth/credentials';
-import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Permission, type Role } from '../auth/permissions';
+import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Role } from '../auth/permissions';
 import { HttpError } from '../http-error';
 import type { AccessRule, OperationIndex } from '../operation-index';
+import { requirePermission } from '../auth/require-permission';
 
 const WORKSPACE_ID = /^[0-9a-f]{32}$/;
 
@@ -98,21 +99,6 @@ function checkWorkspaceHeader(req: Request): void {
 
 function checkPermission(rule: AccessRule, principal: Principal, access: WorkspaceAccess): void {
   if (rule.permission) requirePermission(rule.permission, principal, access, 'do this');
-}
-
-/**
- * 403 naming the permission when the caller lacks it. Routes call it for a second permission
- * that only some requests need (changing an agent's phone number needs `numbers.manage`).
- */
-export function requirePermission(permission: Permission, principal: Principal, access: WorkspaceAccess, action: string): void {
-  if (access.permissions.has(permission)) return;
-  const who =
-    principal.credential.kind === 'api_key'
-      ? 'an API key'
-      : principal.credential.kind === 'oauth'
-        ? `a connected app (acting as ${access.role})`
-        : `the role ${access.role}`;
-  throw new HttpError(403, `${who} cannot ${action}: it needs the permission ${permission}`, { permission });
 }
 
 function checkWorkspaceActive(rule: AccessRule, access: WorkspaceAccess): void {

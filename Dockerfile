@@ -16,6 +16,10 @@ RUN npm ci --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY api ./api
+COPY domain ./domain
+COPY db ./db
+COPY providers ./providers
+COPY simulators ./simulators
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers

@@ -7,7 +7,7 @@ import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telep
 import { createKycActivities } from './kyc';
 import { createProbeActivities } from './probes';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
-import type { LanguageModel } from '../media/providers/llm/types';
+import type { LanguageModel } from '../providers/llm/types';
 
 export interface Clock {
   now(): Date;

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { KycPerson, KycReviewInput } from '../workflows/shared/kyc';
-import { recordWorkspaceAudit, type AuditRecord } from './audit';
-import { AuditEvent } from './db/models/audit-event';
-import { KYC_EDITABLE, KycRecord, type KycStatus } from './db/models/kyc';
-import { Workspace } from './db/models/workspace';
+import { recordWorkspaceAudit, type AuditRecord } from '../domain/audit/audit-log';
+import { AuditEvent } from '../db/models/audit-event';
+import { KYC_EDITABLE, KycRecord, type KycStatus } from '../db/models/kyc';
+import { Workspace } from '../db/models/workspace';
 import type { Clock } from './index';
 
 export interface KycDecisionInput {

@@ -1,5 +1,5 @@
 import type { Clock } from './index';
-import { Probe } from './db/models/probe';
+import { Probe } from '../db/models/probe';
 
 /** Probes older than this are removed when a new one is written (FerretDB has no TTL index). */
 const PROBE_RETENTION_MS = 24 * 60 * 60 * 1000;

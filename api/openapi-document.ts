@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { listedTimeZones } from './time';
+import { listedTimeZones } from '../domain/shared/time';
 
 /** Path of the contract; found from source (tsx) and from dist/ alike. */
 export function openApiPath(): string {

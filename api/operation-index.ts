@@ -1,4 +1,4 @@
-import { PERMISSIONS, type Permission } from './auth/permissions';
+import { PERMISSIONS, type Permission } from '../domain/accounts/permissions';
 
 /**
  * Who may call an operation, declared next to it in schemas/openapi.yaml as `x-access`:

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import { loadConfig } from '../config/env';
-import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { connectMongo, disconnectMongo } from '../db/connect';
 import { createApp } from './app';
-import { jsonLogger } from './logger';
+import { jsonLogger } from '../domain/shared/logger';
 import { serverLogRecorder } from './observability/log-recorder';
-import { createTemporalClient } from './temporal';
+import { createTemporalClient } from '../domain/shared/temporal';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

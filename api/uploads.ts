@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { HttpError } from './http-error';
+import { HttpError } from '../domain/shared/http-error';
 
 /**
  * Limits of multipart uploads, handed to express-openapi-validator's file uploader (multer),

@@ -1,4 +1,4 @@
-import type { Role } from './auth/permissions';
+import type { Role } from '../domain/accounts/permissions';
 
 /**
  * How stored records look on the wire. One function per record, so every endpoint shows a

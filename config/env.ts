@@ -82,7 +82,7 @@ export interface AuthConfig {
 }
 
 /**
- * Outside services behind adapters (media/providers/). A service without a base URL is not
+ * Outside services behind adapters (providers/). A service without a base URL is not
  * configured: its endpoints answer 502 saying so. `npm start` runs a local simulator for each
  * one left unset and hands its address (and credentials) to the services.
  */

@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
 import { tuneHeapForLiveAudio } from './heap-tuning';
-import { createProviders } from './providers';
+import { createProviders } from '../providers';
 import { startMediaService } from './service';
 
 /**

@@ -5,7 +5,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import { TASK_QUEUES } from '../workflows/shared/task-queues';
 import { createConversationActivities } from './conversation/activity';
 import { StreamRegistry } from './conversation/stream-registry';
-import type { Providers } from './providers';
+import type { Providers } from '../providers';
 import { attachTelephonyStreams } from './telephony/stream-server';
 import { attachBrowserCalls, serveBrowserPage } from './browser/server';
 

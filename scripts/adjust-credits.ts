@@ -7,8 +7,8 @@
  * MONGODB_URI as the services do; the staff name is BILLING_STAFF, else the OS user.
  */
 import os from 'node:os';
-import { adjustCredits } from '../activities/billing/adjustments';
-import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { adjustCredits } from '../domain/billing/adjustments';
+import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
 
 const USAGE = 'usage: npm run credits:adjust -- <workspace_id> <amount_paise> "<note>" [--ref <reference>]';

@@ -11,8 +11,8 @@
  */
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
-import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type KeeperNotice } from '../activities/calls/limit-requests';
-import { connectMongo, disconnectMongo } from '../activities/db/connect';
+import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type KeeperNotice } from '../domain/calls/limit-requests';
+import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
 
 const USAGE = [

@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
-import { connectMongo, disconnectMongo } from '../activities/db/connect';
-import { createProviders } from '../media/providers';
+import { connectMongo, disconnectMongo } from '../db/connect';
+import { createProviders } from '../providers';
 import { createWorkers } from './bootstrap';
 import { parseRoles } from './roles';
 

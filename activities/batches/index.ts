@@ -2,11 +2,11 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../workflows/shared/batches';
 import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
 import { dialRefusalOf } from '../calls/queue';
-import { createQueuedCall } from '../calls/place-call';
+import { createQueuedCall } from '../../domain/calls/place-call';
 import { concurrencyLimitOf } from '../calls/slots';
-import { Batch, type BatchDocument } from '../db/models/batch';
-import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../db/models/batch-contact';
-import { Call } from '../db/models/call';
+import { Batch, type BatchDocument } from '../../db/models/batch';
+import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
+import { Call } from '../../db/models/call';
 import type { Clock } from '../index';
 
 export interface BatchChanges {

@@ -1,15 +1,15 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { ProviderUnavailableError } from '../../media/providers/errors';
-import type { LanguageModel } from '../../media/providers/llm/types';
-import { findByIdOwned } from '../db/by-id';
-import type { AgentExtraction } from '../db/models/agent';
-import { Call, type CallDocument } from '../db/models/call';
-import { Agent } from '../db/models/agent';
-import { recordEvent } from '../webhooks/fan-out';
+import { ProviderUnavailableError } from '../../providers/errors';
+import type { LanguageModel } from '../../providers/llm/types';
+import { findByIdOwned } from '../../db/by-id';
+import type { AgentExtraction } from '../../db/models/agent';
+import { Call, type CallDocument } from '../../db/models/call';
+import { Agent } from '../../db/models/agent';
+import { recordEvent } from '../../domain/webhooks/fan-out';
 import type { Clock } from '../index';
-import { completedCallRecord, transcriptText } from './call-record';
-import { extractedValues, extractionInstructions, parseExtractionAnswer } from './extraction-values';
+import { completedCallRecord, transcriptText } from '../../domain/calls/call-record';
+import { extractedValues, extractionInstructions, parseExtractionAnswer } from '../../domain/calls/extraction-values';
 
 export interface AnalyticsDeps {
   clock: Clock;

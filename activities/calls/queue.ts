@@ -3,12 +3,12 @@ import type { CallingHours } from '../../workflows/shared/calling-hours';
 import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
-import { Agent } from '../db/models/agent';
-import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../db/models/call';
-import { QueuedCall } from '../db/models/queued-call';
+import { Agent } from '../../db/models/agent';
+import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call';
+import { QueuedCall } from '../../db/models/queued-call';
 import { QUEUE_EXPIRY_MS } from '../../workflows/shared/calls';
-import { Workspace } from '../db/models/workspace';
-import { balanceOf } from '../ledger';
+import { Workspace } from '../../db/models/workspace';
+import { balanceOf } from '../../domain/billing/ledger';
 import type { Clock } from '../index';
 
 /** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
@@ -97,7 +97,7 @@ export async function dialRefusalOf(workspaceId: string, agentId: string): Promi
 
 /**
  * Writes the workflow's changes (and `extra` fields) to the call record, by id alone (see
- * activities/db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`.
+ * db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`.
  */
 export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const set: Record<string, unknown> = { ...extra, updated_at: now };

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { callWorkflowId } from '../../workflows/shared/calls';
-import { Workspace } from '../db/models/workspace';
-import { planOf } from '../plans';
+import { Workspace } from '../../db/models/workspace';
+import { planOf } from '../../domain/billing/plans';
 
 /**
  * A workspace's limit on concurrent calls: the one staff set (`concurrency_limit`), else its

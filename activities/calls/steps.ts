@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import { callingWindow } from '../../workflows/shared/calling-hours';
 import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../index';
-import { recordEvent, type RecordEventInput } from '../webhooks/fan-out';
-import { callCapOf, chargeLedgerForCall, type CallCap } from './charging';
+import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
+import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
 import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges, type DialRefusal } from './queue';
 
 /**

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { DialRefusedError } from '../../media/providers/errors';
-import type { Telephony } from '../../media/providers/telephony/types';
-import { Call } from '../db/models/call';
+import { DialRefusedError } from '../../providers/errors';
+import type { Telephony } from '../../providers/telephony/types';
+import { Call } from '../../db/models/call';
 
 export interface TelephonyDeps {
   /** The telephony provider's adapter; absent in workers that never dial. */

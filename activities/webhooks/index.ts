@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Clock } from '../index';
-import { attemptDelivery, failDelivery, type AttemptInput } from './attempts';
-import { recordEvent, type RecordEventInput } from './fan-out';
+import { attemptDelivery, failDelivery, type AttemptInput } from '../../domain/webhooks/attempts';
+import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { createRedeliveryActivities } from './redelivery';
 
 export interface WebhookDeps {

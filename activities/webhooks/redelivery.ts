@@ -1,5 +1,5 @@
-import { WebhookDelivery } from '../db/models/webhook-delivery';
-import { WebhookRedelivery } from '../db/models/webhook-redelivery';
+import { WebhookDelivery } from '../../db/models/webhook-delivery';
+import { WebhookRedelivery } from '../../db/models/webhook-redelivery';
 import type { DeliveryTitle, RedeliveryProgress } from '../../workflows/shared/webhooks';
 
 export interface FailedDelivery {

@@ -1,9 +1,9 @@
 import type { Response } from 'express';
-import { actorFor, creatorFor, type Actor, type Caller, type Principal, type UserSummary, type WorkspaceAccess } from './principal';
+import { actorFor, creatorFor, type Actor, type Caller, type Principal, type UserSummary, type WorkspaceAccess } from '../../domain/accounts/principal';
 
 // The caller's identity lives in ./principal (shared with the domain); this module reads it off a request.
-export type { Actor, Caller, Credential, Principal, UserSummary, WorkspaceAccess, WorkspaceSummary } from './principal';
-export { actorFor, creatorFor } from './principal';
+export type { Actor, Caller, Credential, Principal, UserSummary, WorkspaceAccess, WorkspaceSummary } from '../../domain/accounts/principal';
+export { actorFor, creatorFor } from '../../domain/accounts/principal';
 
 export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;

@@ -1,5 +1,5 @@
-import { newId } from '../../activities/db/ids';
-import { OAuthToken } from '../../activities/db/models/oauth-token';
+import { newId } from '../../db/ids';
+import { OAuthToken } from '../../db/models/oauth-token';
 import { hashSecretToken, newSecretToken, OAUTH_TOKEN_PREFIX } from './secret-tokens';
 
 export interface IssueOAuthToken {

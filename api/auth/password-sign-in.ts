@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import { recordUserAudit } from '../../activities/audit';
-import { User, type UserDocument } from '../../activities/db/models/user';
+import { recordUserAudit } from '../../domain/audit/audit-log';
+import { User, type UserDocument } from '../../db/models/user';
 import { unauthorized } from './credentials';
 import type { AuthDeps } from './deps';
 import { decoyHash, verifyPassword } from './passwords';

@@ -1,5 +1,5 @@
-import { isDuplicateKeyError } from '../../activities/db/errors';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE, RateWindow, rateWindowId, type RateLimitedKind } from '../../activities/db/models/rate-window';
+import { isDuplicateKeyError } from '../../db/errors';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, RateWindow, rateWindowId, type RateLimitedKind } from '../../db/models/rate-window';
 
 export { DEFAULT_RATE_LIMIT_PER_MINUTE };
 

@@ -1,4 +1,4 @@
-import { User } from '../../activities/db/models/user';
+import { User } from '../../db/models/user';
 import { matchTotp } from './totp';
 
 interface TwoFactorUser {

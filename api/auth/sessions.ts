@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import { newId } from '../../activities/db/ids';
-import { Session } from '../../activities/db/models/session';
+import { newId } from '../../db/ids';
+import { Session } from '../../db/models/session';
 import type { AuthDeps } from './deps';
 
 /** Two-factor challenges are good for this long after the password was checked. */

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { recordUserAudit, recordWorkspaceAudit } from '../../activities/audit';
+import { recordUserAudit, recordWorkspaceAudit } from '../../domain/audit/audit-log';
 import { clientIp } from './sessions';
 import { normalizeEmail } from './sign-in-throttle';
 

@@ -1,6 +1,6 @@
-import { isDuplicateKeyError } from '../../activities/db/errors';
-import { SignInAttempt } from '../../activities/db/models/sign-in-attempt';
-import { HttpError } from '../http-error';
+import { isDuplicateKeyError } from '../../db/errors';
+import { SignInAttempt } from '../../db/models/sign-in-attempt';
+import { HttpError } from '../../domain/shared/http-error';
 
 /** The contract's allowance: 5 failed sign-ins per address in 5 minutes; more gives 429. */
 export const ALLOWED_FAILURES = 5;

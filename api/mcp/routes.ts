@@ -3,12 +3,12 @@ import type { Client } from '@temporalio/client';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { authenticate, type AuthenticateDeps } from '../auth/credentials';
 import type { Caller, Principal } from '../auth/context';
-import { HttpError } from '../http-error';
-import type { Logger } from '../logger';
+import { HttpError } from '../../domain/shared/http-error';
+import type { Logger } from '../../domain/shared/logger';
 import { resolveWorkspace } from '../middleware/access';
 import { MCP_PATH, mcpAuthChallenge } from '../oauth/urls';
 import { mcpServerFor } from './server';
-import type { VoiceList } from '../agents/voice';
+import type { VoiceList } from '../../domain/agents/voice';
 
 export interface McpRouteDeps extends AuthenticateDeps {
   temporal: Client;

@@ -3,11 +3,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { authorizeInWorkspace } from '../middleware/access';
 import type { Caller } from '../auth/context';
-import type { Logger } from '../logger';
+import type { Logger } from '../../domain/shared/logger';
 import { domainErrorAnswer } from '../middleware/errors';
 import { openApiDocument } from '../openapi-document';
 import { OperationIndex, type AccessRule } from '../operation-index';
-import { renderDates } from '../time';
+import { renderDates } from '../../domain/shared/time';
 import { operationInputSchema } from './operation-schemas';
 import { MCP_TOOLS, type McpTool, type ToolDeps } from './tools';
 

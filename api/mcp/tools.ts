@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { createAgentAs, updateAgentAs } from '../agents/changes';
-import type { AgentInput } from '../agents/settings';
-import type { VoiceList } from '../agents/voice';
-import { findAgent, listAgents } from '../agents/store';
-import { agentView } from '../agents/views';
+import { createAgentAs, updateAgentAs } from '../../domain/agents/changes';
+import type { AgentInput } from '../../domain/agents/settings';
+import type { VoiceList } from '../../domain/agents/voice';
+import { findAgent, listAgents } from '../../domain/agents/store';
+import { agentView } from '../../domain/agents/views';
 import type { Caller } from '../auth/context';
-import { balanceSummaryFor } from '../billing/balance';
-import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../calls/call-actions';
-import { callLimitsSummaryOf } from '../calls/limits-view';
-import { callView } from '../calls/views';
-import { listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../webhooks/delivery-actions';
+import { balanceSummaryFor } from '../../domain/billing/balance';
+import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../../domain/calls/call-actions';
+import { callLimitsSummaryOf } from '../../domain/calls/limits-view';
+import { callView } from '../../domain/calls/views';
+import { listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../../domain/webhooks/delivery-actions';
 
 export interface ToolDeps {
   temporal: Client;

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Logger } from '../logger';
+import type { Logger } from '../../domain/shared/logger';
 import { serverLogEntry } from '../observability/log-entry';
 import { serverLogRecorder, type LogRecorder } from '../observability/log-recorder';
 

@@ -1,11 +1,11 @@
 import type { Request, RequestHandler } from 'express';
-import { Membership } from '../../activities/db/models/membership';
+import { Membership } from '../../db/models/membership';
 import type { Principal, WorkspaceAccess } from '../auth/context';
 import { authenticate, loadWorkspace, unauthorized, type AuthenticateDeps } from '../auth/credentials';
-import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Role } from '../auth/permissions';
-import { HttpError } from '../http-error';
+import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Role } from '../../domain/accounts/permissions';
+import { HttpError } from '../../domain/shared/http-error';
 import type { AccessRule, OperationIndex } from '../operation-index';
-import { requirePermission } from '../auth/require-permission';
+import { requirePermission } from '../../domain/accounts/require-permission';
 
 const WORKSPACE_ID = /^[0-9a-f]{32}$/;
 

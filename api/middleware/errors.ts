@@ -1,9 +1,9 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { HttpError } from '../http-error';
-import type { Logger } from '../logger';
+import { HttpError } from '../../domain/shared/http-error';
+import type { Logger } from '../../domain/shared/logger';
 import { uploadTooLargeDetail } from '../uploads';
-import { toValidationIssues, type ValidatorErrorItem } from '../validation-issues';
+import { toValidationIssues, type ValidatorErrorItem } from '../../domain/shared/validation-issues';
 
 /** Any path no route serves: 404 in the contract's shape. */
 export function notFound(): RequestHandler {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import { HttpError } from '../http-error';
-import { canonicalTimeZone, renderDates } from '../time';
+import { HttpError } from '../../domain/shared/http-error';
+import { canonicalTimeZone, renderDates } from '../../domain/shared/time';
 
 /**
  * Picks the zone for dates in the response: query `timezone`, else header `X-Timezone`,

@@ -1,4 +1,4 @@
-import type { OAuthClientDocument } from '../../activities/db/models/oauth-client';
+import type { OAuthClientDocument } from '../../db/models/oauth-client';
 import { findClient } from './clients';
 import { isS256Challenge } from './pkce';
 import { resourcesOf } from './urls';

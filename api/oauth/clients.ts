@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { OAuthClient, type OAuthClientDocument } from '../../activities/db/models/oauth-client';
+import { OAuthClient, type OAuthClientDocument } from '../../db/models/oauth-client';
 import { OAuthError } from './errors';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
-import { User } from '../../activities/db/models/user';
+import { User } from '../../db/models/user';
 import type { UserSummary } from '../auth/context';
 import { authenticate, type AuthenticateDeps } from '../auth/credentials';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX } from '../auth/secret-tokens';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import type { AuthorizationRequest } from './authorization-request';
 import { pageTokenUserId } from './page-tokens';
 

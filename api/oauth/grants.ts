@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { newId } from '../../activities/db/ids';
-import { Membership } from '../../activities/db/models/membership';
-import { OAuthCode, type OAuthCodeDocument } from '../../activities/db/models/oauth-code';
-import { OAuthRefreshToken, type OAuthRefreshTokenDocument } from '../../activities/db/models/oauth-refresh-token';
-import { OAuthToken } from '../../activities/db/models/oauth-token';
+import { newId } from '../../db/ids';
+import { Membership } from '../../db/models/membership';
+import { OAuthCode, type OAuthCodeDocument } from '../../db/models/oauth-code';
+import { OAuthRefreshToken, type OAuthRefreshTokenDocument } from '../../db/models/oauth-refresh-token';
+import { OAuthToken } from '../../db/models/oauth-token';
 import { issueOAuthToken, revokeOAuthToken } from '../auth/oauth-tokens';
 import { hashSecretToken, OAUTH_TOKEN_PREFIX } from '../auth/secret-tokens';
 import type { AuthorizationRequest } from './authorization-request';

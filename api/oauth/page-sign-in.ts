@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { AuthDeps } from '../auth/deps';
 import { challengedUser, checkPassword, checkTwoFactorCode, completedSignIn, EXPIRED_CHALLENGE, needsSecondFactor, type SignInUser } from '../auth/password-sign-in';
 import { CHALLENGE_TTL_MS } from '../auth/sessions';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import type { AuthorizationRequest } from './authorization-request';
 import { renderSignInStep, renderTwoFactorStep, type StepProblem } from './consent-page';
 import type { Consenter } from './consent-session';

@@ -1,4 +1,4 @@
-import { formatInZone } from '../time';
+import { formatInZone } from '../../domain/shared/time';
 
 /** The longest range of days one stats request may cover. */
 export const MAX_STATS_DAYS = 92;

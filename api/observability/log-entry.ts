@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { newId } from '../../activities/db/ids';
-import type { ServerLogDocument } from '../../activities/db/models/server-log';
+import { newId } from '../../db/ids';
+import type { ServerLogDocument } from '../../db/models/server-log';
 import type { Principal, WorkspaceAccess } from '../auth/context';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, shownPrefix } from '../auth/secret-tokens';
 import { sourceOf } from './log-sources';

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
-import { ServerLog, type ServerLogDocument } from '../../activities/db/models/server-log';
-import { jsonLogger, type Logger } from '../logger';
+import { ServerLog, type ServerLogDocument } from '../../db/models/server-log';
+import { jsonLogger, type Logger } from '../../domain/shared/logger';
 
 export type ServerLogEntry = ServerLogDocument;
 

@@ -1,16 +1,16 @@
-import { AGENT_STATUSES, EXTRACTION_TYPES, TOOL_METHODS, TURN_DETECTION_MODES, agentDefaults } from '../../activities/catalog';
-import { CALL_DIRECTIONS, CALL_STATUSES, FINAL_CALL_STATUSES, LIVE_CALL_STATUSES } from '../../activities/db/models/call';
-import { BATCH_STATUSES, CONTACT_STATUSES } from '../../activities/db/models/batch';
-import { LEDGER_KINDS } from '../../activities/db/models/ledger-item';
-import { DELIVERY_STATUSES } from '../../activities/db/models/webhook-delivery';
-import { WORKSPACE_STATUSES } from '../../activities/db/models/workspace';
-import { DEFAULT_PLAN, PLANS } from '../../activities/plans';
-import { EVENT_TYPES } from '../../activities/webhooks/event-types';
-import { PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../auth/permissions';
-import { planFields } from '../billing/views';
-import { formatInZone, listedTimeZones } from '../time';
+import { AGENT_STATUSES, EXTRACTION_TYPES, TOOL_METHODS, TURN_DETECTION_MODES, agentDefaults } from '../../domain/agents/catalog';
+import { CALL_DIRECTIONS, CALL_STATUSES, FINAL_CALL_STATUSES, LIVE_CALL_STATUSES } from '../../db/models/call';
+import { BATCH_STATUSES, CONTACT_STATUSES } from '../../db/models/batch';
+import { LEDGER_KINDS } from '../../db/models/ledger-item';
+import { DELIVERY_STATUSES } from '../../db/models/webhook-delivery';
+import { WORKSPACE_STATUSES } from '../../db/models/workspace';
+import { DEFAULT_PLAN, PLANS } from '../../domain/billing/plans';
+import { EVENT_TYPES } from '../../domain/webhooks/event-types';
+import { PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../../domain/accounts/permissions';
+import { planFields } from '../../domain/billing/views';
+import { formatInZone, listedTimeZones } from '../../domain/shared/time';
 import { LOG_SOURCES } from './log-sources';
-import { LOG_CREDENTIAL_KINDS } from '../../activities/db/models/server-log';
+import { LOG_CREDENTIAL_KINDS } from '../../db/models/server-log';
 
 /**
  * Languages the console offers for an agent's voice and speech recognition: India's most

@@ -1,8 +1,8 @@
-import { Agent } from '../../activities/db/models/agent';
-import { Batch } from '../../activities/db/models/batch';
-import { Call } from '../../activities/db/models/call';
-import { PhoneNumber } from '../../activities/db/models/phone-number';
-import type { Permission } from '../auth/permissions';
+import { Agent } from '../../db/models/agent';
+import { Batch } from '../../db/models/batch';
+import { Call } from '../../db/models/call';
+import { PhoneNumber } from '../../db/models/phone-number';
+import type { Permission } from '../../domain/accounts/permissions';
 
 export const SEARCH_KINDS = ['agents', 'calls', 'phone_numbers', 'batches'] as const;
 export type SearchKind = (typeof SEARCH_KINDS)[number];

@@ -1,11 +1,11 @@
 import { Router, type Request, type Response } from 'express';
-import { isDuplicateKeyError } from '../../activities/db/errors';
-import { recordUserAudit } from '../../activities/audit';
-import { Membership } from '../../activities/db/models/membership';
-import { OAuthToken } from '../../activities/db/models/oauth-token';
-import { Session } from '../../activities/db/models/session';
-import { User } from '../../activities/db/models/user';
-import { Workspace } from '../../activities/db/models/workspace';
+import { isDuplicateKeyError } from '../../db/errors';
+import { recordUserAudit } from '../../domain/audit/audit-log';
+import { Membership } from '../../db/models/membership';
+import { OAuthToken } from '../../db/models/oauth-token';
+import { Session } from '../../db/models/session';
+import { User } from '../../db/models/user';
+import { Workspace } from '../../db/models/workspace';
 import { actorOf, sessionUserOf } from '../auth/context';
 import { unauthorized } from '../auth/credentials';
 import type { AuthDeps } from '../auth/deps';
@@ -13,7 +13,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import { clientIp, revokeSessions } from '../auth/sessions';
 import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
 import { matchTotp, newTotpSecret, otpauthUri } from '../auth/totp';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import { userView } from '../views';
 import type { operations } from '../../schemas/api-types';
 

@@ -1,17 +1,17 @@
 import { Router, type Response } from 'express';
 import type { Client } from '@temporalio/client';
-import { cancelQueuedCallsOf } from '../calls/agent-deleted';
-import type { AgentSettings } from '../../activities/db/models/agent';
-import { planOf } from '../../activities/plans';
-import { createAgentAs, savedBy as savedByCaller, settingsProblems, updateAgentAs } from '../agents/changes';
-import { releasePhoneNumbers } from '../agents/links';
-import type { AgentInput } from '../agents/settings';
-import { createAgent, deleteAgent, findAgent, findVersion, keptVersions, listAgents, saveNewVersion } from '../agents/store';
-import { agentView, settingsFromStored, versionView } from '../agents/views';
-import type { VoiceList } from '../agents/voice';
+import { cancelQueuedCallsOf } from '../../domain/calls/agent-deleted';
+import type { AgentSettings } from '../../db/models/agent';
+import { planOf } from '../../domain/billing/plans';
+import { createAgentAs, savedBy as savedByCaller, settingsProblems, updateAgentAs } from '../../domain/agents/changes';
+import { releasePhoneNumbers } from '../../domain/agents/links';
+import type { AgentInput } from '../../domain/agents/settings';
+import { createAgent, deleteAgent, findAgent, findVersion, keptVersions, listAgents, saveNewVersion } from '../../domain/agents/store';
+import { agentView, settingsFromStored, versionView } from '../../domain/agents/views';
+import type { VoiceList } from '../../domain/agents/voice';
 import { callerOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
-import { validationFailed } from '../http-error';
+import { validationFailed } from '../../domain/shared/http-error';
 
 /** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
 export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client; synthesizer: VoiceList }): Router {

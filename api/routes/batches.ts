@@ -1,19 +1,19 @@
 import { Router, type Response } from 'express';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { findByIdOwned } from '../../activities/db/by-id';
-import { newId } from '../../activities/db/ids';
-import { Batch, FINAL_BATCH_STATUSES, type BatchDocument } from '../../activities/db/models/batch';
-import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../activities/db/models/batch-contact';
+import { findByIdOwned } from '../../db/by-id';
+import { newId } from '../../db/ids';
+import { Batch, FINAL_BATCH_STATUSES, type BatchDocument } from '../../db/models/batch';
+import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import type { operations } from '../../schemas/api-types';
 import type { batchWorkflow } from '../../workflows/batch';
 import { batchWorkflowId, cancelBatchUpdate, emptyCounts, pauseBatchUpdate, resumeBatchUpdate, type BatchWorkflowInput } from '../../workflows/shared/batches';
 import { AgentId, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
-import { HttpError, validationFailed } from '../http-error';
-import { outboundCaller } from '../calls/outbound-caller';
-import { MAX_REPORTED_REJECTIONS, parseContactsCsv } from '../batches/contacts-csv';
-import { batchContactView, batchView } from '../batches/views';
+import { HttpError, validationFailed } from '../../domain/shared/http-error';
+import { outboundCaller } from '../../domain/calls/outbound-caller';
+import { MAX_REPORTED_REJECTIONS, parseContactsCsv } from '../../domain/batches/contacts-csv';
+import { batchContactView, batchView } from '../../domain/batches/views';
 
 type BatchForm = operations['createBatch']['requestBody']['content']['multipart/form-data'];
 type BatchQuery = NonNullable<operations['listBatches']['parameters']['query']>;

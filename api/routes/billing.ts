@@ -1,23 +1,23 @@
 import { Router } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { completePayment, recentPayments, startTopup } from '../../activities/billing/payments';
-import { recentInvoices, type Seller, type StoredInvoice } from '../../activities/billing/invoices';
-import { renderInvoicePdf } from '../../activities/billing/invoice-pdf';
-import { ledgerPage } from '../../activities/billing/ledger-pages';
-import { CREDIT_PACKS } from '../../activities/billing/packs';
-import { findByIdOwned } from '../../activities/db/by-id';
-import { Invoice } from '../../activities/db/models/invoice';
-import { Workspace } from '../../activities/db/models/workspace';
-import { planOf } from '../../activities/plans';
-import type { PaymentGateway } from '../../activities/payments/gateway';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { completePayment, recentPayments, startTopup } from '../../domain/billing/payments';
+import { recentInvoices, type Seller, type StoredInvoice } from '../../domain/billing/invoices';
+import { renderInvoicePdf } from '../../domain/billing/invoice-pdf';
+import { ledgerPage } from '../../domain/billing/ledger-pages';
+import { CREDIT_PACKS } from '../../domain/billing/packs';
+import { findByIdOwned } from '../../db/by-id';
+import { Invoice } from '../../db/models/invoice';
+import { Workspace } from '../../db/models/workspace';
+import { planOf } from '../../domain/billing/plans';
+import type { PaymentGateway } from '../../providers/payments/gateway';
 import type { operations } from '../../schemas/api-types';
 import type { BillingConfig } from '../../config/env';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
-import { HttpError, validationFailed } from '../http-error';
-import { fromProvider } from '../provider-errors';
-import { balanceSummaryFor } from '../billing/balance';
-import { invoiceView, ledgerItemView, packView, paymentView, planView } from '../billing/views';
+import { HttpError, validationFailed } from '../../domain/shared/http-error';
+import { fromProvider } from '../../domain/shared/provider-errors';
+import { balanceSummaryFor } from '../../domain/billing/balance';
+import { invoiceView, ledgerItemView, packView, paymentView, planView } from '../../domain/billing/views';
 
 type LedgerQuery = NonNullable<operations['listLedger']['parameters']['query']>;
 type TopupBody = operations['startTopup']['requestBody']['content']['application/json'];
@@ -39,7 +39,7 @@ const workspaceNotFound = () => new HttpError(404, 'workspace not found');
 /**
  * The balance, its ledger, the plan, credit packs, top-ups through the payment gateway and
  * their GST invoices (contract, "Billing"). Money moves only through the ledger
- * (activities/ledger.ts); a top-up credits it once, when the gateway's signature verifies.
+ * (domain/billing/ledger.ts); a top-up credits it once, when the gateway's signature verifies.
  */
 export function billingRoutes(deps: BillingDeps): Router {
   const router = Router();

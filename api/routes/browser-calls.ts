@@ -1,13 +1,13 @@
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
-import { findByIdOwned } from '../../activities/db/by-id';
-import { Agent } from '../../activities/db/models/agent';
-import { BROWSER_STREAM_TOKEN_TTL_SECONDS, signStreamTokenWithExpiry } from '../../media/telephony/stream-token';
+import { findByIdOwned } from '../../db/by-id';
+import { Agent } from '../../db/models/agent';
+import { BROWSER_STREAM_TOKEN_TTL_SECONDS, signStreamTokenWithExpiry } from '../../domain/calls/stream-token';
 import type { operations } from '../../schemas/api-types';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
-import { admitLiveCall, type LiveCallRefusal } from '../calls/admit-live-call';
-import { answerCall } from '../calls/answer-call';
-import { HttpError } from '../http-error';
+import { admitLiveCall, type LiveCallRefusal } from '../../domain/calls/admit-live-call';
+import { answerCall } from '../../domain/calls/answer-call';
+import { HttpError } from '../../domain/shared/http-error';
 
 type NewBrowserCallBody = operations['placeBrowserCall']['requestBody']['content']['application/json'];
 

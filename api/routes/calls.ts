@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import type { Client } from '@temporalio/client';
-import type { CallDocument } from '../../activities/db/models/call';
+import type { CallDocument } from '../../db/models/call';
 import { callerOf, workspaceAccessOf } from '../auth/context';
-import { HttpError } from '../http-error';
-import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../calls/call-actions';
-import { callView } from '../calls/views';
-import { findRecording, recordingChunks } from '../../media/audio/recording-store';
+import { HttpError } from '../../domain/shared/http-error';
+import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../../domain/calls/call-actions';
+import { callView } from '../../domain/calls/views';
+import { findRecording, recordingChunks } from '../../domain/calls/recording-store';
 
 /**
  * Placing outbound calls, reading calls and their timelines, and hanging up. A call's state

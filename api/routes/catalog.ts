@@ -1,15 +1,15 @@
 import { Router } from 'express';
-import { CATALOG, agentDefaults, llmModels, llmProvidersAllowed, ttsModels } from '../../activities/catalog';
-import type { Synthesizer } from '../../media/providers/tts/types';
-import { isDefaultVoice } from '../../media/providers/tts/voices';
+import { CATALOG, agentDefaults, llmModels, llmProvidersAllowed, ttsModels } from '../../domain/agents/catalog';
+import type { Synthesizer } from '../../providers/tts/types';
+import { isDefaultVoice } from '../../providers/tts/voices';
 import { workspaceAccessOf } from '../auth/context';
-import { fromProvider } from '../provider-errors';
+import { fromProvider } from '../../domain/shared/provider-errors';
 import type { operations } from '../../schemas/api-types';
 
 type CatalogView = operations['getCatalog']['responses']['200']['content']['application/json'];
 type VoiceView = operations['listVoices']['responses']['200']['content']['application/json'][number];
 
-/** The static catalog (activities/catalog.ts) for the caller's plan, and the voices of the speech-synthesis service. */
+/** The static catalog (domain/agents/catalog.ts) for the caller's plan, and the voices of the speech-synthesis service. */
 export function catalogRoutes(deps: { synthesizer: Synthesizer }): Router {
   const router = Router();
 

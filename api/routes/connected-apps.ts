@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { OAuthRefreshToken } from '../../activities/db/models/oauth-refresh-token';
-import { Workspace } from '../../activities/db/models/workspace';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { OAuthRefreshToken } from '../../db/models/oauth-refresh-token';
+import { Workspace } from '../../db/models/workspace';
 import { actorOf, sessionUserOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import { revokeFamily } from '../oauth/grants';
 import type { operations } from '../../schemas/api-types';
 

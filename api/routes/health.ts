@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
-import { Probe } from '../../activities/db/models/probe';
+import { Probe } from '../../db/models/probe';
 import type { operations } from '../../schemas/api-types';
 import type { roundTripWorkflow } from '../../workflows/roundtrip';
 import { workflowIds } from '../../workflows/shared/ids';
 import { Kind } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { HttpError } from '../http-error';
-import { resultWithin } from '../temporal';
+import { HttpError } from '../../domain/shared/http-error';
+import { resultWithin } from '../../domain/shared/temporal';
 import { pingMongo, pingTemporal } from '../health-checks';
 
 type Health = operations['getHealth']['responses']['200']['content']['application/json'];

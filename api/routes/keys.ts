@@ -1,13 +1,13 @@
 import { Router, type Request, type Response } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { newId } from '../../activities/db/ids';
-import { ApiKey } from '../../activities/db/models/api-key';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { newId } from '../../db/ids';
+import { ApiKey } from '../../db/models/api-key';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
 import { lastUsedAt } from '../auth/rate-limit';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../auth/secret-tokens';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import type { operations } from '../../schemas/api-types';
 
 type NewApiKey = operations['createApiKey']['requestBody']['content']['application/json'];

@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
-import { newId } from '../../activities/db/ids';
-import { Agent } from '../../activities/db/models/agent';
-import { KnowledgeBase, KnowledgeSlot } from '../../activities/db/models/knowledge-base';
+import { newId } from '../../db/ids';
+import { Agent } from '../../db/models/agent';
+import { KnowledgeBase, KnowledgeSlot } from '../../db/models/knowledge-base';
 import {
   addDocument,
   deleteDocument,
@@ -11,15 +11,15 @@ import {
   KnowledgeBaseNotFoundError,
   NoTextError,
   searchKnowledgeBases,
-} from '../../activities/knowledge-bases';
-import { EmbeddingsFailedError } from '../../activities/knowledge/embeddings';
-import { UnreadablePdfError } from '../../activities/knowledge/pdf-text';
-import { slotsOf } from '../../activities/knowledge/slots';
+} from '../../domain/knowledge/bases';
+import { EmbeddingsFailedError } from '../../providers/embeddings/openai-compatible';
+import { UnreadablePdfError } from '../../domain/knowledge/pdf-text';
+import { slotsOf } from '../../domain/knowledge/document-slots';
 import type { operations } from '../../schemas/api-types';
 import { actorOf, workspaceAccessOf } from '../auth/context';
-import { HttpError, validationFailed } from '../http-error';
-import { detectKnowledgeType, documentName } from '../knowledge-bases/document-types';
-import { knowledgeBaseView, knowledgeDocumentView } from '../knowledge-bases/views';
+import { HttpError, validationFailed } from '../../domain/shared/http-error';
+import { detectKnowledgeType, documentName } from '../../domain/knowledge/document-types';
+import { knowledgeBaseView, knowledgeDocumentView } from '../../domain/knowledge/views';
 
 type KnowledgeBaseBody = operations['createKnowledgeBase']['requestBody']['content']['application/json'];
 type SearchBody = operations['searchKnowledgeBase']['requestBody']['content']['application/json'];

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Router, type Response } from 'express';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { newId } from '../../activities/db/ids';
-import { KYC_EDITABLE, KycDocument, KycRecord, type KycStatus } from '../../activities/db/models/kyc';
+import { newId } from '../../db/ids';
+import { KYC_EDITABLE, KycDocument, KycRecord, type KycStatus } from '../../db/models/kyc';
 import { markKycSubmitted } from '../../activities/kyc';
 import type { operations } from '../../schemas/api-types';
 import type { kycReviewWorkflow } from '../../workflows/kyc';
@@ -11,10 +11,10 @@ import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { sessionUserOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
-import { businessRuleIssues } from '../kyc/business-rules';
-import { detectDocumentType } from '../kyc/file-types';
-import { kycDocumentView, kycView } from '../kyc/views';
+import { HttpError } from '../../domain/shared/http-error';
+import { businessRuleIssues } from '../../domain/kyc/business-rules';
+import { detectDocumentType } from '../../domain/kyc/file-types';
+import { kycDocumentView, kycView } from '../../domain/kyc/views';
 
 type KycDetailsBody = operations['putKyc']['requestBody']['content']['application/json'];
 

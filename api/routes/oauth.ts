@@ -1,8 +1,8 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { Membership } from '../../activities/db/models/membership';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { Membership } from '../../db/models/membership';
 import type { AuthDeps } from '../auth/deps';
-import type { Role } from '../auth/permissions';
+import type { Role } from '../../domain/accounts/permissions';
 import { clientIp } from '../auth/sessions';
 import { workspacesOf } from './auth';
 import { checkAuthorizationRequest, isProblem, redirectWith, type AuthorizationRequest } from '../oauth/authorization-request';

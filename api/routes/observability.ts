@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { AuditEvent } from '../../activities/db/models/audit-event';
-import { Call } from '../../activities/db/models/call';
-import { ServerLog, type ServerLogDocument } from '../../activities/db/models/server-log';
+import { AuditEvent } from '../../db/models/audit-event';
+import { Call } from '../../db/models/call';
+import { ServerLog, type ServerLogDocument } from '../../db/models/server-log';
 import type { operations } from '../../schemas/api-types';
 import { workspaceAccessOf } from '../auth/context';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import { dailyStats, dayCount, isCalendarDay, daysBefore, daysBetween, dayInZone, MAX_STATS_DAYS, DEFAULT_STATS_DAYS, nextDay, startOfDayInZone, type CallFacts } from '../observability/daily-stats';
 import { LOG_SOURCES } from '../observability/log-sources';
 import { mastersOf } from '../observability/masters';

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { Agent } from '../../activities/db/models/agent';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { Agent } from '../../db/models/agent';
 import {
   NumberNotInPoolError,
   NumberNotInWorkspaceError,
@@ -13,12 +13,12 @@ import {
   releaseNumber,
   repairAgentNumbers,
   type ClaimedNumber,
-} from '../../activities/phone-numbers';
-import { MAX_PAGE_SIZE, type NumberPage, type ProviderNumber, type Telephony } from '../../media/providers/telephony/types';
+} from '../../domain/numbers/phone-numbers';
+import { MAX_PAGE_SIZE, type NumberPage, type ProviderNumber, type Telephony } from '../../providers/telephony/types';
 import { actorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
-import { fromProvider } from '../provider-errors';
+import { HttpError } from '../../domain/shared/http-error';
+import { fromProvider } from '../../domain/shared/provider-errors';
 import type { operations } from '../../schemas/api-types';
 
 type PhoneNumberView = operations['listPhoneNumbers']['responses']['200']['content']['application/json'][number];
@@ -31,7 +31,7 @@ const MAX_POOL_PAGES = 25;
 
 /**
  * The workspace's numbers (taken from the telephony provider account's pool) and their
- * connections to agents. The number records are the truth; see activities/phone-numbers.ts.
+ * connections to agents. The number records are the truth; see domain/numbers/phone-numbers.ts.
  */
 export function phoneNumberRoutes(deps: { telephony: Telephony }): Router {
   const router = Router();

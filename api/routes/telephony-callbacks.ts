@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Router, type Request } from 'express';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { Call, FINAL_CALL_STATUSES } from '../../activities/db/models/call';
-import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../media/providers/telephony/answer-xml';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../media/providers/telephony/callbacks';
-import { signStreamToken } from '../../media/telephony/stream-token';
+import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
+import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../providers/telephony/answer-xml';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
+import { signStreamToken } from '../../domain/calls/stream-token';
 import { callWorkflowId, providerStatusSignal, type ProviderStatusUpdate } from '../../workflows/shared/calls';
-import { answerCall } from '../calls/answer-call';
-import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../calls/inbound-calls';
-import { HttpError } from '../http-error';
-import type { Logger } from '../logger';
+import { answerCall } from '../../domain/calls/answer-call';
+import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
+import { HttpError } from '../../domain/shared/http-error';
+import type { Logger } from '../../domain/shared/logger';
 
 export interface TelephonyCallbackDeps {
   temporal: Client;

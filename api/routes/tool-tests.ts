@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { Agent, toolOf, type StoredAgent } from '../../activities/db/models/agent';
-import { runHttpTool } from '../../media/tools/http-tool';
+import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
+import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { workspaceAccessOf } from '../auth/context';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import type { operations } from '../../schemas/api-types';
 
 type AgentToolTest = operations['testAgentTool']['requestBody']['content']['application/json'];

@@ -1,23 +1,23 @@
 import { Router, type Response } from 'express';
 import type { Client } from '@temporalio/client';
-import { findByIdOwned } from '../../activities/db/by-id';
-import { newId } from '../../activities/db/ids';
-import { WebhookDelivery, type WebhookDeliveryDocument } from '../../activities/db/models/webhook-delivery';
-import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
-import { WebhookRedelivery, type WebhookRedeliveryDocument } from '../../activities/db/models/webhook-redelivery';
-import { newDeliveryId, PING_EVENT_ID } from '../../activities/webhooks/ids';
-import { webhookBody } from '../../activities/webhooks/payload';
-import { startDeliveryWorkflow } from '../../activities/webhooks/workflows';
+import { findByIdOwned } from '../../db/by-id';
+import { newId } from '../../db/ids';
+import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
+import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { WebhookRedelivery, type WebhookRedeliveryDocument } from '../../db/models/webhook-redelivery';
+import { newDeliveryId, PING_EVENT_ID } from '../../domain/webhooks/ids';
+import { webhookBody } from '../../domain/webhooks/payload';
+import { startDeliveryWorkflow } from '../../domain/webhooks/temporal';
 import type { operations } from '../../schemas/api-types';
 import type { RedeliveryInput } from '../../workflows/shared/webhooks';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
-import { HttpError } from '../http-error';
-import { ignoreWorkflowNotFound, resultWithin } from '../temporal';
-import { deliveryDetailView, redeliveryView } from '../webhooks/delivery-views';
-import { ATTEMPT_WAIT_MS, findDeliveryOf, listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../webhooks/delivery-actions';
+import { HttpError } from '../../domain/shared/http-error';
+import { ignoreWorkflowNotFound, resultWithin } from '../../domain/shared/temporal';
+import { deliveryDetailView, redeliveryView } from '../../domain/webhooks/delivery-views';
+import { ATTEMPT_WAIT_MS, findDeliveryOf, listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../../domain/webhooks/delivery-actions';
 
 type NewRedelivery = operations['redeliverWebhookEndpoint']['requestBody']['content']['application/json'];
 

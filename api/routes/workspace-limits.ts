@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { listLimitRequests, openLimitRequest } from '../../activities/calls/limit-requests';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { listLimitRequests, openLimitRequest } from '../../domain/calls/limit-requests';
 import type { operations } from '../../schemas/api-types';
-import { callLimitsSummaryOf, limitRequestView } from '../calls/limits-view';
+import { callLimitsSummaryOf, limitRequestView } from '../../domain/calls/limits-view';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 
 type NewLimitRequestBody = operations['createLimitRequest']['requestBody']['content']['application/json'];
 

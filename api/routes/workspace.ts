@@ -1,14 +1,14 @@
 import { Router, type Request, type Response } from 'express';
-import { recordWorkspaceAudit } from '../../activities/audit';
-import { Membership } from '../../activities/db/models/membership';
-import { OAuthToken } from '../../activities/db/models/oauth-token';
-import { User } from '../../activities/db/models/user';
-import { Workspace } from '../../activities/db/models/workspace';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
+import { Membership } from '../../db/models/membership';
+import { OAuthToken } from '../../db/models/oauth-token';
+import { User } from '../../db/models/user';
+import { Workspace } from '../../db/models/workspace';
 import { actorOf, workspaceAccessOf } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
-import type { Role } from '../auth/permissions';
+import type { Role } from '../../domain/accounts/permissions';
 import { clientIp } from '../auth/sessions';
-import { HttpError } from '../http-error';
+import { HttpError } from '../../domain/shared/http-error';
 import { workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
 

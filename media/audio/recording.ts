@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import { decodeMulawInto } from './mulaw';
+import { decodeMulawInto } from '../../providers/audio/mulaw';
 import { WAV_HEADER_BYTES, wavHeader } from './wav';
 
 /**

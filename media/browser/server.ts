@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { StreamRegistry } from '../conversation/stream-registry';
-import { verifyStreamToken } from '../telephony/stream-token';
+import { verifyStreamToken } from '../../domain/calls/stream-token';
 import { BrowserAudioStream } from './browser-stream';
 import { BROWSER_CALL_PAGE } from './page';
 

@@ -1,10 +1,10 @@
-import type { AgentSettings, AgentTool } from '../../activities/db/models/agent';
-import { encodeMulaw } from '../audio/mulaw';
-import { Downsampler } from '../audio/pcm';
-import type { HttpToolRun } from '../tools/http-tool';
-import type { ChatMessage, LanguageModel, LlmTool, LlmToolCall } from '../providers/llm/types';
-import type { RecognitionStream, Transcriber } from '../providers/stt/types';
-import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../providers/tts/types';
+import type { AgentSettings, AgentTool } from '../../db/models/agent';
+import { encodeMulaw } from '../../providers/audio/mulaw';
+import { Downsampler } from '../../providers/audio/pcm';
+import type { HttpToolRun } from '../../providers/http-tools/http-tool';
+import type { ChatMessage, LanguageModel, LlmTool, LlmToolCall } from '../../providers/llm/types';
+import type { RecognitionStream, Transcriber } from '../../providers/stt/types';
+import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../../providers/tts/types';
 import type { CallAudioStream } from './audio-stream';
 import { PlaybackTimeline } from './playback';
 import { SentenceChunker } from './sentences';

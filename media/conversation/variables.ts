@@ -1,4 +1,4 @@
-/** `{variable}`: the same pattern the API lists an agent's `variables` with (api/agents/variables.ts). */
+/** `{variable}`: the same pattern the API lists an agent's `variables` with (domain/agents/variables.ts). */
 const VARIABLE = /\{([a-zA-Z_][a-zA-Z0-9_]*)\}/g;
 
 /**

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { StreamRegistry } from '../conversation/stream-registry';
 import { PlivoAudioStream } from './plivo-stream';
-import { verifyStreamToken } from './stream-token';
+import { verifyStreamToken } from '../../domain/calls/stream-token';
 
 export interface TelephonyStreamsOptions {
   /** Signs the stream tokens (the API's auth secret). */

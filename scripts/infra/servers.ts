@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pingTemporal } from '../../api/health-checks';
-import { createTemporalClient } from '../../api/temporal';
+import { createTemporalClient } from '../../domain/shared/temporal';
 import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
 import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
 

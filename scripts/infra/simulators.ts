@@ -1,9 +1,9 @@
-import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
-import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../media/providers/tts/simulator';
-import type { RunningSimulator } from '../../media/providers/simulated-service';
-import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../media/providers/llm/simulator';
-import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../media/providers/stt/simulator';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator } from '../../activities/payments/simulator';
+import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator, type TelephonySimulator } from '../../simulators/telephony/simulator';
+import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../simulators/tts/simulator';
+import type { RunningSimulator } from '../../simulators/simulated-service';
+import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../simulators/llm/simulator';
+import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../simulators/stt/simulator';
+import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator } from '../../simulators/payments/simulator';
 
 export interface LocalSimulators {
   /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */

@@ -5,12 +5,12 @@ import { expect } from 'chai';
 import { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createSlotActivities } from '../../activities/calls/slots';
-import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type StaffDeps } from '../../activities/calls/limit-requests';
-import { newId } from '../../activities/db/ids';
-import { AuditEvent } from '../../activities/db/models/audit-event';
-import { Call, type CallStatus } from '../../activities/db/models/call';
-import { LimitRequest, OpenLimitRequest } from '../../activities/db/models/limit-request';
-import { Workspace } from '../../activities/db/models/workspace';
+import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type StaffDeps } from '../../domain/calls/limit-requests';
+import { newId } from '../../db/ids';
+import { AuditEvent } from '../../db/models/audit-event';
+import { Call, type CallStatus } from '../../db/models/call';
+import { LimitRequest, OpenLimitRequest } from '../../db/models/limit-request';
+import { Workspace } from '../../db/models/workspace';
 import { slotKeeperId, slotsStateQuery } from '../../workflows/shared/slots';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { startApi, type ApiResponse, type RunningApi } from '../support/api';
@@ -256,7 +256,7 @@ describe('workspace call limits and limit requests', () => {
     });
   });
 
-  describe('staff decisions (activities/calls/limit-requests.ts)', () => {
+  describe('staff decisions (domain/calls/limit-requests.ts)', () => {
     it('approving sets the limit GET shows, marks the request approved, audits it, and lets a new request open', async () => {
       const { headers, workspaceId } = await freshWorkspace();
       const request = await asked(headers, { concurrency_limit: 30 });

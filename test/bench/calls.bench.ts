@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
-import { Call } from '../../activities/db/models/call';
-import { CallEvent } from '../../activities/db/models/call-event';
+import { Call } from '../../db/models/call';
+import { CallEvent } from '../../db/models/call-event';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/testing/signal-echo';
 import { pingSignal } from '../../workflows/testing/signal-echo';
-import { splitIntoTokens } from '../../media/providers/llm/simulated-tokens';
+import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
 import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
 
 export interface CallsBenchResult {

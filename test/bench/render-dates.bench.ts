@@ -1,4 +1,4 @@
-import { renderDates } from '../../api/time';
+import { renderDates } from '../../domain/shared/time';
 
 /**
  * Cost of rendering every date field in the caller's zone, relative to serialising the same

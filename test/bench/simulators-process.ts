@@ -1,7 +1,7 @@
-import { startLanguageModelSimulator } from '../../media/providers/llm/simulator';
-import { startRecognitionSimulator } from '../../media/providers/stt/simulator';
-import { startTelephonySimulator, type CalleeScript } from '../../media/providers/telephony/simulator';
-import { startSpeechSimulator } from '../../media/providers/tts/simulator';
+import { startLanguageModelSimulator } from '../../simulators/llm/simulator';
+import { startRecognitionSimulator } from '../../simulators/stt/simulator';
+import { startTelephonySimulator, type CalleeScript } from '../../simulators/telephony/simulator';
+import { startSpeechSimulator } from '../../simulators/tts/simulator';
 import { tuneHeapForLiveAudio } from '../../media/heap-tuning';
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Connection, Client } from '@temporalio/client';
 import mongoose from 'mongoose';
-import { Probe } from '../../activities/db/models/probe';
+import { Probe } from '../../db/models/probe';
 import { freePort, ROOT, waitForPort } from '../../scripts/infra/processes';
 import { createLocal, testServers } from '../support/servers';
 

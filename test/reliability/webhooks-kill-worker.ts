@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { connectMongo, disconnectMongo } from '../../activities/db/connect';
-import { newId } from '../../activities/db/ids';
-import { WebhookAttempt, type WebhookAttemptDocument } from '../../activities/db/models/webhook-attempt';
-import { WebhookDelivery, type WebhookDeliveryDocument } from '../../activities/db/models/webhook-delivery';
-import { recordEvent, type RecordEventInput } from '../../activities/webhooks/fan-out';
+import { connectMongo, disconnectMongo } from '../../db/connect';
+import { newId } from '../../db/ids';
+import { WebhookAttempt, type WebhookAttemptDocument } from '../../db/models/webhook-attempt';
+import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
+import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { ROOT, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import { startWebhookReceiver, type ReceivedWebhook, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver';

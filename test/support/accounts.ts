@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { newId } from '../../activities/db/ids';
-import { ApiKey } from '../../activities/db/models/api-key';
-import { Membership } from '../../activities/db/models/membership';
-import { Workspace } from '../../activities/db/models/workspace';
-import { claimNumber } from '../../activities/phone-numbers';
+import { newId } from '../../db/ids';
+import { ApiKey } from '../../db/models/api-key';
+import { Membership } from '../../db/models/membership';
+import { Workspace } from '../../db/models/workspace';
+import { claimNumber } from '../../domain/numbers/phone-numbers';
 import { issueOAuthToken } from '../../api/auth/oauth-tokens';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../api/auth/secret-tokens';
-import type { Role } from '../../api/auth/permissions';
+import type { Role } from '../../domain/accounts/permissions';
 import { jsonBody, type RunningApi } from './api';
 
 export interface SignedUp {

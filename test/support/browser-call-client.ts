@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../media/audio/mulaw';
-import { SpeechDecoder, speakText } from '../../media/audio/simulated-speech';
+import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../providers/audio/mulaw';
+import { SpeechDecoder, speakText } from '../../simulators/simulated-speech';
 
 const FRAME_MS = 20;
 const FRAME_BYTES = 160;

@@ -1,5 +1,5 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { connectMongo, disconnectMongo } from '../../activities/db/connect';
+import { connectMongo, disconnectMongo } from '../../db/connect';
 import { startTestServers, stopTestServers } from './servers';
 
 /** Mocha root hooks: the real servers for the whole run, then a clean stop (no open handles). */

@@ -3,8 +3,8 @@
  * workspace race across processes only, since each process queues its own appends.
  * argv: <mongodb uri> <json: LedgerEntry without `at`, as an array>. Exits 0 when all are applied.
  */
-import { connectMongo, disconnectMongo } from '../../activities/db/connect';
-import { appendLedgerItem, type LedgerEntry } from '../../activities/ledger';
+import { connectMongo, disconnectMongo } from '../../db/connect';
+import { appendLedgerItem, type LedgerEntry } from '../../domain/billing/ledger';
 
 async function main(): Promise<void> {
   const [uri, json] = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import type { ProvidersConfig } from '../../config/env';
 import { startApi, type RunningApi } from './api';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../activities/payments/simulator';
+import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
 
 export { PAYMENT_SIMULATOR_KEY_SECRET };
 

@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import type { ProvidersConfig } from '../../config/env';
 import { holdNumbers } from './accounts';
-import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
-import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
-import { startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
-import { startRecognitionSimulator, type RecognitionSimulator } from '../../media/providers/stt/simulator';
+import { startTelephonySimulator, type TelephonySimulator } from '../../simulators/telephony/simulator';
+import { startSpeechSimulator, type SpeechSimulator } from '../../simulators/tts/simulator';
+import { startLanguageModelSimulator, type LanguageModelSimulator } from '../../simulators/llm/simulator';
+import { startRecognitionSimulator, type RecognitionSimulator } from '../../simulators/stt/simulator';
 
 export interface TestProviders {
   telephony: TelephonySimulator;

@@ -1,8 +1,8 @@
 import { webcrypto } from 'node:crypto';
-import { newId } from '../../activities/db/ids';
-import { WebhookEndpoint } from '../../activities/db/models/webhook-endpoint';
-import { newEndpointId } from '../../activities/webhooks/ids';
-import { newWebhookSecret, secretHint } from '../../activities/webhooks/signing';
+import { newId } from '../../db/ids';
+import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { newEndpointId } from '../../domain/webhooks/ids';
+import { newWebhookSecret, secretHint } from '../../domain/webhooks/signing';
 import type { ReceivedWebhook } from './webhook-receiver';
 
 /** An endpoint stored directly (workflow tests run without the API). */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { templateVariables } from '../../api/agents/variables';
+import { templateVariables } from '../../domain/agents/variables';
 
 /** An agent's `variables`: every `{variable}` of the welcome message, then of the prompt, in order of first use, each once. */
 describe('agent template variables', () => {

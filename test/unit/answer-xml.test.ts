@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HANGUP_ANSWER_XML, parseAnswerXml, streamAnswerXml } from '../../media/providers/telephony/answer-xml';
+import { HANGUP_ANSWER_XML, parseAnswerXml, streamAnswerXml } from '../../providers/telephony/answer-xml';
 
 /** The Plivo XML the answer route writes, and the simulated provider's reading of it. */
 describe('answer XML', () => {

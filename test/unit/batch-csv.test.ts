@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MAX_CONTACTS, MAX_VALUE_COLUMNS, parseContactsCsv, type ContactsFile } from '../../api/batches/contacts-csv';
+import { MAX_CONTACTS, MAX_VALUE_COLUMNS, parseContactsCsv, type ContactsFile } from '../../domain/batches/contacts-csv';
 
 const accepted = (file: ContactsFile) => {
   if (!file.ok) throw new Error(`refused: ${file.reason}`);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { financialYearOf, gstFor, invoiceNumber, percentOf, rupees, taxTotal } from '../../activities/billing/gst';
-import { summarize } from '../../activities/billing/summary';
-import { CREDIT_PACKS } from '../../activities/billing/packs';
-import { paymentSignature, RazorpayGateway } from '../../activities/payments/gateway';
-import { planOf } from '../../activities/plans';
+import { financialYearOf, gstFor, invoiceNumber, percentOf, rupees, taxTotal } from '../../domain/billing/gst';
+import { summarize } from '../../domain/billing/summary';
+import { CREDIT_PACKS } from '../../domain/billing/packs';
+import { paymentSignature, RazorpayGateway } from '../../providers/payments/gateway';
+import { planOf } from '../../domain/billing/plans';
 import { loadConfig } from '../../config/env';
 
 describe('billing: GST, invoice numbers, the balance summary', () => {

@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import WebSocket from 'ws';
-import { newId } from '../../activities/db/ids';
+import { newId } from '../../db/ids';
 import type { CallAudioStream } from '../../media/conversation/audio-stream';
 import { StreamRegistry } from '../../media/conversation/stream-registry';
 import { attachBrowserCalls, serveBrowserPage, type BrowserCalls } from '../../media/browser/server';
-import { signStreamToken } from '../../media/telephony/stream-token';
+import { signStreamToken } from '../../domain/calls/stream-token';
 
 const SECRET = 'browser-stream-test-secret-of-32-characters';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { encodeMulaw, mulawSilence, mulawToLinear } from '../../media/audio/mulaw';
+import { encodeMulaw, mulawSilence, mulawToLinear } from '../../providers/audio/mulaw';
 import { CallRecording, MAX_RECORDING_MS } from '../../media/audio/recording';
-import { SpeechDecoder, speakText, speechDurationMs } from '../../media/audio/simulated-speech';
+import { SpeechDecoder, speakText, speechDurationMs } from '../../simulators/simulated-speech';
 import { parseWav, wavHeader } from '../../media/audio/wav';
 
 const RATE = 8000;

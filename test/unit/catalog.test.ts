@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { agentDefaults, CATALOG, defaultLlmProvider, defaultTtsProvider, llmModels, llmProvidersAllowed, transcriberModelFor, transcriberSettingsFor, ttsModels } from '../../activities/catalog';
+import { agentDefaults, CATALOG, defaultLlmProvider, defaultTtsProvider, llmModels, llmProvidersAllowed, transcriberModelFor, transcriberSettingsFor, ttsModels } from '../../domain/agents/catalog';
 import { openApiDocument } from '../../api/openapi-document';
-import { PLANS } from '../../activities/plans';
+import { PLANS } from '../../domain/billing/plans';
 
 type SchemaNode = { $ref?: string; default?: unknown; properties?: Record<string, SchemaNode> };
 

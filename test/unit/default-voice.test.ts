@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Voice } from '../../media/providers/tts/types';
-import { defaultVoiceFor, isDefaultVoice } from '../../media/providers/tts/voices';
+import type { Voice } from '../../providers/tts/types';
+import { defaultVoiceFor, isDefaultVoice } from '../../providers/tts/voices';
 
 const voice = (id: string, language: string | null): Voice => ({ id, name: id, language, gender: null });
 

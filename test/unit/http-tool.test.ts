@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { runHttpTool } from '../../media/tools/http-tool';
+import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { startToolTarget, type ToolTarget } from '../support/tool-target';
 
 /**

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { BM25_B, BM25_K1, bm25Score, corpusStats, mergeStats, type ScoredTerms } from '../../activities/knowledge/bm25';
-import { termCounts, tokenize } from '../../activities/knowledge/tokenizer';
+import { BM25_B, BM25_K1, bm25Score, corpusStats, mergeStats, type ScoredTerms } from '../../domain/knowledge/bm25';
+import { termCounts, tokenize } from '../../domain/knowledge/tokenizer';
 
 const chunk = (text: string): ScoredTerms => {
   const terms = tokenize(text);

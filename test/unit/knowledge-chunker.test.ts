@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CHUNK_OVERLAP_CHARS, CHUNK_TARGET_CHARS, chunkText } from '../../activities/knowledge/chunker';
+import { CHUNK_OVERLAP_CHARS, CHUNK_TARGET_CHARS, chunkText } from '../../domain/knowledge/chunker';
 
 /** A distinct sentence of about 60 characters. */
 const sentence = (i: number) => `Sentence number ${i} talks about topic ${i} in some detail here.`;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { embeddingsConfig, loadConfig } from '../../config/env';
-import { cosine, EmbeddingsFailedError, embedTexts, vectorFromBytes, vectorToBytes } from '../../activities/knowledge/embeddings';
+import { cosine, EmbeddingsFailedError, embedTexts, vectorFromBytes, vectorToBytes } from '../../providers/embeddings/openai-compatible';
 import { simulatedEmbedding, startEmbeddingsSimulator, type EmbeddingsSimulator } from '../support/embeddings-simulator';
 
 describe('knowledge embeddings', () => {

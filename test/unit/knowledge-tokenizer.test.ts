@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeTermCounts, encodeTermCounts, STOP_WORDS, termCounts, tokenize } from '../../activities/knowledge/tokenizer';
+import { decodeTermCounts, encodeTermCounts, STOP_WORDS, termCounts, tokenize } from '../../domain/knowledge/tokenizer';
 
 describe('knowledge tokenizer', () => {
   it('lowercases, splits on anything but letters and digits, and drops stop words', () => {

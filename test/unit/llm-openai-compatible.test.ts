@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
-import { OpenAiCompatibleLanguageModel } from '../../media/providers/llm/openai-compatible';
-import { defaultRespond, startLanguageModelSimulator, type LanguageModelSimulator } from '../../media/providers/llm/simulator';
-import type { ChatMessage, LlmRequest, LlmStreamEvent, LlmTool } from '../../media/providers/llm/types';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../providers/errors';
+import { OpenAiCompatibleLanguageModel } from '../../providers/llm/openai-compatible';
+import { defaultRespond, startLanguageModelSimulator, type LanguageModelSimulator } from '../../simulators/llm/simulator';
+import type { ChatMessage, LlmRequest, LlmStreamEvent, LlmTool } from '../../providers/llm/types';
 
 /** The language-model adapter against the simulator over loopback, and the simulator's wire format and built-in agent. */
 describe('OpenAI-compatible language model', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { API_KEY_PERMISSIONS, oauthPermissions, PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../../api/auth/permissions';
+import { API_KEY_PERMISSIONS, oauthPermissions, PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '../../domain/accounts/permissions';
 
 /**
  * The contract's table "Permissions by role", copied here by hand so that a change to the

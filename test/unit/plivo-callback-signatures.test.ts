@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
-import { parseStatusCallback, signPlivoCallback, verifyPlivoCallback } from '../../media/providers/telephony/callbacks';
+import { parseStatusCallback, signPlivoCallback, verifyPlivoCallback } from '../../providers/telephony/callbacks';
 
 /** Plivo's signature V3 and the status a callback reports, apart from any simulator. */
 describe('Plivo callback signatures', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { prettyJson } from '../../media/tools/pretty-json';
+import { prettyJson } from '../../providers/http-tools/pretty-json';
 
 /** The layout of a tool's JSON answer: indented like JSON.stringify(_, null, 2), values verbatim. */
 describe('prettyJson', () => {

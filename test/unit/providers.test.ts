@@ -2,11 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { loadConfig } from '../../config/env';
-import { ProviderUnavailableError } from '../../media/providers/errors';
-import { PlivoTelephony } from '../../media/providers/telephony/plivo';
-import { startTelephonySimulator, type TelephonySimulator } from '../../media/providers/telephony/simulator';
-import { OpenAiCompatibleSpeech } from '../../media/providers/tts/openai-compatible';
-import { startSpeechSimulator } from '../../media/providers/tts/simulator';
+import { ProviderUnavailableError } from '../../providers/errors';
+import { PlivoTelephony } from '../../providers/telephony/plivo';
+import { startTelephonySimulator, type TelephonySimulator } from '../../simulators/telephony/simulator';
+import { OpenAiCompatibleSpeech } from '../../providers/tts/openai-compatible';
+import { startSpeechSimulator } from '../../simulators/tts/simulator';
 
 /** The adapters against the simulators and servers speaking the same wire formats; the provider settings. */
 describe('provider adapters', () => {

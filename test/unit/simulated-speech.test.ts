@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { decodeMulaw, encodeMulaw, linearToMulaw, mulawSilence, mulawToLinear } from '../../media/audio/mulaw';
-import { Downsampler, pcm16FromBytes, pcm16ToBytes } from '../../media/audio/pcm';
-import { speakText, SpeechDecoder, speechDurationMs } from '../../media/audio/simulated-speech';
+import { decodeMulaw, encodeMulaw, linearToMulaw, mulawSilence, mulawToLinear } from '../../providers/audio/mulaw';
+import { Downsampler, pcm16FromBytes, pcm16ToBytes } from '../../providers/audio/pcm';
+import { speakText, SpeechDecoder, speechDurationMs } from '../../simulators/simulated-speech';
 
 /** Decodes `samples` pushed in chunks of `chunk` samples. */
 function hear(samples: Int16Array, chunk: number, sampleRate = 8000): string {

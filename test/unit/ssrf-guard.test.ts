@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
 import { loadConfig } from '../../config/env';
-import { BlockedAddressError, blockedRangeOf, checkedAddresses, pinnedLookup, type BlockedRange } from '../../media/net/ssrf-guard';
+import { BlockedAddressError, blockedRangeOf, checkedAddresses, pinnedLookup, type BlockedRange } from '../../providers/net/ssrf-guard';
 
 /** The SSRF guard of HTTP tools: which addresses are refused, and that a name is resolved once. */
 describe('SSRF guard', () => {

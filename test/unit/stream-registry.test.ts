@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { StreamRegistry } from '../../media/conversation/stream-registry';
-import { signStreamToken } from '../../media/telephony/stream-token';
+import { signStreamToken } from '../../domain/calls/stream-token';
 import { openProviderEnd, startMediaNode, type MediaNode, type ProviderEnd } from '../support/stream-client';
 
 const SECRET = 'registry-test-secret-at-least-32-characters';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SessionTokens } from '../../api/auth/session-tokens';
-import { signStreamToken, verifyStreamToken } from '../../media/telephony/stream-token';
+import { signStreamToken, verifyStreamToken } from '../../domain/calls/stream-token';
 
 /** The token of a call's audio stream URL: this call's stream only, briefly, nothing else. */
 describe('audio stream tokens', () => {

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { encodeMulaw, mulawSilence } from '../../media/audio/mulaw';
-import { speakText } from '../../media/audio/simulated-speech';
-import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
-import { EOT_THRESHOLDS, listenUrl, StreamingTranscriber } from '../../media/providers/stt/deepgram-style';
-import { eotSilenceMs, startRecognitionSimulator, type RecognitionSimulator, type SimulatedRecognitionSession } from '../../media/providers/stt/simulator';
-import type { RecognitionSettings, RecognitionStream, TranscriberProvider } from '../../media/providers/stt/types';
+import { encodeMulaw, mulawSilence } from '../../providers/audio/mulaw';
+import { speakText } from '../../simulators/simulated-speech';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../providers/errors';
+import { EOT_THRESHOLDS, listenUrl, StreamingTranscriber } from '../../providers/stt/deepgram-style';
+import { eotSilenceMs, startRecognitionSimulator, type RecognitionSimulator, type SimulatedRecognitionSession } from '../../simulators/stt/simulator';
+import type { RecognitionSettings, RecognitionStream, TranscriberProvider } from '../../providers/stt/types';
 import { until } from '../support/until';
 
 /** 20 ms of mu-law at 8 kHz, the telephony frame. */

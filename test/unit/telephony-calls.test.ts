@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { DialRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
-import { parseStatusCallback, verifyPlivoCallback, type CallbackParams } from '../../media/providers/telephony/callbacks';
-import { PlivoTelephony } from '../../media/providers/telephony/plivo';
-import { startTelephonySimulator, type CalleeScript, type TelephonySimulator } from '../../media/providers/telephony/simulator';
-import type { NewCall } from '../../media/providers/telephony/types';
+import { DialRefusedError, ProviderUnavailableError } from '../../providers/errors';
+import { parseStatusCallback, verifyPlivoCallback, type CallbackParams } from '../../providers/telephony/callbacks';
+import { PlivoTelephony } from '../../providers/telephony/plivo';
+import { startTelephonySimulator, type CalleeScript, type TelephonySimulator } from '../../simulators/telephony/simulator';
+import type { NewCall } from '../../providers/telephony/types';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** One simulated second is 10 ms here. */

@@ -3,11 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { decodeMulaw, encodeMulaw, mulawSilence } from '../../media/audio/mulaw';
-import { SpeechDecoder, speakText } from '../../media/audio/simulated-speech';
+import { decodeMulaw, encodeMulaw, mulawSilence } from '../../providers/audio/mulaw';
+import { SpeechDecoder, speakText } from '../../simulators/simulated-speech';
 import type { CallAudioStream } from '../../media/conversation/audio-stream';
 import { PlivoAudioStream } from '../../media/telephony/plivo-stream';
-import { signStreamToken } from '../../media/telephony/stream-token';
+import { signStreamToken } from '../../domain/calls/stream-token';
 import { openProviderEnd, startMediaNode, type MediaNode, type ProviderEnd } from '../support/stream-client';
 
 const SECRET = 'streams-test-secret-at-least-32-characters';

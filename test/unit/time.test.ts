@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { canonicalTimeZone, formatInZone, isDateFieldName, renderDates } from '../../api/time';
+import { canonicalTimeZone, formatInZone, isDateFieldName, renderDates } from '../../domain/shared/time';
 
 describe('time zones and date rendering', () => {
   const instant = new Date('2026-01-15T18:45:30.007Z');

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { Downsampler } from '../../media/audio/pcm';
-import { SpeechDecoder, speechDurationMs } from '../../media/audio/simulated-speech';
-import { ProviderRefusedError, ProviderUnavailableError } from '../../media/providers/errors';
-import { OpenAiCompatibleSpeech } from '../../media/providers/tts/openai-compatible';
-import { startSpeechSimulator, type SpeechSimulator } from '../../media/providers/tts/simulator';
-import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest } from '../../media/providers/tts/types';
+import { Downsampler } from '../../providers/audio/pcm';
+import { SpeechDecoder, speechDurationMs } from '../../simulators/simulated-speech';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../providers/errors';
+import { OpenAiCompatibleSpeech } from '../../providers/tts/openai-compatible';
+import { startSpeechSimulator, type SpeechSimulator } from '../../simulators/tts/simulator';
+import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest } from '../../providers/tts/types';
 import { until } from '../support/until';
 
 const ENGLISH = 'Namaste! How can I help you today?';

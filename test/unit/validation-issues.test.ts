@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
-import { issueLoc, issueType, toValidationIssues } from '../../api/validation-issues';
+import { issueLoc, issueType, toValidationIssues } from '../../domain/shared/validation-issues';
 
 describe('validator errors to the contract’s 422 items', () => {
   it('locates fields: body, query, path and header, with integer array indexes', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { SUBSCRIBABLE_EVENT_TYPES } from '../../activities/webhooks/event-types';
-import { endpointIssues, normalisedEvents, unknownEventTypes, webhookUrlProblem } from '../../api/webhooks/endpoint-rules';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../domain/webhooks/event-types';
+import { endpointIssues, normalisedEvents, unknownEventTypes, webhookUrlProblem } from '../../domain/webhooks/endpoint-rules';
 
 /** The webhook endpoint rules the OpenAPI schema cannot state: the URL's scheme and host, and known event types. */
 describe('webhook endpoint rules', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
 import { expect } from 'chai';
-import { signatureHeader } from '../../activities/webhooks/signing';
+import { signatureHeader } from '../../domain/webhooks/signing';
 
 interface Vector {
   secret: string;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Batch } from '../../activities/db/models/batch';
-import { BatchContact, batchContactIdRange } from '../../activities/db/models/batch-contact';
-import { Call } from '../../activities/db/models/call';
-import { Workspace } from '../../activities/db/models/workspace';
+import { Batch } from '../../db/models/batch';
+import { BatchContact, batchContactIdRange } from '../../db/models/batch-contact';
+import { Call } from '../../db/models/call';
+import { Workspace } from '../../db/models/workspace';
 import { batchWorkflowId, batchStateQuery, type BatchState, type BatchWorkflowInput } from '../../workflows/shared/batches';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { activeOwner } from '../support/accounts';

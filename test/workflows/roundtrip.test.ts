@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Probe } from '../../activities/db/models/probe';
+import { Probe } from '../../db/models/probe';
 import { createWorkers } from '../../workers/bootstrap';
 import { roundTripWorkflow } from '../../workflows/roundtrip';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';

@@ -5,8 +5,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, systemClock } from '../../activities';
 import { concurrencyLimitOf } from '../../activities/calls/slots';
-import { newId } from '../../activities/db/ids';
-import { Workspace } from '../../activities/db/models/workspace';
+import { newId } from '../../db/ids';
+import { Workspace } from '../../db/models/workspace';
 import { callWorkflowId } from '../../workflows/shared/calls';
 import {
   enqueueSignal,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { openApiDocument } from '../../../api/openapi-document';
 import { OperationIndex, type IndexedOperation } from '../../../api/operation-index';
-import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Permission, type Role } from '../../../api/auth/permissions';
+import { API_KEY_PERMISSIONS, oauthPermissions, ROLE_PERMISSIONS, type Permission, type Role } from '../../../domain/accounts/permissions';
 import { jsonBody, startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { activateWorkspace, apiKeyFor, memberWithRole, oauthTokenFor, signUp, type SignedUp } from '../../support/accounts';
 

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { Membership } from '../../../activities/db/models/membership';
-import { newId } from '../../../activities/db/ids';
-import { Session } from '../../../activities/db/models/session';
-import { User } from '../../../activities/db/models/user';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { Membership } from '../../../db/models/membership';
+import { newId } from '../../../db/ids';
+import { Session } from '../../../db/models/session';
+import { User } from '../../../db/models/user';
 import { totpCode } from '../../../api/auth/totp';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';
 import { signUp, uniqueEmail, withJson, type SignedUp } from '../../support/accounts';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { Invite } from '../../../activities/db/models/invite';
-import { Membership } from '../../../activities/db/models/membership';
-import { User } from '../../../activities/db/models/user';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { Invite } from '../../../db/models/invite';
+import { Membership } from '../../../db/models/membership';
+import { User } from '../../../db/models/user';
 import { totpCode } from '../../../api/auth/totp';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';
 import { memberWithRole, signUp, uniqueEmail, type SignedUp } from '../../support/accounts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { Membership } from '../../../activities/db/models/membership';
+import { newId } from '../../../db/ids';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { Membership } from '../../../db/models/membership';
 import { startApi, type RunningApi } from '../../support/api';
 import { memberWithRole, signUp, withJson } from '../../support/accounts';
 

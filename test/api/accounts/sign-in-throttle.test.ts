@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
+import { AuditEvent } from '../../../db/models/audit-event';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';
 import { signUp, uniqueEmail } from '../../support/accounts';
 

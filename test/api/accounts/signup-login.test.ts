@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { Membership } from '../../../activities/db/models/membership';
-import { User } from '../../../activities/db/models/user';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import { Membership } from '../../../db/models/membership';
+import { User } from '../../../db/models/user';
+import { Workspace } from '../../../db/models/workspace';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';
 import { signUp, uniqueEmail } from '../../support/accounts';
 

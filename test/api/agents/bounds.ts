@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
+import { Agent } from '../../../db/models/agent';
 import { activeOwner } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { agentsClient, setPlan, valueAt, withSetting, type BoundCase } from './helpers';

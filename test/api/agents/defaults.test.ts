@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { agentDefaults } from '../../../activities/catalog';
-import { Agent } from '../../../activities/db/models/agent';
-import { AgentVersion } from '../../../activities/db/models/agent-version';
+import { agentDefaults } from '../../../domain/agents/catalog';
+import { Agent } from '../../../db/models/agent';
+import { AgentVersion } from '../../../db/models/agent-version';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, type SignedUp } from '../../support/accounts';
 import { agentsClient } from './helpers';

@@ -1,4 +1,4 @@
-import { Workspace } from '../../../activities/db/models/workspace';
+import { Workspace } from '../../../db/models/workspace';
 import { withJson } from '../../support/accounts';
 import type { ApiResponse, RunningApi } from '../../support/api';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
-import { AgentVersion } from '../../../activities/db/models/agent-version';
+import { Agent } from '../../../db/models/agent';
+import { AgentVersion } from '../../../db/models/agent-version';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, type SignedUp } from '../../support/accounts';
 import { agentsClient } from './helpers';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
+import { Agent } from '../../../db/models/agent';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner } from '../../support/accounts';
 import { agentsClient, setPlan } from './helpers';

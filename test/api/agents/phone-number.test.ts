@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
-import { PhoneNumber } from '../../../activities/db/models/phone-number';
-import { claimNumber } from '../../../activities/phone-numbers';
+import { Agent } from '../../../db/models/agent';
+import { PhoneNumber } from '../../../db/models/phone-number';
+import { claimNumber } from '../../../domain/numbers/phone-numbers';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, type SignedUp } from '../../support/accounts';
 import { agentsClient, onlyIssue } from './helpers';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AgentVersion } from '../../../activities/db/models/agent-version';
+import { AgentVersion } from '../../../db/models/agent-version';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, memberWithRole, type SignedUp } from '../../support/accounts';
 import { agentsClient, setPlan } from './helpers';

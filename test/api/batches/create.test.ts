@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
-import { BatchContact } from '../../../activities/db/models/batch-contact';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
+import { Agent } from '../../../db/models/agent';
+import { BatchContact } from '../../../db/models/batch-contact';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
 import { activeOwner, apiKeyFor, holdNumbers, memberWithRole, type SignedUp } from '../../support/accounts';
 import { randomNumbers } from '../../support/providers';
 import { startApi, type RunningApi } from '../../support/api';

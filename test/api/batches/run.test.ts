@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { Workspace } from '../../../activities/db/models/workspace';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import type { CalleeScript, SimulatedCall } from '../../../media/providers/telephony/simulator';
+import { Workspace } from '../../../db/models/workspace';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
+import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { adjustCredits } from '../../../activities/billing/adjustments';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { adjustCredits } from '../../../domain/billing/adjustments';
+import { Workspace } from '../../../db/models/workspace';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, signUp } from '../../support/accounts';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { extractText, getDocumentProxy } from 'unpdf';
-import { newId } from '../../../activities/db/ids';
-import { KycRecord } from '../../../activities/db/models/kyc';
-import { takeInvoiceSeq } from '../../../activities/billing/invoices';
-import { financialYearOf, invoiceNumber } from '../../../activities/billing/gst';
-import type { PaymentSimulator } from '../../../activities/payments/simulator';
+import { newId } from '../../../db/ids';
+import { KycRecord } from '../../../db/models/kyc';
+import { takeInvoiceSeq } from '../../../domain/billing/invoices';
+import { financialYearOf, invoiceNumber } from '../../../domain/billing/gst';
+import type { PaymentSimulator } from '../../../simulators/payments/simulator';
 import type { RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson } from '../../support/accounts';
 import { payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';

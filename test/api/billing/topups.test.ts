@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { Payment } from '../../../activities/db/models/payment';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { paymentSignature } from '../../../activities/payments/gateway';
-import type { PaymentSimulator } from '../../../activities/payments/simulator';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import { Payment } from '../../../db/models/payment';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { paymentSignature } from '../../../providers/payments/gateway';
+import type { PaymentSimulator } from '../../../simulators/payments/simulator';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, oauthTokenFor, signUp, withJson } from '../../support/accounts';
 import { PAYMENT_SIMULATOR_KEY_SECRET, payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { speechDurationMs } from '../../../media/audio/simulated-speech';
-import { defaultRespond, type ChatCompletionRequestBody, type SimulatedReply } from '../../../media/providers/llm/simulator';
-import { messageText } from '../../../media/providers/llm/simulated-replies';
-import type { CalleeScript, CallerStep, SimulatedCall } from '../../../media/providers/telephony/simulator';
+import { speechDurationMs } from '../../../simulators/simulated-speech';
+import { defaultRespond, type ChatCompletionRequestBody, type SimulatedReply } from '../../../simulators/llm/simulator';
+import { messageText } from '../../../simulators/llm/simulated-replies';
+import type { CalleeScript, CallerStep, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import WebSocket from 'ws';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { Workspace } from '../../../activities/db/models/workspace';
-import { newId } from '../../../activities/db/ids';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import { signStreamToken, verifyStreamToken } from '../../../media/telephony/stream-token';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import { Workspace } from '../../../db/models/workspace';
+import { newId } from '../../../db/ids';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
+import { signStreamToken, verifyStreamToken } from '../../../domain/calls/stream-token';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type ApiResponse, type RunningApi } from '../../support/api';
 import { BrowserCallClient } from '../../support/browser-call-client';

@@ -1,14 +1,14 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { Call } from '../../../activities/db/models/call';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { newId } from '../../../db/ids';
+import { Call } from '../../../db/models/call';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import { Workspace } from '../../../db/models/workspace';
 import { systemClock } from '../../../activities';
-import { callCapOf, callCost } from '../../../activities/calls/charging';
+import { callCapOf, callCost } from '../../../domain/calls/charging';
 import { createCallStepActivities } from '../../../activities/calls/steps';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
 import { createLocal, testServers } from '../../support/servers';
 
 /** Billing rules 1 and 4 and the ledger under concurrent writers, on the real database. */

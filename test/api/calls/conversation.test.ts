@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import { newId } from '../../../activities/db/ids';
-import type { CalleeScript, SimulatedCall } from '../../../media/providers/telephony/simulator';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
+import { newId } from '../../../db/ids';
+import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
+import { Agent } from '../../../db/models/agent';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

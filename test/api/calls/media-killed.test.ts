@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { LedgerItem } from '../../../activities/db/models/ledger-item';
-import type { CalleeScript, SimulatedCall } from '../../../media/providers/telephony/simulator';
+import { LedgerItem } from '../../../db/models/ledger-item';
+import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { appendLedgerItem, balanceOf } from '../../../activities/ledger';
-import { newId } from '../../../activities/db/ids';
-import { QueuedCall } from '../../../activities/db/models/queued-call';
-import { Agent } from '../../../activities/db/models/agent';
+import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
+import { newId } from '../../../db/ids';
+import { QueuedCall } from '../../../db/models/queued-call';
+import { Agent } from '../../../db/models/agent';
 import { activeOwner, apiKeyFor, holdNumbers, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { randomNumbers } from '../../support/providers';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';

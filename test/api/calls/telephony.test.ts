@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { balanceOf } from '../../../activities/ledger';
-import { newId } from '../../../activities/db/ids';
-import { Workspace } from '../../../activities/db/models/workspace';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../media/providers/telephony/callbacks';
-import type { CalleeScript, SimulatedCall } from '../../../media/providers/telephony/simulator';
+import { balanceOf } from '../../../domain/billing/ledger';
+import { newId } from '../../../db/ids';
+import { Workspace } from '../../../db/models/workspace';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../providers/telephony/callbacks';
+import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { slotKeeperId, slotsStateQuery } from '../../../workflows/shared/slots';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { Workspace } from '../../../db/models/workspace';
 import { workflowIds } from '../../../workflows/shared/ids';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';

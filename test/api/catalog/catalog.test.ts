@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { agentDefaults, llmModels, ttsModels } from '../../../activities/catalog';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { agentDefaults, llmModels, ttsModels } from '../../../domain/agents/catalog';
+import { Workspace } from '../../../db/models/workspace';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { startTestProviders, type TestProviders } from '../../support/providers';

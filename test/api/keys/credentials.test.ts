@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { Membership } from '../../../activities/db/models/membership';
-import { OAuthToken } from '../../../activities/db/models/oauth-token';
+import { newId } from '../../../db/ids';
+import { Membership } from '../../../db/models/membership';
+import { OAuthToken } from '../../../db/models/oauth-token';
 import { issueOAuthToken, revokeOAuthToken } from '../../../api/auth/oauth-tokens';
 import { hashSecretToken } from '../../../api/auth/secret-tokens';
 import { startApi, type RunningApi } from '../../support/api';

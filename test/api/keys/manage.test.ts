@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { ApiKey } from '../../../activities/db/models/api-key';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { ApiKey } from '../../../db/models/api-key';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { Workspace } from '../../../db/models/workspace';
 import { hashSecretToken } from '../../../api/auth/secret-tokens';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, memberWithRole, withJson, type SignedUp } from '../../support/accounts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { ApiKey } from '../../../activities/db/models/api-key';
-import { OAuthToken } from '../../../activities/db/models/oauth-token';
+import { ApiKey } from '../../../db/models/api-key';
+import { OAuthToken } from '../../../db/models/oauth-token';
 import { issueOAuthToken } from '../../../api/auth/oauth-tokens';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { Agent } from '../../../activities/db/models/agent';
-import { KnowledgeBase } from '../../../activities/db/models/knowledge-base';
-import { missingKnowledgeBases } from '../../../activities/knowledge-bases';
+import { newId } from '../../../db/ids';
+import { Agent } from '../../../db/models/agent';
+import { KnowledgeBase } from '../../../db/models/knowledge-base';
+import { missingKnowledgeBases } from '../../../domain/knowledge/bases';
 import { MAX_KNOWLEDGE_BASES_PER_WORKSPACE } from '../../../api/routes/knowledge-bases';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';

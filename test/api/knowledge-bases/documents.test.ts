@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { KnowledgeBase, KnowledgeSlot, slotId } from '../../../activities/db/models/knowledge-base';
-import { MAX_CHUNKS_PER_BASE, MAX_DOCUMENTS_PER_BASE } from '../../../activities/knowledge-bases';
+import { newId } from '../../../db/ids';
+import { KnowledgeBase, KnowledgeSlot, slotId } from '../../../db/models/knowledge-base';
+import { MAX_CHUNKS_PER_BASE, MAX_DOCUMENTS_PER_BASE } from '../../../domain/knowledge/bases';
 import { UPLOAD_MAX_BYTES } from '../../../api/uploads';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, memberWithRole, type SignedUp } from '../../support/accounts';

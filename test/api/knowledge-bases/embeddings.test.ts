@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { retrieve } from '../../../activities/knowledge-bases';
+import { retrieve } from '../../../domain/knowledge/bases';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, type SignedUp } from '../../support/accounts';
 import { startEmbeddingsSimulator, type EmbeddingsSimulator } from '../../support/embeddings-simulator';

@@ -1,4 +1,4 @@
-import { KnowledgeChunkGroup, KnowledgeDocument, KnowledgeSlot } from '../../../activities/db/models/knowledge-base';
+import { KnowledgeChunkGroup, KnowledgeDocument, KnowledgeSlot } from '../../../db/models/knowledge-base';
 import type { RunningApi } from '../../support/api';
 import { withJson } from '../../support/accounts';
 

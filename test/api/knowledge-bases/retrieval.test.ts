@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { retrieve } from '../../../activities/knowledge-bases';
+import { newId } from '../../../db/ids';
+import { retrieve } from '../../../domain/knowledge/bases';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { createBase, HELP_CENTRE, minimalPdf, search, uploadText } from './fixtures';

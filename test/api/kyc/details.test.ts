@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KycRecord } from '../../../activities/db/models/kyc';
+import { KycRecord } from '../../../db/models/kyc';
 import { startApi, type RunningApi } from '../../support/api';
 import { activateWorkspace, apiKeyFor, signUp, withJson, type SignedUp } from '../../support/accounts';
 import { memberHeaders, validDetails } from './fixtures';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KycDocument, KycRecord } from '../../../activities/db/models/kyc';
+import { KycDocument, KycRecord } from '../../../db/models/kyc';
 import { UPLOAD_MAX_BYTES } from '../../../api/uploads';
 import { startApi, type RunningApi } from '../../support/api';
 import { signUp, type SignedUp } from '../../support/accounts';

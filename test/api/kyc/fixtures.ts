@@ -1,4 +1,4 @@
-import type { Role } from '../../../api/auth/permissions';
+import type { Role } from '../../../domain/accounts/permissions';
 import type { RunningApi } from '../../support/api';
 import { memberWithRole, withJson } from '../../support/accounts';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { OAuthToken } from '../../../activities/db/models/oauth-token';
+import { OAuthToken } from '../../../db/models/oauth-token';
 import { revokeOAuthToken } from '../../../api/auth/oauth-tokens';
 import { activeOwner, apiKeyFor, oauthTokenFor, signUp, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';

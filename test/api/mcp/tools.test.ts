@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
+import { newId } from '../../../db/ids';
 import { activeOwner, holdNumbers, memberWithRole, oauthTokenFor, type SignedUp, withJson } from '../../support/accounts';
 import { randomNumbers } from '../../support/providers';
 import { startApi, type RunningApi } from '../../support/api';

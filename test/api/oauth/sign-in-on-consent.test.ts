@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
+import { AuditEvent } from '../../../db/models/audit-event';
 import { totpCode } from '../../../api/auth/totp';
 import { activeOwner, signUp, uniqueEmail, type SignedUp } from '../../support/accounts';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';

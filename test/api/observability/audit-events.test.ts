@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { recordWorkspaceAudit } from '../../../activities/audit';
+import { recordWorkspaceAudit } from '../../../domain/audit/audit-log';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { expectQueryIssue, getOk, type Headers } from './helpers';

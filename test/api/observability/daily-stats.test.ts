@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { Call, type CallStatus } from '../../../activities/db/models/call';
+import { newId } from '../../../db/ids';
+import { Call, type CallStatus } from '../../../db/models/call';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, type SignedUp } from '../../support/accounts';
 import { expectQueryIssue, getOk, type Headers } from './helpers';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { Batch } from '../../../activities/db/models/batch';
-import { Call } from '../../../activities/db/models/call';
-import { PhoneNumber, freeConnectionKey } from '../../../activities/db/models/phone-number';
-import { API_KEY_PERMISSIONS, ROLE_PERMISSIONS, type Permission } from '../../../api/auth/permissions';
+import { newId } from '../../../db/ids';
+import { Batch } from '../../../db/models/batch';
+import { Call } from '../../../db/models/call';
+import { PhoneNumber, freeConnectionKey } from '../../../db/models/phone-number';
+import { API_KEY_PERMISSIONS, ROLE_PERMISSIONS, type Permission } from '../../../domain/accounts/permissions';
 import { searchableKinds, SEARCH_KINDS } from '../../../api/observability/search';
 import { emptyCounts } from '../../../workflows/shared/batches';
 import { startApi, type RunningApi } from '../../support/api';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { ServerLog } from '../../../activities/db/models/server-log';
+import { newId } from '../../../db/ids';
+import { ServerLog } from '../../../db/models/server-log';
 import { serverLogRecorder } from '../../../api/observability/log-recorder';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, oauthTokenFor, signUp, withJson, type SignedUp } from '../../support/accounts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { PhoneNumber } from '../../../activities/db/models/phone-number';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { PhoneNumber } from '../../../db/models/phone-number';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

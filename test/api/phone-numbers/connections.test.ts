@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { Agent } from '../../../activities/db/models/agent';
-import { PhoneNumber } from '../../../activities/db/models/phone-number';
-import { AuditEvent } from '../../../activities/db/models/audit-event';
-import { Workspace } from '../../../activities/db/models/workspace';
+import { Agent } from '../../../db/models/agent';
+import { PhoneNumber } from '../../../db/models/phone-number';
+import { AuditEvent } from '../../../db/models/audit-event';
+import { Workspace } from '../../../db/models/workspace';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { startTestProviders, type TestProviders } from '../../support/providers';

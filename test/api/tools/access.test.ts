@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { agentDefaults } from '../../../activities/catalog';
-import { newId } from '../../../activities/db/ids';
-import { Agent, storedTool, type AgentTool } from '../../../activities/db/models/agent';
+import { agentDefaults } from '../../../domain/agents/catalog';
+import { newId } from '../../../db/ids';
+import { Agent, storedTool, type AgentTool } from '../../../db/models/agent';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson } from '../../support/accounts';
 import { startToolTarget, type ToolTarget } from '../../support/tool-target';

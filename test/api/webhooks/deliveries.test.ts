@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { createActivities, systemClock } from '../../../activities';
-import { newId } from '../../../activities/db/ids';
-import { WebhookDelivery } from '../../../activities/db/models/webhook-delivery';
-import { deliveryIdFor } from '../../../activities/webhooks/ids';
+import { newId } from '../../../db/ids';
+import { WebhookDelivery } from '../../../db/models/webhook-delivery';
+import { deliveryIdFor } from '../../../domain/webhooks/ids';
 import { freePort } from '../../../scripts/infra/processes';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';

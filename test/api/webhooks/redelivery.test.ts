@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { newId } from '../../../activities/db/ids';
-import { WebhookDelivery } from '../../../activities/db/models/webhook-delivery';
+import { newId } from '../../../db/ids';
+import { WebhookDelivery } from '../../../db/models/webhook-delivery';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, withJson } from '../../support/accounts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';

@@ -1,0 +1,72 @@
+import { Schema, model, type InferSchemaType } from 'mongoose';
+import type { CallChannel } from '../../workflows/shared/slots';
+
+/**
+ * Call statuses. `queued` waits for a slot (outbound only); `ringing` and `in-progress` are
+ * live (they hold a concurrency slot); the rest are final. `no-answer`, `busy`, `failed` and
+ * `canceled` are also the provider's statuses of a call that never connected.
+ */
+export const CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export const LIVE_CALL_STATUSES: readonly CallStatus[] = ['ringing', 'in-progress'];
+export const FINAL_CALL_STATUSES: readonly CallStatus[] = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
+
+export const CALL_DIRECTIONS: readonly CallChannel[] = ['outbound', 'inbound', 'browser'];
+
+const transcriptItemSchema = new Schema(
+  {
+    role: { type: String, enum: ['assistant', 'user'], required: true },
+    text: { type: String, required: true },
+    at: { type: Date, required: true },
+    interrupted: { type: Boolean, default: false },
+  },
+  { _id: false },
+);
+
+/**
+ * One call, from the queue to its final record. The call workflow (`call-<id>`) is its only
+ * writer after creation; the API reads it. `event_seq` is not stored: event sequence numbers
+ * are held by the workflow, so that a retried activity writes the same event again.
+ */
+const callSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    workspace_id: { type: String, required: true },
+    /** Empty (both) only for an inbound call to a number connected to no agent, refused at once. */
+    agent_id: { type: String, default: '' },
+    agent_name: { type: String, default: '' },
+    direction: { type: String, enum: CALL_DIRECTIONS, required: true },
+    /** E.164; empty for a browser call (no phone line: the agent's number, when it has one, as `to_number`). */
+    to_number: { type: String, default: '' },
+    from_number: { type: String, default: '' },
+    status: { type: String, enum: CALL_STATUSES, required: true },
+    user_data: { type: Schema.Types.Mixed, default: () => ({}) },
+    /** Who placed it: a person's name or `key:<name>`. */
+    placed_by: { type: String, default: '' },
+    queued_at: { type: Date, default: null },
+    dequeued_at: { type: Date, default: null },
+    started_at: { type: Date, default: null },
+    ended_at: { type: Date, default: null },
+    duration_seconds: { type: Number, default: null },
+    cost_paise: { type: Number, default: null },
+    hangup_by: { type: String, default: null },
+    hangup_reason: { type: String, default: null },
+    /** The telephony provider's id and last status of this call. */
+    provider_call_id: { type: String, default: null },
+    provider_status: { type: String, default: null },
+    transcript: { type: [transcriptItemSchema], default: [] },
+    summary: { type: String, default: null },
+    extracted: { type: Schema.Types.Mixed, default: null },
+    /** Why post-call analytics gave up (after its retries); the call completed without them. */
+    analytics_error: { type: String, default: null },
+    avg_first_audio_ms: { type: Number, default: null },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: 'calls', versionKey: false, minimize: false },
+);
+callSchema.index({ workspace_id: 1, created_at: -1 });
+callSchema.index({ workspace_id: 1, status: 1 });
+
+export type CallDocument = InferSchemaType<typeof callSchema> & { _id: string };
+export const Call = model('Call', callSchema);

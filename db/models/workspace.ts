@@ -1,0 +1,25 @@
+import { Schema, model, type InferSchemaType } from 'mongoose';
+import { DEFAULT_PLAN } from '../../domain/billing/plans';
+
+export const WORKSPACE_STATUSES = ['onboarding', 'active'] as const;
+export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
+
+/** A tenant: everything else belongs to one. New workspaces are onboarding until KYC is approved. */
+const workspaceSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    name: { type: String, required: true },
+    status: { type: String, enum: WORKSPACE_STATUSES, required: true },
+    plan: { type: String, required: true, default: DEFAULT_PLAN },
+    /** Concurrent calls set by staff; null: the plan's. */
+    concurrency_limit: { type: Number, default: null },
+    created_by: { type: String, required: true },
+    activated_at: { type: Date, default: null },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: 'workspaces', versionKey: false },
+);
+
+export type WorkspaceDocument = InferSchemaType<typeof workspaceSchema>;
+export const Workspace = model('Workspace', workspaceSchema);

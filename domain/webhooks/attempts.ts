@@ -1,0 +1,159 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { GuardOptions } from '../../providers/net/guarded-request';
+import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../workflows/shared/webhooks';
+import { findByIdOwned } from '../../db/by-id';
+import { Agent } from '../../db/models/agent';
+import { WebhookAttempt } from '../../db/models/webhook-attempt';
+import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
+import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { ENDPOINT_DELETED } from './endpoints';
+import { defaultSecretOf } from './secrets';
+import { postWebhook } from './send';
+
+export interface AttemptInput {
+  deliveryId: string;
+  /** Fixed by the workflow: a retried activity records the same attempt again, not a second one. */
+  attemptId: string;
+  trigger: AttemptTrigger;
+  /** Attempts of the delivery once this one is made (every run and trigger). */
+  attemptCount: number;
+  /**
+   * The status a failure leaves: `retrying` with the next automatic attempt in `retryInMs`
+   * (null: keep the one already scheduled, for a manual attempt between automatic ones), or
+   * `failed` when no automatic attempt remains.
+   */
+  ifFailed: { status: 'retrying'; retryInMs: number | null } | { status: 'failed' };
+}
+
+export interface AttemptDeps {
+  now: () => Date;
+  guard: GuardOptions;
+  /** The target's answer time limit (contract: 10 s; a deployment may not raise it). */
+  timeoutMs?: number;
+  /** How long after its start a run may still write its outcome (see WRITE_DEADLINE_MS). */
+  writeDeadlineMs?: number;
+}
+
+/**
+ * A run of the attempt activity writes its outcome only within 25 s of its start. Temporal
+ * times the activity out at 40 s and runs it again under the same attempt id; without this
+ * deadline, a run stalled past its timeout (a database stall) could finish after the retry
+ * and overwrite the retry's outcome. The 15 s margin covers one slow write (SQLite waits up
+ * to 10 s for its lock).
+ */
+export const WRITE_DEADLINE_MS = 25_000;
+
+interface Target {
+  url: string;
+  secret: string;
+  /** Agents' URLs are always active; an endpoint may be switched off. */
+  active: boolean;
+}
+
+type TargetLookup = { target: Target; gone: null } | { target: null; gone: string };
+
+/**
+ * One attempt of a delivery: reads the target's current URL and secret (so a rotation or an
+ * edit applies to retries already waiting), signs and posts the stored body, keeps the attempt,
+ * and moves the delivery to the status the outcome justifies. An inactive endpoint receives
+ * nothing: the attempt is recorded as failed without a request. A target that no longer exists
+ * fails the delivery for good (`targetGone`).
+ */
+export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
+  const started = performance.now();
+  const assertInTime = () => {
+    if (performance.now() - started > (deps.writeDeadlineMs ?? WRITE_DEADLINE_MS)) {
+      throw new Error(`attempt ${input.attemptId} ran past its write deadline; the activity's retry records it instead`);
+    }
+  };
+  const delivery = await WebhookDelivery.findById(input.deliveryId).lean<WebhookDeliveryDocument>();
+  if (!delivery) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
+
+  const lookup = await targetOf(delivery, deps.now());
+  if (lookup.gone !== null) {
+    const at = deps.now();
+    await failDelivery(delivery._id, lookup.gone, at);
+    return { attemptId: input.attemptId, trigger: input.trigger, at: at.toISOString(), ok: false, status_code: null, latency_ms: 0, error: lookup.gone, response_excerpt: '', status: 'failed', targetGone: true };
+  }
+
+  const at = deps.now();
+  const inactive = !lookup.target.active && input.trigger !== 'test';
+  const response = inactive
+    ? { ok: false, status_code: null, latency_ms: 0, error: 'the endpoint is inactive: nothing was sent', response_excerpt: '', signed_at: null }
+    : await postWebhook(
+        { url: lookup.target.url, rawBody: delivery.request_body, eventType: delivery.event_type, deliveryId: delivery._id, secret: lookup.target.secret, now: at, timeoutMs: deps.timeoutMs },
+        deps.guard,
+      );
+  const finishedAt = new Date(at.getTime() + response.latency_ms);
+
+  assertInTime();
+  await WebhookAttempt.replaceOne(
+    { _id: input.attemptId },
+    { delivery_id: delivery._id, trigger: input.trigger, at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, response_excerpt: response.response_excerpt, signed_at: response.signed_at },
+    { upsert: true },
+  );
+
+  const status: DeliveryStatus = response.ok ? 'delivered' : input.ifFailed.status;
+  const set: Record<string, unknown> = {
+    status,
+    url: lookup.target.url,
+    attempt_count: input.attemptCount,
+    last_response: { at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, body_excerpt: response.response_excerpt },
+    updated_at: finishedAt,
+  };
+  if (response.ok) Object.assign(set, { delivered_at: finishedAt, next_attempt_at: null, failure_reason: null });
+  else if (input.ifFailed.status === 'failed') Object.assign(set, { next_attempt_at: null, failure_reason: response.error });
+  else if (input.ifFailed.retryInMs !== null) set.next_attempt_at = new Date(finishedAt.getTime() + input.ifFailed.retryInMs);
+  assertInTime();
+  const targetGone = !(await writeUnlessTargetDeleted(delivery._id, set, finishedAt));
+  const finalStatus = targetGone ? 'failed' : status;
+
+  return {
+    attemptId: input.attemptId,
+    trigger: input.trigger,
+    at: at.toISOString(),
+    ok: response.ok,
+    status_code: response.status_code,
+    latency_ms: response.latency_ms,
+    error: response.error,
+    response_excerpt: response.response_excerpt,
+    status: finalStatus,
+    targetGone,
+  };
+}
+
+/**
+ * Writes the attempt's outcome; false when the target was deleted meanwhile, in which case the
+ * delivery is left failed: deleting the endpoint wins over an attempt that was in flight.
+ * The write is by `_id` alone and the deletion is checked after it (a guarded filter would
+ * make FerretDB scan every delivery). Endpoint deletion marks `target_deleted_at` before it
+ * fails the open deliveries, so either that pass sees this write or this read sees the mark.
+ */
+async function writeUnlessTargetDeleted(deliveryId: string, set: Record<string, unknown>, at: Date): Promise<boolean> {
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: set });
+  const after = await WebhookDelivery.findById(deliveryId, { target_deleted_at: 1 }).lean();
+  if (!after?.target_deleted_at) return true;
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: ENDPOINT_DELETED, next_attempt_at: null, updated_at: at } });
+  return false;
+}
+
+/** Fails a delivery whose target is gone or whose workflow was stopped; keeps a delivered one. */
+export async function failDelivery(deliveryId: string, reason: string, at: Date): Promise<void> {
+  // Read, then write by `_id` alone: FerretDB uses its primary key only for an exact `{_id}`.
+  const current = await WebhookDelivery.findById(deliveryId, { status: 1 }).lean();
+  if (current?.status !== 'pending' && current?.status !== 'retrying') return;
+  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: reason, next_attempt_at: null, updated_at: at } });
+}
+
+async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<TargetLookup> {
+  if (delivery.target_deleted_at) return { target: null, gone: ENDPOINT_DELETED };
+  if (delivery.target === 'endpoint') {
+    const endpoint = await WebhookEndpoint.findById(delivery.endpoint_id, { url: 1, secret: 1, active: 1 }).lean();
+    return endpoint ? { target: { url: endpoint.url, secret: endpoint.secret, active: endpoint.active }, gone: null } : { target: null, gone: ENDPOINT_DELETED };
+  }
+  const agent = await findByIdOwned<{ webhook_url: string | null }>(Agent, delivery.agent_id, { workspace_id: delivery.workspace_id }, { webhook_url: 1 });
+  if (!agent) return { target: null, gone: 'agent deleted' };
+  if (!agent.webhook_url) return { target: null, gone: "the agent's webhook_url was removed" };
+  const { secret } = await defaultSecretOf(delivery.workspace_id, now);
+  return { target: { url: agent.webhook_url, secret, active: true }, gone: null };
+}

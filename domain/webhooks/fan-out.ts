@@ -1,0 +1,150 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { findByIdOwned } from '../../db/by-id';
+import { isDuplicateKeyError } from '../../db/errors';
+import { Agent } from '../../db/models/agent';
+import { CallEvent } from '../../db/models/call-event';
+import { WebhookDelivery } from '../../db/models/webhook-delivery';
+import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { ALL_EVENTS, type EventLevel } from './event-types';
+import { deliveryIdFor, eventIdFor } from './ids';
+import { webhookBody } from './payload';
+import { startDeliveryWorkflow } from './temporal';
+import type { DeliveryTitle } from '../../workflows/shared/webhooks';
+
+export interface RecordEventInput {
+  workspaceId: string;
+  callId: string;
+  agentId: string;
+  /** The entry's place on the call's timeline (0, 1, 2, ...); with the call id it names the event. */
+  sequence: number;
+  type: string;
+  message: string;
+  level: EventLevel;
+  latencyMs: number | null;
+  data?: Record<string, unknown>;
+  /** ISO; when it happened. */
+  createdAt: string;
+}
+
+export interface RecordedEvent {
+  eventId: string;
+  deliveryIds: string[];
+}
+
+interface Target {
+  key: string;
+  kind: 'endpoint' | 'agent';
+  endpointId: string | null;
+  url: string;
+}
+
+/**
+ * Saves one call event on the timeline and sends it to every matching target: the
+ * workspace's active endpoints subscribed to its type (or `*`), and the agent's `webhook_url`.
+ * One delivery record and one delivery workflow per target, all carrying the same event id.
+ *
+ * Safe to retry: the event id comes from the call and the sequence, each delivery id from the
+ * event and the target, and the timeline entry and the deliveries are inserted under those
+ * ids, so a second run finds them and creates nothing twice. A delivery's workflow is started
+ * when the record is new, or when it is still untouched (a run that died between the insert
+ * and the start); the start is refused for an id whose workflow already ran.
+ */
+export async function recordEvent(input: RecordEventInput, { temporal, now }: { temporal: Client; now: () => Date }): Promise<RecordedEvent> {
+  const eventId = eventIdFor(input.callId, input.sequence);
+  const event = await saveEvent(eventId, input);
+  const body = webhookBody({
+    id: eventId,
+    type: event.type,
+    created_at: event.created_at,
+    workspace_id: event.workspace_id,
+    call_id: event.call_id,
+    agent_id: event.agent_id,
+    message: event.message,
+    level: event.level,
+    latency_ms: event.latency_ms,
+    data: JSON.parse(event.data_json) as Record<string, unknown>,
+  });
+  const targets = await targetsOf(event.workspace_id, event.agent_id, event.type);
+  const deliveryIds = await Promise.all(
+    targets.map(async (target) => {
+      const deliveryId = deliveryIdFor(eventId, target.key);
+      if (await createDelivery(deliveryId, target, eventId, event, body, now())) await startQuietly(temporal, deliveryId, event.workspace_id, { eventType: event.type, url: target.url, callId: event.call_id });
+      return deliveryId;
+    }),
+  );
+  return { eventId, deliveryIds };
+}
+
+type SavedEvent = { workspace_id: string; call_id: string; agent_id: string; type: string; message: string; level: EventLevel; latency_ms: number | null; data_json: string; created_at: Date };
+
+/** The timeline entry, inserted once; a retry reads back the first run's entry. */
+async function saveEvent(eventId: string, input: RecordEventInput): Promise<SavedEvent> {
+  const entry = {
+    _id: eventId,
+    workspace_id: input.workspaceId,
+    call_id: input.callId,
+    agent_id: input.agentId,
+    sequence: input.sequence,
+    type: input.type,
+    message: input.message,
+    level: input.level,
+    latency_ms: input.latencyMs,
+    data_json: JSON.stringify(input.data ?? {}),
+    created_at: new Date(input.createdAt),
+  };
+  try {
+    await CallEvent.create(entry);
+    return entry;
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const saved = await CallEvent.findById(eventId).lean<SavedEvent>();
+    if (!saved) throw error;
+    return saved;
+  }
+}
+
+async function targetsOf(workspaceId: string, agentId: string, type: string): Promise<Target[]> {
+  const [endpoints, agent] = await Promise.all([
+    WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1 }).lean(),
+    agentId ? findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }) : null,
+  ]);
+  const targets: Target[] = endpoints
+    .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))
+    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url }));
+  if (agent?.webhook_url) targets.push({ key: `agent:${agent._id}`, kind: 'agent', endpointId: null, url: agent.webhook_url });
+  return targets;
+}
+
+/** Inserts the delivery; true when its workflow is still to be started. */
+async function createDelivery(deliveryId: string, target: Target, eventId: string, event: SavedEvent, body: string, now: Date): Promise<boolean> {
+  try {
+    await WebhookDelivery.create({
+      _id: deliveryId,
+      workspace_id: event.workspace_id,
+      target: target.kind,
+      endpoint_id: target.endpointId,
+      agent_id: event.agent_id,
+      url: target.url,
+      event_id: eventId,
+      event_type: event.type,
+      call_id: event.call_id,
+      request_body: body,
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
+    });
+    return true;
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const existing = await WebhookDelivery.findById(deliveryId, { status: 1, attempt_count: 1 }).lean();
+    return existing?.status === 'pending' && existing.attempt_count === 0;
+  }
+}
+
+async function startQuietly(temporal: Client, deliveryId: string, workspaceId: string, title: DeliveryTitle): Promise<void> {
+  try {
+    await startDeliveryWorkflow(temporal, { deliveryId, workspaceId, mode: 'scheduled', reuse: 'never', title });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}

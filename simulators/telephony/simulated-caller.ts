@@ -1,0 +1,308 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { encodeMulaw, MULAW_SILENCE } from '../../providers/audio/mulaw';
+import { SpeechDecoder, speakText } from '../simulated-speech';
+import { STREAM_CONTENT_TYPE, STREAM_FRAME_BYTES, STREAM_FRAME_MS, STREAM_SAMPLE_RATE, parseStreamFrame, type ProviderStreamFrame } from '../../providers/telephony/stream-protocol';
+
+/**
+ * One step of a simulated callee's conversation, run in order once the audio stream has
+ * started. Delays are real milliseconds (audio plays in real time), never scaled.
+ */
+export type CallerStep =
+  /**
+   * Waits until the agent has said something since the previous line (or since the stream
+   * started: the welcome) and has then been silent, nothing playing, for `afterAgentSilenceMs`
+   * (default 400); then says the line.
+   */
+  | { say: string; afterAgentSilenceMs?: number }
+  /** Waits until the agent starts speaking (playback starts) and says the line this long into it: barge-in. */
+  | { say: string; talkOverAfterMs: number }
+  /** Stays silent this long. */
+  | { pauseMs: number }
+  /**
+   * Hangs up now; with `afterAgentSilenceMs`, once the agent has said something since the
+   * previous line and has then been silent that long (hanging up after hearing the answer).
+   */
+  | { hangUp: true; afterAgentSilenceMs?: number };
+
+/** What the simulated callee heard and said over the stream, as tests inspect it. */
+export interface StreamedConversation {
+  /** True once the stream's WebSocket opened. */
+  streamConnected: boolean;
+  /** Each utterance of the agent it heard: the text decoded between silences of at least 300 ms, with when it began. */
+  heard: { text: string; at: Date }[];
+  /** Each line it said, with when it began. */
+  said: { text: string; at: Date }[];
+  /** How many `clearAudio` frames it obeyed. */
+  clearedAudio: number;
+}
+
+export interface SimulatedCallerOptions {
+  /** The `<Stream>` URL of the answer XML. */
+  url: string;
+  providerCallId: string;
+  accountId: string;
+  steps: CallerStep[];
+  /** Written as the conversation goes (the simulator's record of the call). */
+  record: StreamedConversation;
+  /** The callee hung up (a `hangUp` step). */
+  onHangUp: () => void;
+  /** The stream could not open, or our side closed it: the call has nothing left to do. */
+  onStreamEnded: (reason: string) => void;
+}
+
+/** Silence at least this long ends an utterance of the agent. */
+const UTTERANCE_GAP_MS = 300;
+const DEFAULT_AFTER_AGENT_SILENCE_MS = 400;
+
+type Queued = { kind: 'audio'; bytes: Buffer; offset: number } | { kind: 'checkpoint'; name: string };
+
+interface Wait {
+  done: () => boolean;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+class Stopped extends Error {}
+
+/**
+ * The callee's side of Plivo's bidirectional audio stream, as the simulated provider plays
+ * it: opens the WebSocket, sends `start`, then every 20 ms of real time a `media` frame of
+ * the callee's audio (silence, or a line of simulated speech). What we send with `playAudio`
+ * plays back in real time (8000 bytes a second) into a speech decoder, so the simulator
+ * records what the callee actually heard; `clearAudio` drops what has not played yet, and a
+ * `checkpoint` is answered `playedStream` when playback reaches it. `stop` ends it.
+ */
+export class SimulatedCaller {
+  private readonly socket: WebSocket;
+  private readonly streamId = randomUUID();
+  private readonly decoder = new SpeechDecoder(STREAM_SAMPLE_RATE);
+  /** The frame being sent and the frame being played, reused (50 frames a second each way). */
+  private readonly mouthFrame = Buffer.alloc(STREAM_FRAME_BYTES);
+  private readonly earFrame = Buffer.alloc(STREAM_FRAME_BYTES);
+  private readonly playback: Queued[] = [];
+  private readonly speech: Buffer[] = [];
+  private readonly waits: Wait[] = [];
+  private sequenceNumber = 0;
+  private ticker: NodeJS.Timeout | null = null;
+  private startedAtMs = 0;
+  private framesSent = 0;
+  private stopping = false;
+  private closed: Promise<void>;
+  // Playback as the conversation steps see it.
+  private playing = false;
+  private playedBytes = 0;
+  private lastPlayedAtMs = 0;
+  private playbackStartedAtMs: number | null = null;
+  private utterance: { text: string; at: Date } | null = null;
+  // Where the previous line of the callee ended (the stream's start before the first).
+  private lineEndedAtMs = 0;
+  private playedBytesAtLineEnd = 0;
+
+  constructor(private readonly options: SimulatedCallerOptions) {
+    this.socket = new WebSocket(options.url);
+    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
+    this.socket.on('error', () => undefined); // followed by close
+    this.socket.once('open', () => this.opened());
+    this.socket.once('close', (code) => {
+      const wasOpen = options.record.streamConnected;
+      this.shutDown();
+      if (!this.stopping) options.onStreamEnded(wasOpen ? `the stream closed (${code})` : 'the stream did not connect');
+    });
+    this.socket.on('message', (data, isBinary) => {
+      if (!isBinary) this.receive(data.toString());
+    });
+  }
+
+  /** The call ended: sends `stop` and closes the stream. */
+  async stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = true;
+      this.shutDown();
+      if (this.socket.readyState === WebSocket.OPEN) {
+        this.send({ event: 'stop', sequenceNumber: this.sequenceNumber++ });
+        this.socket.close(1000, 'call ended');
+      } else this.socket.terminate();
+    }
+    await this.closed;
+  }
+
+  /** The simulator is shutting down: the socket goes at once, without a goodbye. */
+  async terminate(): Promise<void> {
+    this.stopping = true;
+    this.shutDown();
+    this.socket.terminate();
+    await this.closed;
+  }
+
+  private opened(): void {
+    if (this.stopping) return;
+    const { record, providerCallId, accountId } = this.options;
+    record.streamConnected = true;
+    this.send({
+      event: 'start',
+      sequenceNumber: this.sequenceNumber++,
+      start: { callId: providerCallId, streamId: this.streamId, accountId, tracks: ['inbound'], mediaFormat: { encoding: STREAM_CONTENT_TYPE, sampleRate: STREAM_SAMPLE_RATE } },
+    });
+    this.startedAtMs = Date.now();
+    this.lastPlayedAtMs = this.startedAtMs;
+    this.lineEndedAtMs = this.startedAtMs;
+    this.ticker = setInterval(() => this.tick(), STREAM_FRAME_MS);
+    void this.converse();
+  }
+
+  private async converse(): Promise<void> {
+    try {
+      for (const step of this.options.steps) {
+        if ('hangUp' in step) {
+          if (step.afterAgentSilenceMs !== undefined) await this.agentSpokeThenSilent(step.afterAgentSilenceMs);
+          this.options.onHangUp();
+          return;
+        }
+        if ('pauseMs' in step) {
+          const until = Date.now() + step.pauseMs;
+          await this.when(() => Date.now() >= until);
+          continue;
+        }
+        if ('talkOverAfterMs' in step) {
+          const since = this.lineEndedAtMs;
+          await this.when(() => this.playing && this.playbackStartedAtMs !== null && this.playbackStartedAtMs >= since);
+          const at = this.playbackStartedAtMs! + step.talkOverAfterMs;
+          await this.when(() => Date.now() >= at);
+        } else await this.agentSpokeThenSilent(step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS);
+        await this.say(step.say);
+      }
+      // After the last step the callee stays on, silent, until the call ends.
+    } catch (error) {
+      if (!(error instanceof Stopped)) throw error;
+    }
+  }
+
+  /** Resolves once the agent has said something since the previous line (or the stream's start) and then been silent, nothing playing, for `silenceMs`. */
+  private agentSpokeThenSilent(silenceMs: number): Promise<void> {
+    const playedBefore = this.playedBytesAtLineEnd;
+    return this.when(() => this.playedBytes > playedBefore && !this.playing && Date.now() - this.lastPlayedAtMs >= silenceMs);
+  }
+
+  private async say(text: string): Promise<void> {
+    this.options.record.said.push({ text, at: new Date() });
+    this.speech.push(encodeMulaw(speakText(text, { sampleRate: STREAM_SAMPLE_RATE })));
+    await this.when(() => this.speech.length === 0);
+    this.lineEndedAtMs = Date.now();
+    this.playedBytesAtLineEnd = this.playedBytes;
+  }
+
+  /** Resolves at the first tick where `done` holds. */
+  private when(done: () => boolean): Promise<void> {
+    if (this.stopping) return Promise.reject(new Stopped());
+    return new Promise((resolve, reject) => this.waits.push({ done, resolve, reject }));
+  }
+
+  /** Sends the frames due by now (a late timer catches up), then lets waiting steps go on. */
+  private tick(): void {
+    const due = Math.floor((Date.now() - this.startedAtMs) / STREAM_FRAME_MS) + 1;
+    while (this.framesSent < due && !this.stopping) {
+      const frameAtMs = this.startedAtMs + this.framesSent * STREAM_FRAME_MS;
+      this.sendFrame(frameAtMs);
+      this.playFrame(frameAtMs);
+    }
+    for (const wait of this.waits.splice(0)) {
+      if (wait.done()) wait.resolve();
+      else this.waits.push(wait);
+    }
+  }
+
+  private sendFrame(frameAtMs: number): void {
+    // One buffer for every frame: its bytes are copied out (base64) before the next frame.
+    const payload = this.mouthFrame.fill(MULAW_SILENCE);
+    let filled = 0;
+    while (filled < STREAM_FRAME_BYTES && this.speech.length > 0) {
+      const head = this.speech[0]!;
+      const taken = head.copy(payload, filled, 0, STREAM_FRAME_BYTES - filled);
+      filled += taken;
+      if (taken === head.length) this.speech.shift();
+      else this.speech[0] = head.subarray(taken);
+    }
+    this.framesSent++;
+    this.send({
+      event: 'media',
+      sequenceNumber: this.sequenceNumber++,
+      streamId: this.streamId,
+      media: { track: 'inbound', timestamp: String(frameAtMs - this.startedAtMs), chunk: this.framesSent, payload: payload.toString('base64') },
+    });
+  }
+
+  /** Plays 20 ms of the queued agent audio into the callee's ear (the decoder). */
+  private playFrame(frameAtMs: number): void {
+    const frame = this.earFrame.fill(MULAW_SILENCE);
+    let filled = 0;
+    for (;;) {
+      const head = this.playback[0];
+      if (!head) break;
+      if (head.kind === 'checkpoint') {
+        this.playback.shift();
+        this.send({ event: 'playedStream', sequenceNumber: this.sequenceNumber++, streamId: this.streamId, name: head.name });
+        continue;
+      }
+      if (filled === STREAM_FRAME_BYTES) break;
+      const taken = head.bytes.copy(frame, filled, head.offset, head.offset + STREAM_FRAME_BYTES - filled);
+      filled += taken;
+      head.offset += taken;
+      if (head.offset >= head.bytes.length) this.playback.shift();
+    }
+    const wasPlaying = this.playing;
+    this.playing = filled > 0;
+    if (this.playing) {
+      if (!wasPlaying) this.playbackStartedAtMs = frameAtMs;
+      this.playedBytes += filled;
+      this.lastPlayedAtMs = frameAtMs + STREAM_FRAME_MS;
+    }
+    this.hear(this.decoder.pushMulaw(frame), frameAtMs);
+  }
+
+  private hear(heard: { text: string; voiced: boolean; trailingSilenceMs: number }, frameAtMs: number): void {
+    if (heard.voiced && !this.utterance) this.utterance = { text: '', at: new Date(frameAtMs) };
+    if (!this.utterance) return;
+    this.utterance.text += heard.text;
+    if (heard.trailingSilenceMs >= UTTERANCE_GAP_MS) this.endUtterance();
+  }
+
+  private endUtterance(): void {
+    if (this.utterance && this.utterance.text !== '') this.options.record.heard.push(this.utterance);
+    this.utterance = null;
+  }
+
+  private receive(text: string): void {
+    const frame = parseStreamFrame(text);
+    if (!frame || this.stopping) return;
+    switch (frame.event) {
+      case 'playAudio': {
+        const media = frame.media as { contentType?: unknown; payload?: unknown } | undefined;
+        if (typeof media?.payload !== 'string' || (media.contentType !== undefined && media.contentType !== STREAM_CONTENT_TYPE)) return;
+        const bytes = Buffer.from(media.payload, 'base64');
+        if (bytes.length > 0) this.playback.push({ kind: 'audio', bytes, offset: 0 });
+        return;
+      }
+      case 'checkpoint':
+        if (typeof frame.name === 'string') this.playback.push({ kind: 'checkpoint', name: frame.name });
+        return;
+      case 'clearAudio':
+        // Queued checkpoints go too: playback never reaches them.
+        this.playback.length = 0;
+        this.options.record.clearedAudio++;
+        this.send({ event: 'clearedAudio', sequenceNumber: this.sequenceNumber++, streamId: this.streamId });
+        return;
+    }
+  }
+
+  private shutDown(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    this.endUtterance();
+    for (const wait of this.waits.splice(0)) wait.reject(new Stopped());
+  }
+
+  private send(frame: ProviderStreamFrame): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+  }
+}

@@ -1,0 +1,409 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProviderCallStatus } from '../../workflows/shared/calls';
+import { parseAnswerXml } from '../../providers/telephony/answer-xml';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../providers/telephony/callbacks';
+import { SimulatedCaller, type CallerStep, type StreamedConversation } from './simulated-caller';
+
+export type { CallerStep } from './simulated-caller';
+
+/**
+ * What the callee at a number does when the simulator dials it. Delays are in seconds of the
+ * simulated call, which the simulator's `timeScale` turns into real time; the conversation's
+ * are real milliseconds (audio plays in real time).
+ */
+export type CalleeScript =
+  /**
+   * Rings, answers after `answerAfterSeconds`, and hangs up `hangUpAfterSeconds` after
+   * answering; without it the callee stays until we hang up or the time limit ends the call.
+   * When the answer XML streams the call's audio, the callee talks and listens through the
+   * stream: `conversation` runs in order once it has started, then the callee stays silent.
+   */
+  | { kind: 'answer'; answerAfterSeconds: number; hangUpAfterSeconds?: number; conversation?: CallerStep[] }
+  | { kind: 'no-answer'; ringSeconds: number }
+  | { kind: 'busy' }
+  | { kind: 'failed' };
+
+/**
+ * What a simulated caller dialling one of the account's numbers does once the call is
+ * answered (Plivo's inbound call, see SimulatedCalls.dialIn): talks and listens through the
+ * audio stream as a callee's `conversation` does, and hangs up after `hangUpAfterSeconds`
+ * (simulated seconds from the answer), or with a `hangUp` step; otherwise it stays until we
+ * hang up or the time limit ends the call.
+ */
+export interface InboundCallerScript {
+  conversation?: CallerStep[];
+  hangUpAfterSeconds?: number;
+}
+
+/** A number no script is set for answers after 1 s and hangs up 5 s later. */
+export const DEFAULT_CALLEE: CalleeScript = { kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 5 };
+
+/** Plivo's wait before it retries a callback the receiver did not take (once). */
+const CALLBACK_RETRY_SECONDS = 1;
+const CALLBACK_TIMEOUT_MS = 5_000;
+/** The answer URL may hold its answer a while (the API waits up to 5 s for a media node). */
+const ANSWER_TIMEOUT_MS = 10_000;
+
+/** `queued` until the dialling starts, then the statuses the callbacks report. */
+export type SimulatedCallStatus = 'queued' | ProviderCallStatus;
+
+export interface CallbackDelivery {
+  status: ProviderCallStatus;
+  url: string;
+  /** 1, or 2 when the receiver did not take the first one. */
+  attempts: number;
+  delivered: boolean;
+}
+
+/**
+ * One call placed with the simulator, as tests inspect it. The conversation fields stay
+ * empty unless the answer XML streamed the call's audio.
+ */
+export interface SimulatedCall extends StreamedConversation {
+  providerCallId: string;
+  /** `outbound`: placed through the Call resource; `inbound`: someone dialled one of the account's numbers. */
+  direction: 'outbound' | 'inbound';
+  /** E.164. */
+  from: string;
+  /** E.164. */
+  to: string;
+  answerUrl: string;
+  ringUrl: string | null;
+  hangupUrl: string | null;
+  timeLimitSeconds: number;
+  status: SimulatedCallStatus;
+  history: { status: SimulatedCallStatus; at: Date }[];
+  callbacks: CallbackDelivery[];
+}
+
+export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
+
+/** An inbound call: the caller, the account's number dialled, and the URLs of the account's application. */
+export type InboundCallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
+
+interface LiveCall {
+  record: SimulatedCall;
+  script: CalleeScript;
+  /** Real time of the answer, for the duration of a call we hang up. */
+  answeredAtMs: number | null;
+  timers: Set<NodeJS.Timeout>;
+  /** Callbacks of one call go out one after the other, in the order of the events. */
+  deliveries: Promise<void>;
+  /** The callee's side of the audio stream, once the answer XML asked for one. */
+  caller: SimulatedCaller | null;
+  /** The answer request, from when it is sent until its XML has been followed. */
+  answering: Promise<void> | null;
+  /** Resolves when the call ends. */
+  over: Promise<void>;
+  markOver: () => void;
+}
+
+/** An ended call's cause as Plivo reports it, and who ended it. */
+interface Ending {
+  status: Exclude<ProviderCallStatus, 'ringing' | 'in-progress'>;
+  cause: string;
+  source: string;
+  /** Simulated seconds between answer and end; 0 for a call never answered. */
+  durationSeconds: number;
+}
+
+export interface CallEngineOptions {
+  /** Signs the callbacks. */
+  authToken: string;
+  /** The account's auth id, as the audio stream's `start` frame names it. */
+  accountId: string;
+  /** Multiplies every delay, the callback retry's included; below 1 runs calls faster. */
+  timeScale: number;
+  callees: Record<string, CalleeScript>;
+}
+
+/**
+ * The calls of the simulated account: each plays its callee's script with real timers and
+ * posts Plivo's signed status callbacks (ringing -> in-progress -> completed, or ringing ->
+ * no-answer, or busy, or failed; canceled when we hang up while it rings). The answer is a
+ * request to the answer URL, whose XML says what the call does: stream its audio (the callee
+ * then talks through ./simulated-caller.ts until the call ends, or until our side closes the
+ * stream, which leaves the call nothing to do: it ends), or hang up.
+ */
+export class SimulatedCalls {
+  private readonly live = new Map<string, LiveCall>();
+  private readonly callees: Map<string, CalleeScript>;
+  private readonly stop = new AbortController();
+
+  constructor(private readonly options: CallEngineOptions) {
+    if (!(options.timeScale > 0)) throw new Error('timeScale must be above 0');
+    this.callees = new Map(Object.entries(options.callees));
+  }
+
+  setCallee(e164: string, script: CalleeScript): void {
+    this.callees.set(e164, script);
+  }
+
+  /** Records a call; it starts dialling at `start`, once the creation was answered. */
+  place(request: CallRequest): SimulatedCall {
+    return this.track({ ...request, direction: 'outbound' }, this.callees.get(request.to) ?? DEFAULT_CALLEE).record;
+  }
+
+  /**
+   * Someone dials one of the account's numbers: the call rings, and the application's answer
+   * URL is asked what to do (Plivo's inbound answer request: `CallStatus=ringing`,
+   * `Direction=inbound`). XML that streams the audio answers the call, and the caller then
+   * plays `caller`; anything else ends it unanswered (`<Hangup reason="rejected"/>`: the
+   * hang-up cause `CALL_REJECTED`). The end goes to the application's hang-up URL. Answers the
+   * call as it is now (a copy); `calls()` shows how it goes on.
+   */
+  dialIn(request: InboundCallRequest, caller: InboundCallerScript): SimulatedCall {
+    const call = this.track({ ...request, ringUrl: null, direction: 'inbound' }, { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation });
+    if (!this.stop.signal.aborted) {
+      this.ring(call);
+      this.notify(call, 'ringing', request.answerUrl, { Event: 'StartApp' }, (xml) => this.followInbound(call, xml));
+    }
+    return structuredClone(call.record);
+  }
+
+  private track(request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks'>, script: CalleeScript): LiveCall {
+    const record: SimulatedCall = {
+      ...request,
+      providerCallId: randomUUID(),
+      status: 'queued',
+      history: [{ status: 'queued', at: new Date() }],
+      callbacks: [],
+      streamConnected: false,
+      heard: [],
+      said: [],
+      clearedAudio: 0,
+    };
+    let markOver!: () => void;
+    const over = new Promise<void>((resolve) => {
+      markOver = resolve;
+    });
+    const call: LiveCall = { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve(), caller: null, answering: null, over, markOver };
+    this.live.set(record.providerCallId, call);
+    return call;
+  }
+
+  start(providerCallId: string): void {
+    const call = this.live.get(providerCallId);
+    if (!call || this.stop.signal.aborted) return;
+    const { script } = call;
+    switch (script.kind) {
+      case 'busy':
+        return this.end(call, { status: 'busy', cause: 'USER_BUSY', source: 'Callee', durationSeconds: 0 });
+      case 'failed':
+        return this.end(call, { status: 'failed', cause: 'UNALLOCATED_NUMBER', source: 'Error', durationSeconds: 0 });
+      case 'no-answer':
+        this.ring(call);
+        return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
+      case 'answer':
+        this.ring(call);
+        return this.after(call, script.answerAfterSeconds, () => this.answer(call, script.hangUpAfterSeconds, script.conversation ?? []));
+    }
+  }
+
+  /** `DELETE .../Request/{uuid}/`: false unless the call is still queued or ringing. */
+  cancel(providerCallId: string): boolean {
+    const call = this.live.get(providerCallId);
+    if (!call || (call.record.status !== 'queued' && call.record.status !== 'ringing')) return false;
+    this.end(call, { status: 'canceled', cause: 'ORIGINATOR_CANCEL', source: 'API Request', durationSeconds: 0 });
+    return true;
+  }
+
+  /** `DELETE .../Call/{uuid}/`: false unless the call was answered and is still on. */
+  hangUp(providerCallId: string): boolean {
+    const call = this.live.get(providerCallId);
+    if (!call || call.record.status !== 'in-progress' || call.answeredAtMs === null) return false;
+    this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'API Request', durationSeconds: this.secondsSinceAnswer(call) });
+    return true;
+  }
+
+  /** Every call placed, oldest first, as copies. */
+  calls(): SimulatedCall[] {
+    return [...this.live.values()].map((call) => structuredClone(call.record));
+  }
+
+  /** Stops every timer, callback and audio stream; pending callbacks are never sent. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    for (const call of this.live.values()) this.clearTimers(call);
+    await Promise.all([...this.live.values()].map((call) => Promise.all([call.deliveries, call.answering, call.caller?.terminate()])));
+  }
+
+  private ring(call: LiveCall): void {
+    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' });
+  }
+
+  private answer(call: LiveCall, hangUpAfterSeconds: number | undefined, conversation: CallerStep[]): void {
+    // The answer request is the in-progress callback, and its answer the XML the call follows.
+    this.moveTo(call, 'in-progress', call.record.answerUrl, { Event: 'StartApp' }, (xml) => this.follow(call, xml, conversation));
+    this.startTalkTime(call, hangUpAfterSeconds);
+  }
+
+  /** From the answer on: the caller's own hang-up, if scripted, and the time limit, whichever comes first. */
+  private startTalkTime(call: LiveCall, hangUpAfterSeconds: number | undefined): void {
+    call.answeredAtMs = Date.now();
+    const limit = call.record.timeLimitSeconds;
+    // Whichever comes first ends the call; ending clears the other timer.
+    if (hangUpAfterSeconds !== undefined) {
+      this.after(call, hangUpAfterSeconds, () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: hangUpAfterSeconds }));
+    }
+    this.after(call, limit, () => this.end(call, { status: 'completed', cause: 'ALLOTTED_TIMEOUT', source: 'Plivo', durationSeconds: limit }));
+  }
+
+  /** Does what the answer XML says; `xml` is null when the answer URL could not be fetched. */
+  private follow(call: LiveCall, xml: string | null, conversation: CallerStep[]): void {
+    if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const endNow = (cause: string, source: string) => this.end(call, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(call) });
+    // Plivo hangs up a call whose answer it cannot get, and one with nothing left to do.
+    if (xml === null) return endNow('ANSWER_URL_FAILED', 'Error');
+    // An answer that is no XML at all comes from a receiver that only takes statuses (tests of
+    // the callbacks themselves): the simulator lets the callee's script run on, unlike Plivo.
+    if (instruction === null) return;
+    if (instruction.kind !== 'stream') return endNow('NORMAL_CLEARING', 'Answer XML');
+    this.connect(call, instruction.url, conversation);
+  }
+
+  /**
+   * Does what an inbound call's answer XML says: a stream answers the call and connects the
+   * caller; anything else (or no answer at all) ends it unanswered.
+   */
+  private followInbound(call: LiveCall, xml: string | null): void {
+    if (call.record.status !== 'ringing' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    if (instruction?.kind !== 'stream') {
+      const cause = xml === null ? 'ANSWER_URL_FAILED' : instruction?.kind === 'hangup' && instruction.reason === 'rejected' ? 'CALL_REJECTED' : 'NORMAL_CLEARING';
+      return this.end(call, { status: xml === null ? 'failed' : 'completed', cause, source: xml === null ? 'Error' : 'Answer XML', durationSeconds: 0 });
+    }
+    const script = call.script.kind === 'answer' ? call.script : { hangUpAfterSeconds: undefined, conversation: undefined };
+    // Plivo posts no callback when it answers an inbound call: the answer URL already knows.
+    this.moveTo(call, 'in-progress', null, {});
+    this.startTalkTime(call, script.hangUpAfterSeconds);
+    this.connect(call, instruction.url, script.conversation ?? []);
+  }
+
+  /** The caller's side of the call's audio stream, talking and listening through it. */
+  private connect(call: LiveCall, url: string, conversation: CallerStep[]): void {
+    const endNow = (cause: string, source: string) => this.end(call, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(call) });
+    const { record } = call;
+    call.caller = new SimulatedCaller({
+      url,
+      providerCallId: record.providerCallId,
+      accountId: this.options.accountId,
+      steps: conversation,
+      record,
+      onHangUp: () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: this.secondsSinceAnswer(call) }),
+      onStreamEnded: () => endNow('NORMAL_CLEARING', 'Answer XML'),
+    });
+  }
+
+  private end(call: LiveCall, ending: Ending): void {
+    if (!['queued', 'ringing', 'in-progress'].includes(call.record.status)) return;
+    this.clearTimers(call);
+    call.markOver();
+    void call.caller?.stop();
+    this.moveTo(call, ending.status, call.record.hangupUrl, {
+      Event: 'Hangup',
+      Duration: String(Math.round(ending.durationSeconds)),
+      BillDuration: String(Math.round(ending.durationSeconds)),
+      HangupCause: ending.cause,
+      HangupSource: ending.source,
+    });
+  }
+
+  /** `answered` gets the answer's body once delivered (null when it was not). */
+  private moveTo(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+    const { record } = call;
+    record.status = status;
+    record.history.push({ status, at: new Date() });
+    this.notify(call, status, url, fields, answered);
+  }
+
+  /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks. */
+  private notify(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+    const { record } = call;
+    if (!url) return;
+    // RequestUUID is the id call creation answers with: an inbound call has none.
+    const ids: CallbackParams = record.direction === 'outbound' ? { CallUUID: record.providerCallId, RequestUUID: record.providerCallId } : { CallUUID: record.providerCallId };
+    const params: CallbackParams = { ...ids, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: record.direction, ...fields };
+    const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
+    record.callbacks.push(delivery);
+    const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;
+    call.deliveries = call.deliveries.then(async () => {
+      if (!answered) {
+        await this.deliver(delivery, params, timeoutMs);
+        return;
+      }
+      // The answer may be held a while (our API waits for a media node). A call that ends
+      // meanwhile reports its end at once, as Plivo does; the answer, when it comes, is moot.
+      call.answering = this.deliver(delivery, params, timeoutMs).then(answered);
+      await Promise.race([call.answering, call.over]);
+    });
+  }
+
+  /**
+   * Posts a callback; one the receiver does not take with a 2xx is retried once, then dropped.
+   * Answers the body of the answer that took it, or null.
+   */
+  private async deliver(delivery: CallbackDelivery, params: CallbackParams, timeoutMs: number): Promise<string | null> {
+    try {
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        if (attempt > 1) await sleep(CALLBACK_RETRY_SECONDS * 1000 * this.options.timeScale, undefined, { signal: this.stop.signal });
+        delivery.attempts = attempt;
+        const body = await this.post(delivery.url, params, timeoutMs);
+        if (body !== null) {
+          delivery.delivered = true;
+          return body;
+        }
+      }
+    } catch {
+      // The simulator was closed while waiting to retry: the callback is dropped.
+    }
+    return null;
+  }
+
+  /** The body of a 2xx answer, or null. */
+  private async post(url: string, params: CallbackParams, timeoutMs: number): Promise<string | null> {
+    if (this.stop.signal.aborted) return null;
+    const nonce = randomBytes(10).toString('hex');
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          [PLIVO_NONCE_HEADER]: nonce,
+          [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(this.options.authToken, url, params, nonce),
+        },
+        body: new URLSearchParams(params).toString(),
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),
+        redirect: 'manual',
+      });
+      const body = await res.text();
+      return res.ok ? body : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Simulated seconds since the answer, as the hang-up callback's `Duration` says. */
+  private secondsSinceAnswer(call: LiveCall): number {
+    return call.answeredAtMs === null ? 0 : Math.round((Date.now() - call.answeredAtMs) / 1000 / this.options.timeScale);
+  }
+
+  private after(call: LiveCall, seconds: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      call.timers.delete(timer);
+      run();
+    }, seconds * 1000 * this.options.timeScale);
+    call.timers.add(timer);
+  }
+
+  private clearTimers(call: LiveCall): void {
+    for (const timer of call.timers) clearTimeout(timer);
+    call.timers.clear();
+  }
+}
+
+function digitsOf(e164: string): string {
+  return e164.replace(/^\+/, '');
+}

@@ -22,6 +22,19 @@ export const workflowImportBans = {
     { group: ['node:*'], message: 'Node built-ins are not available in workflow code; use an activity.' },
     { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
     { group: ['**/api/**', '**/workers/**', '**/media/**', '**/config/**'], message: 'Workflow code must not depend on process-level modules.' },
+    { group: ['**/db/**', '**/domain/**', '**/providers/**', '**/simulators/**'], allowTypeImports: true, message: 'Workflow code reaches data and outside services only through activities (types only here).' },
+  ],
+};
+
+// The layers' direction (README, "Architecture"): db/, domain/, providers/ and simulators/ are
+// shared by every process, so they never import a process's own code (api/, media/, workers/)
+// nor the activities that wrap them for Temporal.
+export const layerImportBans = {
+  patterns: [
+    { group: ['**/api', '**/api/**'], message: 'Shared layers must not import the API process; move what both need into domain/.' },
+    { group: ['**/media', '**/media/**'], message: 'Shared layers must not import the media process; move what both need into domain/ or providers/.' },
+    { group: ['**/workers', '**/workers/**'], message: 'Shared layers must not import the workers.' },
+    { group: ['**/activities', '**/activities/**'], message: 'Shared layers must not import activities: activities call the domain, not the reverse.' },
   ],
 };
 
@@ -40,6 +53,10 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImportBans] },
+  },
+  {
+    files: ['db/**/*.ts', 'domain/**/*.ts', 'providers/**/*.ts', 'simulators/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImportBans] },
   },
   {
     files: ['test/**/*.ts'],

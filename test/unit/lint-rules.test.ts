@@ -51,3 +51,45 @@ describe('lint: workflow sandbox import bans', function () {
     expect(result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports')).to.deep.equal([]);
   });
 });
+
+/** The layers' import bans of eslint.config.mjs: shared layers never import a process's code. */
+describe('lint: layer boundaries', function () {
+  this.timeout(60_000);
+  const eslint = new ESLint({
+    cwd: ROOT,
+    overrideConfig: {
+      languageOptions: { parserOptions: { projectService: false, project: null } },
+      rules: { '@typescript-eslint/no-floating-promises': 'off' },
+    },
+  });
+  const bansIn = async (file: string, line: string) => {
+    const [result] = await eslint.lintText(`${line}\nexport const x = 1;\n`, { filePath: path.join(ROOT, file) });
+    return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  };
+
+  for (const file of ['db/models/sample.ts', 'domain/calls/sample.ts', 'providers/tts/sample.ts', 'simulators/tts/sample.ts']) {
+    const up = '../'.repeat(file.split('/').length - 1);
+    for (const [what, target] of [
+      ['the API', 'api/http-error'],
+      ['the media process', 'media/conversation/engine'],
+      ['the workers', 'workers/roles'],
+      ['an activity module', 'activities/probes'],
+      ['the activities', 'activities'],
+    ] as const) {
+      it(`${file.split('/')[0]}/ may not import ${what}`, async () => {
+        expect(await bansIn(file, `import { y } from '${up}${target}';`)).to.have.length(1);
+      });
+    }
+  }
+
+  it('lets domain/ use db/, providers/ and itself, and the API use everything', async () => {
+    expect(await bansIn('domain/calls/sample.ts', "import { Call } from '../../db/models/call';\nimport { y } from '../../providers/errors';\nimport { z } from '../shared/time';")).to.deep.equal([]);
+    expect(await bansIn('api/routes/sample.ts', "import { y } from '../../domain/calls/views';\nimport { z } from '../../media/conversation/engine';")).to.deep.equal([]);
+  });
+
+  it('keeps workflows to types of the shared layers', async () => {
+    const [value] = await bansIn('workflows/sample.ts', "import { Call } from '../db/models/call';");
+    expect(value).to.match(/only through activities/);
+    expect(await bansIn('workflows/sample.ts', "import type { Call } from '../db/models/call';")).to.deep.equal([]);
+  });
+});

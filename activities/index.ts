@@ -22,20 +22,37 @@ export interface ActivityDeps extends WebhookDeps, TelephonyDeps {
 }
 
 /**
- * Every activity, built from its dependencies. Workflows see only the type
- * (`ReturnType<typeof createActivities>`), never these values.
+ * The activities each task-queue role serves, named by the workflows that run there: a worker
+ * registers its own domain, not every activity (workers/roles.ts).
  */
-export function createActivities(deps: ActivityDeps) {
-  return {
-    ...createProbeActivities(deps),
-    ...createKycActivities(deps),
-    ...createWebhookActivities(deps),
+export const ACTIVITIES_BY_ROLE = {
+  /** Call, slot keeper and batch workflows. */
+  calls: (deps: ActivityDeps) => ({
     ...createCallQueueActivities(deps),
     ...createCallStepActivities(deps),
     ...createCallTelephonyActivities(deps),
     ...createSlotActivities(deps),
-    ...createAnalyticsActivities(deps),
     ...createBatchActivities(deps),
+  }),
+  /** KYC reviews and the health round trip. */
+  ops: (deps: ActivityDeps) => ({ ...createProbeActivities(deps), ...createKycActivities(deps) }),
+  /** Post-call analytics. */
+  analytics: (deps: ActivityDeps) => createAnalyticsActivities(deps),
+  /** Webhook deliveries, their retries and redeliveries. */
+  webhooks: (deps: ActivityDeps) => createWebhookActivities(deps),
+};
+
+/**
+ * Every activity, built from its dependencies. Workflows see only the type
+ * (`ReturnType<typeof createActivities>`), never these values; tests that run several
+ * workflows on one queue register them all.
+ */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...ACTIVITIES_BY_ROLE.ops(deps),
+    ...ACTIVITIES_BY_ROLE.webhooks(deps),
+    ...ACTIVITIES_BY_ROLE.calls(deps),
+    ...ACTIVITIES_BY_ROLE.analytics(deps),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities';
+import { ACTIVITIES_BY_ROLE, type ActivityDeps } from '../activities';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY, TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
 
 /**
@@ -25,13 +25,13 @@ export interface WorkerTuning {
 
 
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
-  calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: (deps) => createActivities(deps) },
-  ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: (deps) => createActivities(deps) },
-  analytics: { taskQueue: TASK_QUEUES.analytics, workflows: true, activities: (deps) => createActivities(deps) },
+  calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: ACTIVITIES_BY_ROLE.calls },
+  ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: ACTIVITIES_BY_ROLE.ops },
+  analytics: { taskQueue: TASK_QUEUES.analytics, workflows: true, activities: ACTIVITIES_BY_ROLE.analytics },
   webhooks: {
     taskQueue: TASK_QUEUES.webhooks,
     workflows: true,
-    activities: (deps) => createActivities(deps),
+    activities: ACTIVITIES_BY_ROLE.webhooks,
     // An attempt mostly waits on the target (up to 10 s): many run at once, so that targets
     // that time out cannot hold every slot while healthy ones wait.
     options: (tuning) => ({ maxConcurrentActivityTaskExecutions: tuning.webhookAttemptConcurrency, maxConcurrentActivityTaskPolls: 20, maxConcurrentWorkflowTaskPolls: 10 }),

@@ -14,9 +14,15 @@ export function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workfl
   return { workflowsPath: WORKFLOWS_PATH };
 }
 
-/** Bundles every workflow once (webpack); the bundler reports only warnings and errors. */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/** The entry of the bundle tests and benchmarks run: production's workflows and their stand-ins. */
+export const TESTING_WORKFLOWS_PATH = require.resolve('../workflows/testing');
+
+/**
+ * Bundles the workflows once (webpack): production's by default, or another entry's (tests
+ * pass TESTING_WORKFLOWS_PATH); the bundler reports only warnings and errors.
+ */
+export function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
 }
 
 const quietBundlerLogger = {
@@ -36,7 +42,16 @@ export interface CreateWorkersOptions {
   tuning?: WorkerTuning;
   /** Tests pass one bundle built once per run. */
   workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
+  /** How long a shut-down worker lets running activities finish before cancelling them (default: the SDK's, none). */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }
+
+/**
+ * The worker process's grace on SIGINT/SIGTERM: a webhook attempt waits at most 10 s for its
+ * target and the calls' database steps are short, so 15 s lets what runs finish instead of
+ * being retried elsewhere after its timeout.
+ */
+export const WORKER_SHUTDOWN_GRACE = '15 seconds';
 
 const DEFAULT_TUNING: WorkerTuning = { webhookAttemptConcurrency: 2_000 };
 
@@ -45,7 +60,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
   const deps = options.deps ?? { clock: systemClock };
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
-  const base = { connection: options.connection, namespace: options.namespace };
+  const base = { connection: options.connection, namespace: options.namespace, ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}) };
   return Promise.all(
     options.roles.flatMap((role) => {
       const definition = WORKER_ROLES[role];

@@ -12,7 +12,7 @@ import { appendLedgerItem } from '../../domain/billing/ledger';
 import { createApp } from '../../api/app';
 import { createProviders } from '../../providers';
 import type { CalleeScript } from '../../simulators/telephony/simulator';
-import { bundleWorkflows, createWorkers } from '../../workers/bootstrap';
+import { bundleWorkflows, createWorkers, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap';
 import { apiKeyFor, holdNumbers } from '../support/accounts';
 import { startMediaProcess } from '../support/media-process';
 import { randomNumbers } from '../support/providers';
@@ -87,7 +87,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     namespace: servers.namespace,
     roles: ['calls', 'webhooks', 'analytics'],
     deps: { clock: systemClock, temporal: client, webhooksAllowPrivateNetworks: true, telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel },
-    workflows: { workflowBundle: await bundleWorkflows() },
+    workflows: { workflowBundle: await bundleWorkflows(TESTING_WORKFLOWS_PATH) },
   });
   const running = Promise.all(workers.map((w) => w.run()));
   const { process: media } = await startMediaProcess({

@@ -5,7 +5,7 @@ import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, systemClock, type ActivityDeps } from '../../activities';
-import { bundleWorkflows } from '../../workers/bootstrap';
+import { bundleWorkflows, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap';
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
@@ -91,7 +91,7 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** The workflow code, bundled once per run and shared by every test's workers. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflows();
+  bundle ??= bundleWorkflows(TESTING_WORKFLOWS_PATH);
   return bundle;
 }
 

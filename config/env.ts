@@ -180,8 +180,13 @@ function mediaPublicUrl(env: Env, production: boolean, host: string, port: numbe
     return env.MEDIA_PUBLIC_URL.replace(/^http/, 'ws').replace(/\/+$/, '');
   }
   if (production && env.TELEPHONY_BASE_URL) throw new Error('MEDIA_PUBLIC_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider connects audio streams to it)');
+  return `ws://${localAuthority(host, port)}`;
+}
+
+/** `host:port` as this machine's clients reach a server bound to `host` (a wildcard bind address as loopback; IPv6 in brackets). */
+function localAuthority(host: string, port: number): string {
   const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `ws://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  return `${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /**
@@ -193,8 +198,7 @@ function mediaPublicUrl(env: Env, production: boolean, host: string, port: numbe
 function publicApiUrl(env: Env, production: boolean, host: string, port: number): string {
   if (env.PUBLIC_API_URL) return baseUrl('PUBLIC_API_URL', env.PUBLIC_API_URL);
   if (production && env.TELEPHONY_BASE_URL) throw new Error('PUBLIC_API_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider posts call statuses to it)');
-  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/api/v1`;
+  return `http://${localAuthority(host, port)}/api/v1`;
 }
 
 /** Read on its own too: knowledge-base retrieval runs in processes without the whole config at hand. */

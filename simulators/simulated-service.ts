@@ -60,7 +60,8 @@ export async function startSimulatedService(handle: SimulatorHandler, options: S
   return withLiveSettings({ url, close }, state, ['latencyMs', 'mode']);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** A request's body as text (the simulators' requests are small). */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -4,7 +4,7 @@ import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createProviders } from '../providers';
-import { createWorkers } from './bootstrap';
+import { createWorkers, WORKER_SHUTDOWN_GRACE } from './bootstrap';
 import { parseRoles } from './roles';
 
 /**
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       languageModelFor: () => providers.languageModel,
     },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
+    shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
   });
 
   // SIGINT/SIGTERM: let each worker finish its tasks (shutdownGraceTime) instead of exiting.

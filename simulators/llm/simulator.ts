@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { listenOnLoopback, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
+import { listenOnLoopback, readBody, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
 import { defaultRespond, messageText, type ChatCompletionRequestBody, type RespondHook, type SimulatedReply } from './simulated-replies';
 import { countTokens, splitIntoTokens } from './simulated-tokens';
 
@@ -278,14 +278,6 @@ async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', () => resolve(''));
-  });
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (!res.destroyed) res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { pcm16ToBytes } from '../../providers/audio/pcm';
 import { speakText } from '../simulated-speech';
-import { listenOnLoopback, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
+import { listenOnLoopback, readBody, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
 import { SYNTHESIS_SAMPLE_RATE, type Voice } from '../../providers/tts/types';
 
 export interface SpeechSimulatorOptions extends SimulatorOptions {
@@ -222,12 +222,3 @@ function sendJson(res: ServerResponse, answer: JsonAnswer): void {
   if (!res.destroyed) res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    // A client that went away gets no answer; an empty body answers nobody.
-    req.on('error', () => resolve(''));
-  });
-}

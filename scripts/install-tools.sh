@@ -4,7 +4,7 @@
 #   - FerretDB (MongoDB wire protocol, SQLite backend), built from its downloaded Go module
 #   - Temporal's Java time-skipping test server (Maven Central) plus a launcher script
 # Each step prints one progress line and skips itself when its pinned version is present.
-# Why the FerretDB build is not a plain `go install`: see docs/decisions.md.
+# Why the FerretDB build is not a plain `go install`: see docs/infrastructure.md.
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION="v1.5.1"
@@ -67,7 +67,7 @@ install_ferretdb() {
 # uses an expression index only for the same expression, so every read, update and delete by
 # `_id` scanned the whole table (26 ms per read, 76 ms per update at 10,000 documents). The
 # label form `->'_id'` means the same JSON path and matches the index (both forms verified with
-# EXPLAIN QUERY PLAN; see docs/decisions.md). The build fails if the line ever changes upstream.
+# EXPLAIN QUERY PLAN; see docs/infrastructure.md). The build fails if the line ever changes upstream.
 patch_ferretdb_id_lookups() {
   local file="$1/internal/backends/sqlite/metadata/metadata.go"
   grep -q "IDColumn = DefaultColumn + \"->'\$._id'\"" "$file" || fail "FerretDB's IDColumn changed upstream; review patch_ferretdb_id_lookups"
@@ -78,7 +78,7 @@ patch_ferretdb_id_lookups() {
 # FerretDB 1.24 runs `update` and `findAndModify` as a read, a change made in Go, and a write
 # of the whole document, with nothing held in between: two concurrent updates of one document
 # each write back what they read, so one's changes are lost (76 of 300 pairs of `$set` on two
-# fields lost one in our check; see docs/decisions.md). MongoDB applies each update atomically
+# fields lost one in our check; see docs/infrastructure.md). MongoDB applies each update atomically
 # to its document. The patch serializes these read-modify-write commands per collection.
 patch_ferretdb_update_lock() {
   local handler="$1/internal/handler"

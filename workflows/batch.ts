@@ -1,6 +1,8 @@
 import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, proxyActivities, setCurrentDetails, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { QueuedBatchCalls } from '../activities/batches';
 import type { callWorkflow } from './call';
+import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from './shared/refusals';
 import {
   BATCH_HISTORY_LIMIT,
   batchStateQuery,
@@ -30,16 +32,10 @@ const { queueBatchCalls, recordBatchProgress, hangUpQueuedBatchCalls } = proxyAc
 const MAX_OFFERED = 100;
 
 /**
- * Reasons a queued call ends undialled that hold for every call of the batch: the batch
- * pauses (or, the agent gone, is canceled) and the contact waits for its call again, its
- * attempt not counted.
+ * A refusal (workflows/shared/refusals.ts) holds for every call of the batch: the batch pauses
+ * (or, the agent gone, is canceled: CALL_REFUSALS' `batch`) and the contact waits for its call
+ * again, its attempt not counted.
  */
-const BATCH_STOPPERS: Record<string, 'pause' | 'cancel'> = {
-  'out of credits': 'pause',
-  'agent paused': 'pause',
-  'workspace not active': 'pause',
-  'agent deleted': 'cancel',
-};
 const UNANSWERED = new Set(['no-answer', 'busy', 'failed']);
 const FINAL: readonly BatchStatus[] = ['completed', 'canceled'];
 
@@ -76,7 +72,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   const historyLimit = input.historyLimit ?? BATCH_HISTORY_LIMIT;
 
   const inFlight = new Map<string, InFlightCall>();
-  const finished: { callId: string; status: string; reason: string | null }[] = [];
+  const finished: { callId: string; status: string; reason: string | null; refusal: CallRefusal | null }[] = [];
   const contactChanges = new Map<number, ContactChange>();
   let cancelUncalled = false;
   let hangUpBy: string | null = null;
@@ -147,12 +143,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   setHandler(cancelBatchUpdate, ({ by }) => ask('cancel', by));
 
   /** A call of the batch ended: its contact is settled, or waits for a retry. */
-  const settle = ({ callId, status: callStatus, reason }: (typeof finished)[number]) => {
+  const settle = ({ callId, status: callStatus, reason, refusal }: (typeof finished)[number]) => {
     const call = inFlight.get(callId);
     if (!call) return;
     inFlight.delete(callId);
     windowFull = false;
-    const stopper = reason ? BATCH_STOPPERS[reason] : undefined;
+    const stopper = refusal ? CALL_REFUSALS[refusal].batch : undefined;
     if (stopper && callStatus !== 'completed') {
       if (stopper === 'cancel' || FINAL.includes(status)) {
         move('calling', 'canceled');
@@ -194,7 +190,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   };
 
   const startCall = async (callInput: Parameters<typeof callWorkflow>[0], agentName: string) => {
-    const failed = (error: unknown) => finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error) });
+    const failed = (error: unknown) => finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error), refusal: null });
     try {
       const child = await startChild<typeof callWorkflow>('callWorkflow', {
         workflowId: callWorkflowId(callInput.callId),
@@ -203,7 +199,11 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
         parentClosePolicy: ParentClosePolicy.ABANDON,
         ...callStartOptions(callInput, agentName, 'queued'),
       });
-      void child.result().then((result: CallState) => finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason }), failed);
+      void child.result().then(
+        // Results recorded before refusals were typed carry only the reason text.
+        (result: CallState) => finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason, refusal: result.refusal !== undefined ? result.refusal : refusalOfRecordedReason(result.hangupReason) }),
+        failed,
+      );
     } catch (error) {
       failed(error);
     }
@@ -213,12 +213,21 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   const dispatch = async (): Promise<boolean> => {
     const { offered, fromWaiting } = offers();
     if (!offered.length) return false;
-    const result = await queueBatchCalls({ batchId: input.batchId, workspaceId: input.workspaceId, agentId: input.agentId, inFlight: inFlight.size, offered });
-    if (result.refusal !== null) {
-      if (BATCH_STOPPERS[result.refusal] === 'cancel') cancel('system', result.refusal);
-      else setStatus('paused', result.refusal);
+    const stopFor = (refusal: CallRefusal) => {
+      if (CALL_REFUSALS[refusal].batch === 'cancel') cancel('system', CALL_REFUSALS[refusal].reason);
+      else setStatus('paused', CALL_REFUSALS[refusal].reason);
       return false;
+    };
+    let result: QueuedBatchCalls;
+    try {
+      result = await queueBatchCalls({ batchId: input.batchId, workspaceId: input.workspaceId, agentId: input.agentId, inFlight: inFlight.size, offered });
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      return stopFor(refusal);
     }
+    // Histories recorded before refusals were typed: the activity answered them as text.
+    if (result.refusal !== null) return stopFor(refusalOfRecordedReason(result.refusal) ?? 'AgentDeleted');
     if (result.queued < offered.length) windowFull = true;
     const taken = offered.slice(0, result.queued);
     const takenFromWaiting = Math.min(result.queued, fromWaiting);

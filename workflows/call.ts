@@ -1,6 +1,7 @@
 import { ActivityCancellationType, ActivityFailure, CancellationScope, condition, executeChild, log, proxyActivities, setHandler, TimeoutFailure, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
 import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START, type ConversationActivities, type ConversationInput, type ConversationOutcome, type ConversationProgress } from './shared/conversation';
 import { TASK_QUEUES } from './shared/task-queues';
+import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from './shared/refusals';
 import { analyticsWorkflowId } from './shared/analytics';
 import { analyticsWorkflow } from './analytics';
 import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
@@ -26,6 +27,8 @@ import {
 
 type Activities = ReturnType<typeof createActivities> & ConversationActivities;
 type EventLevel = 'info' | 'warning' | 'error';
+/** prepareDial's answer; `refusal` and a null agent only in histories recorded before refusals were typed. */
+type RecordedDialCheck = { agent: CallAgent | null; hoursClosed: boolean; refusal?: { reason: string } | null };
 
 // Database and Temporal calls: retried until they are back (a call's state must not be lost).
 const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyActivities<Activities>({
@@ -122,7 +125,7 @@ const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 5_000;
  * `hangup` update cancels a queued call or ends a live one. 24 hours in the queue cancel it.
  */
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallState> {
-  const state: CallState = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null };
+  const state: CallState = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null, refusal: null };
   let sequence = 0;
   let granted = false;
   let holdsSlot = false;
@@ -175,18 +178,23 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   };
 
   /** Ends a call that never connected: final status, `call.ended` with the reason as its message. */
-  async function endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}): Promise<CallState> {
+  async function endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}, refusal: CallRefusal | null = null): Promise<CallState> {
     // A call still in the keeper's queue leaves it (`release` also takes queued calls out).
     if (holdsSlot || granted || inKeeperQueue) await release();
     const at = new Date().toISOString();
     state.status = status;
     state.hangupReason = reason;
+    state.refusal = refusal;
     await step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, event('call.ended', reason, level, null, data));
     showCallStatus(status, `${status}: ${reason}`);
     state.phase = 'ended';
     await condition(allHandlersFinished);
     return state;
   }
+
+  /** A call refused at the front of the queue (or whose agent is gone): its status, reason and level by type. */
+  const endRefused = (refusal: CallRefusal, status: 'canceled' | 'failed' = CALL_REFUSALS[refusal].callStatus) =>
+    endUnconnected(status, CALL_REFUSALS[refusal].reason, CALL_REFUSALS[refusal].level, 'system', {}, refusal);
 
   let agent: CallAgent;
   if (input.direction === 'outbound') {
@@ -203,12 +211,12 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
     for (;;) {
       if (asked.hangup) return endUnconnected('canceled', 'canceled while queued', 'info', asked.hangup.by);
-      if (asked.agentDeleted) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      if (asked.agentDeleted) return endRefused('AgentDeleted');
       const left = expiresAt - Date.now();
       if (left <= 0) return endUnconnected('canceled', 'expired in queue', 'warning', 'system');
       const agent = read === undefined ? await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
       read = undefined;
-      if (!agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      if (!agent) return endRefused('AgentDeleted');
       if (!inKeeperQueue) {
         const window = callingWindow(new Date(), agent.hours);
         if (!window.open) {
@@ -229,9 +237,17 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
       // The sequence is taken only if the step writes `call.dequeued` (no gap on the timeline otherwise).
       const dequeueEntry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence };
       const at = new Date().toISOString();
-      const check = await prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
-      if (check.refusal) return endUnconnected(check.refusal.reason === 'out of credits' ? 'failed' : 'canceled', check.refusal.reason, check.refusal.level, 'system');
-      if (!check.agent) return endUnconnected('canceled', 'agent deleted', 'warning', 'system');
+      let check: RecordedDialCheck;
+      try {
+        check = await prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (!refusal) throw error;
+        return endRefused(refusal);
+      }
+      // Histories recorded before refusals were typed: the activity answered them as text.
+      const recorded = refusalOfRecordedReason(check.refusal?.reason) ?? (check.agent ? null : 'AgentDeleted');
+      if (recorded || !check.agent) return endRefused(recorded ?? 'AgentDeleted');
       // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
       if (check.hoursClosed) {
         await release();
@@ -257,7 +273,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
     // Inbound and browser calls were admitted live (the API took their slot): they begin at call.started.
     holdsSlot = true;
     const live = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
-    if (!live) return endUnconnected('failed', 'agent deleted', 'warning', 'system');
+    if (!live) return endRefused('AgentDeleted', 'failed');
     agent = live;
     statuses.push({ status: 'in-progress', providerCallId: input.providerCallId ?? '', at: input.queuedAt });
   }

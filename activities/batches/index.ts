@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../workflows/shared/batches';
 import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
 import { dialRefusalOf } from '../calls/queue';
+import { callRefusalFailure } from '../../workflows/shared/refusals';
 import { createQueuedCall } from '../../domain/calls/place-call';
 import { concurrencyLimitOf } from '../calls/slots';
 import { Batch, type BatchDocument } from '../../db/models/batch';
@@ -17,7 +18,11 @@ export interface BatchChanges {
   ended_at: string | null;
 }
 
-/** Why no call of the batch may be queued now (agent, workspace, credits), or what was queued. */
+/**
+ * What was queued. Why no call may be queued now (agent, workspace, credits) is a
+ * non-retryable failure of its CallRefusal type; results recorded before refusals were typed
+ * carry it as text in `refusal`.
+ */
 export type QueuedBatchCalls =
   | { refusal: string; queued: 0; inputs: [] }
   | {
@@ -52,7 +57,7 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
         concurrencyLimitOf(input.workspaceId),
         Batch.findById(input.batchId, { from_number: 1, created_by: 1 }).lean<Pick<BatchDocument, 'from_number' | 'created_by'>>(),
       ]);
-      if (refusal || !agent) return { refusal: refusal?.reason ?? 'agent deleted', queued: 0, inputs: [] };
+      if (refusal) throw callRefusalFailure(refusal);
       if (!batch) throw new Error(`batch ${input.batchId} does not exist`);
       const taken = input.offered.slice(0, Math.max(0, limit - input.inFlight));
       const at = deps.clock.now();

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { CallRefusal } from '../../workflows/shared/refusals';
 import type { CallingHours } from '../../workflows/shared/calling-hours';
 import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
@@ -24,7 +25,7 @@ export interface CallAgent {
 }
 
 /** Why a call that reached the front may not be dialled; null when it may. */
-export type DialRefusal = { reason: string; level: 'warning' | 'error' } | null;
+export type DialRefusal = CallRefusal | null;
 
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
 export interface CallChanges {
@@ -85,13 +86,12 @@ export async function queuePositionOf(workspaceId: string, queuedAt: Date): Prom
 }
 
 /** Why a call at the front may not be dialled (credits, the agent, the workspace), with the agent as it is now. */
-export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: DialRefusal; agent: CallAgent | null }> {
+export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
   const [workspace, agent, balance] = await Promise.all([Workspace.findById(workspaceId, { status: 1 }).lean(), readCallAgent(workspaceId, agentId), balanceOf(workspaceId)]);
-  const refuse = (reason: string, level: 'warning' | 'error') => ({ refusal: { reason, level }, agent });
-  if (!agent) return refuse('agent deleted', 'warning');
-  if (agent.status === 'paused') return refuse('agent paused', 'warning');
-  if (workspace?.status !== 'active') return refuse('workspace not active', 'error');
-  if (balance <= 0) return refuse('out of credits', 'error');
+  if (!agent) return { refusal: 'AgentDeleted', agent };
+  if (agent.status === 'paused') return { refusal: 'AgentPaused', agent };
+  if (workspace?.status !== 'active') return { refusal: 'WorkspaceInactive', agent };
+  if (balance <= 0) return { refusal: 'OutOfCredits', agent };
   return { refusal: null, agent };
 }
 

@@ -4,7 +4,8 @@ import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../index';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
-import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges, type DialRefusal } from './queue';
+import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges } from './queue';
+import { callRefusalFailure } from '../../workflows/shared/refusals';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -58,14 +59,15 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * A call holding a slot, before its dial: the checks made at the front (credits, the agent,
      * the workspace), then the agent's calling hours at `at` (the workflow's time). When it
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
+     * A refusal is a non-retryable failure of its CallRefusal type (workflows/shared/refusals.ts).
      */
-    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ refusal: DialRefusal; agent: CallAgent | null; hoursClosed: boolean }> {
+    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ agent: CallAgent; hoursClosed: boolean }> {
       const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId);
-      if (refusal || !agent) return { refusal, agent, hoursClosed: false };
-      if (!callingWindow(new Date(input.at), agent.hours).open) return { refusal: null, agent, hoursClosed: true };
+      if (refusal) throw callRefusalFailure(refusal);
+      if (!callingWindow(new Date(input.at), agent.hours).open) return { agent, hoursClosed: true };
       await write(input.callId, { dequeued_at: input.at });
       await record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at });
-      return { refusal: null, agent, hoursClosed: false };
+      return { agent, hoursClosed: false };
     },
 
     /** The call is answered: the record goes in-progress, `call.started`, and the length it may last (callCapOf). */

@@ -2,6 +2,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import { workflowIds } from './ids';
 import { AgentId, CallStatus, Kind, WorkspaceId } from './search-attributes';
+import type { CallRefusal } from './refusals';
 import type { CallChannel } from './slots';
 
 /**
@@ -51,6 +52,8 @@ export interface CallState {
   hangupReason: string | null;
   /** Once connected: why the length limit would end the call (`max duration reached` or `credits ran out`). */
   capReason: string | null;
+  /** Why the call was not dialled, as a type (a batch pauses or cancels on it); absent from results recorded before it was added. */
+  refusal?: CallRefusal | null;
 }
 
 /** Plivo-style call statuses a provider reports in its status callbacks. */

@@ -8,6 +8,8 @@ import { randomNumbers } from '../../support/providers';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
 import { until } from '../../support/until';
+import { createLocal } from '../../support/servers';
+import { callWorkflowId } from '../../../workflows/shared/calls';
 
 /** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
 /** Caller numbers: two of the owner's, one of another workspace, one of a broke one, one nobody holds. */
@@ -104,6 +106,9 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect(timeline[1]).to.include({ message: 'agent deleted', level: 'warning' });
     const after = await (await api.request(`/api/v1/calls/${call.id}`, { headers: owner.auth })).json();
     expect(after).to.include({ status: 'canceled', hangup_reason: 'agent deleted' });
+    // The workflow's result names the refusal by type (a batch pauses or cancels on it, never on the text).
+    const result = await createLocal().client.workflow.getHandle(callWorkflowId(call.id)).result();
+    expect(result).to.include({ status: 'canceled', refusal: 'AgentDeleted' });
   });
 
   it('refuses: no caller number 400, paused agent 409, unknown agent 422, bad number 422, out of credits 402', async () => {

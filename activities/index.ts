@@ -9,11 +9,9 @@ import { createProbeActivities } from './probes';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
 import type { LanguageModel } from '../providers/llm/types';
 
-export interface Clock {
-  now(): Date;
-}
+import type { Clock } from './clock';
 
-export const systemClock: Clock = { now: () => new Date() };
+export { systemClock, type Clock } from './clock';
 
 export interface ActivityDeps extends WebhookDeps, TelephonyDeps {
   clock: Clock;

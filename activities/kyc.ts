@@ -4,7 +4,7 @@ import { recordWorkspaceAudit, type AuditRecord } from '../domain/audit/audit-lo
 import { AuditEvent } from '../db/models/audit-event';
 import { KYC_EDITABLE, KycRecord, type KycStatus } from '../db/models/kyc';
 import { Workspace } from '../db/models/workspace';
-import type { Clock } from './index';
+import type { Clock } from './clock';
 
 export interface KycDecisionInput {
   workspaceId: string;

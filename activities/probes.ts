@@ -1,4 +1,4 @@
-import type { Clock } from './index';
+import type { Clock } from './clock';
 import { Probe } from '../db/models/probe';
 
 /** Probes older than this are removed when a new one is written (FerretDB has no TTL index). */

@@ -8,7 +8,7 @@ import { concurrencyLimitOf } from '../calls/slots';
 import { Batch, type BatchDocument } from '../../db/models/batch';
 import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import { Call } from '../../db/models/call';
-import type { Clock } from '../index';
+import type { Clock } from '../clock';
 
 export interface BatchChanges {
   status: BatchStatus;

@@ -7,7 +7,7 @@ import type { AgentExtraction } from '../../db/models/agent';
 import { Call, type CallDocument } from '../../db/models/call';
 import { Agent } from '../../db/models/agent';
 import { recordEvent } from '../../domain/webhooks/fan-out';
-import type { Clock } from '../index';
+import type { Clock } from '../clock';
 import { completedCallRecord, transcriptText } from '../../domain/calls/call-record';
 import { extractedValues, extractionInstructions, parseExtractionAnswer } from '../../domain/calls/extraction-values';
 

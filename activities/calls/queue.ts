@@ -1,16 +1,15 @@
 import type { Client } from '@temporalio/client';
 import type { CallRefusal } from '../../workflows/shared/refusals';
 import type { CallingHours } from '../../workflows/shared/calling-hours';
-import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
+import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall, type SlotKeeperWorkflow } from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { Agent } from '../../db/models/agent';
 import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
 import { QUEUE_EXPIRY_MS } from '../../workflows/shared/calls';
 import { Workspace } from '../../db/models/workspace';
 import { balanceOf } from '../../domain/billing/ledger';
-import type { Clock } from '../index';
+import type { Clock } from '../clock';
 
 /** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
 export interface CallAgent {
@@ -44,7 +43,7 @@ const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
 
 /** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
 export async function signalKeeper(temporal: Client, workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }): Promise<void> {
-  await temporal.workflow.signalWithStart<typeof slotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
+  await temporal.workflow.signalWithStart<SlotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
     workflowId: slotKeeperId(workspaceId),
     taskQueue: TASK_QUEUES.calls,
     args: [{ workspaceId }],

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { callingWindow } from '../../workflows/shared/calling-hours';
 import { enqueueSignal } from '../../workflows/shared/slots';
-import type { Clock } from '../index';
+import type { Clock } from '../clock';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
 import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges } from './queue';

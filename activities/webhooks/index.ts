@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Clock } from '../index';
+import type { Clock } from '../clock';
 import { attemptDelivery, failDelivery, type AttemptInput } from '../../domain/webhooks/attempts';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { createRedeliveryActivities } from './redelivery';

@@ -1,6 +1,5 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
-import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput } from '../../workflows/shared/webhooks';
+import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type WebhookDeliveryWorkflow } from '../../workflows/shared/webhooks';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 
@@ -21,8 +20,8 @@ export interface StartDelivery {
 }
 
 /** Starts the delivery workflow `whd_<id>` on the `webhooks` queue; the workflow id is the delivery id. */
-export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): Promise<WorkflowHandle<typeof webhookDeliveryWorkflow>> {
-  return temporal.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): Promise<WorkflowHandle<WebhookDeliveryWorkflow>> {
+  return temporal.workflow.start<WebhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
     taskQueue: TASK_QUEUES.webhooks,
     workflowId: start.deliveryId,
     args: [{ deliveryId: start.deliveryId, mode: start.mode, trigger: start.trigger, attemptsBefore: start.attemptsBefore }],

@@ -96,3 +96,6 @@ export function slotKeeperStartOptions(workspaceId: string): { typedSearchAttrib
     ].join('\n'),
   };
 }
+
+/** The slot keeper's signature, for typed clients that import no workflow code (workflows/slots.ts implements it). */
+export type SlotKeeperWorkflow = (input: SlotKeeperInput) => Promise<never>;

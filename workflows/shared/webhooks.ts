@@ -103,3 +103,6 @@ export interface RedeliveryProgress {
 }
 
 export const redeliveryProgressQuery = defineQuery<RedeliveryProgress & { total: number | null; status: string }>('progress');
+
+/** The delivery workflow's signature, for typed clients that import no workflow code (workflows/webhook-delivery.ts implements it). */
+export type WebhookDeliveryWorkflow = (input: DeliveryWorkflowInput) => Promise<DeliveryState>;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
-import type { CallAudioStream } from '../conversation/audio-stream';
+import type WebSocket from 'ws';
+import { SocketAudioStream } from '../conversation/socket-audio-stream';
 
 /**
  * The browser call protocol: JSON text frames over one WebSocket, audio as base64 mu-law at
@@ -38,26 +38,11 @@ const MAX_MEDIA_BYTES = 8000;
  * person going away. Audio that arrives before anyone listens is dropped, as on the
  * telephony stream: it is stale by the time a listener comes.
  */
-export class BrowserAudioStream implements CallAudioStream {
+export class BrowserAudioStream extends SocketAudioStream<BrowserServerFrame> {
   readonly streamId = `browser-${randomUUID()}`;
-  private readonly audioListeners: ((mulaw: Buffer) => void)[] = [];
-  private readonly playedListeners: ((name: string) => void)[] = [];
-  private readonly closeListeners: ((reason: string) => void)[] = [];
-  /** Why the far end went away, once it has; null while the stream is open. */
-  private farEndGone: string | null = null;
-  private closedByUs = false;
 
-  constructor(private readonly socket: WebSocket) {
-    // An error is always followed by close; the listener only keeps it from being thrown.
-    socket.on('error', () => undefined);
-    socket.on('message', (data, isBinary) => {
-      if (!isBinary) this.receive(data.toString());
-    });
-    socket.on('close', (code) => this.farEndWent(`the page's socket closed (${code})`));
-  }
-
-  onAudio(listener: (mulaw: Buffer) => void): void {
-    this.audioListeners.push(listener);
+  constructor(socket: WebSocket) {
+    super(socket, "the page's socket");
   }
 
   play(mulaw: Buffer): void {
@@ -66,10 +51,6 @@ export class BrowserAudioStream implements CallAudioStream {
 
   mark(name: string): void {
     this.send({ event: 'mark', name });
-  }
-
-  onPlayed(listener: (name: string) => void): void {
-    this.playedListeners.push(listener);
   }
 
   clear(): void {
@@ -82,52 +63,28 @@ export class BrowserAudioStream implements CallAudioStream {
     this.send({ event: 'transcript', role: String(message.role), text: String(message.text ?? ''), interrupted: message.interrupted === true });
   }
 
-  /** Also when the far end is already gone: the listener hears why, once, right after. */
-  onClose(listener: (reason: string) => void): void {
-    const reason = this.farEndGone;
-    if (reason !== null && !this.closedByUs) queueMicrotask(() => listener(reason));
-    else this.closeListeners.push(listener);
-  }
-
   /** Ends the stream from our side: the page hears `ended`; `onClose` listeners are not called. */
   close(reason = 'the call is over'): void {
-    if (this.closedByUs) return;
-    this.closedByUs = true;
-    this.closeListeners.length = 0;
-    this.send({ event: 'ended', reason });
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call over');
+    this.closeFromOurSide({ event: 'ended', reason });
   }
 
-  private receive(text: string): void {
+  protected receive(text: string): void {
     const frame = parseFrame(text);
     if (!frame) return;
     switch (frame.event) {
       case 'media': {
         const audio = Buffer.from(frame.payload, 'base64');
         if (!audio.length || audio.length > MAX_MEDIA_BYTES) return;
-        for (const listener of this.audioListeners) listener(audio);
+        this.heardAudio(audio);
         return;
       }
       case 'played':
-        for (const listener of this.playedListeners) listener(frame.name);
+        this.heardPlayed(frame.name);
         return;
       case 'stop':
-        this.farEndWent('the caller hung up');
-        if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+        this.farEndStopped('the caller hung up');
         return;
     }
-  }
-
-  private farEndWent(reason: string): void {
-    if (this.farEndGone !== null) return;
-    this.farEndGone = reason;
-    if (this.closedByUs) return;
-    const listeners = this.closeListeners.splice(0);
-    for (const listener of listeners) listener(reason);
-  }
-
-  private send(frame: BrowserServerFrame): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 }
 

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { CallAudioStream } from '../conversation/audio-stream';
+import { SocketAudioStream } from '../conversation/socket-audio-stream';
 import {
   STREAM_CONTENT_TYPE,
   STREAM_SAMPLE_RATE,
@@ -24,18 +24,11 @@ const MAX_PLAY_BYTES = 8000;
  * Made by `accept` once the provider's `start` frame has arrived. Audio that arrives before
  * anyone listens is dropped: it is stale by the time a listener comes.
  */
-export class PlivoAudioStream implements CallAudioStream {
+export class PlivoAudioStream extends SocketAudioStream<AgentStreamFrame> {
   readonly streamId: string;
   /** The provider's id of the call (its `CallUUID`). */
   readonly providerCallId: string;
   readonly start: PlivoStreamStart;
-  private readonly audioListeners: ((mulaw: Buffer) => void)[] = [];
-  private readonly playedListeners: ((name: string) => void)[] = [];
-  private readonly closeListeners: ((reason: string) => void)[] = [];
-  /** Why the far end went away, once it has; null while the stream is open. */
-  private farEndGone: string | null = null;
-  private closedByUs = false;
-
   /**
    * Waits for the provider's `start` frame on a freshly opened socket and answers the stream;
    * rejects (and closes the socket) when the socket closes first or `timeoutMs` passes.
@@ -70,21 +63,11 @@ export class PlivoAudioStream implements CallAudioStream {
     });
   }
 
-  private constructor(
-    private readonly socket: WebSocket,
-    start: PlivoStreamStart,
-  ) {
+  private constructor(socket: WebSocket, start: PlivoStreamStart) {
+    super(socket, "the stream's socket");
     this.start = start;
     this.streamId = start.streamId;
     this.providerCallId = start.callId;
-    socket.on('message', (data, isBinary) => {
-      if (!isBinary) this.receive(data.toString());
-    });
-    socket.on('close', (code) => this.farEndWent(`the stream's socket closed (${code})`));
-  }
-
-  onAudio(listener: (mulaw: Buffer) => void): void {
-    this.audioListeners.push(listener);
   }
 
   play(mulaw: Buffer): void {
@@ -98,61 +81,33 @@ export class PlivoAudioStream implements CallAudioStream {
     this.send({ event: 'checkpoint', streamId: this.streamId, name });
   }
 
-  onPlayed(listener: (name: string) => void): void {
-    this.playedListeners.push(listener);
-  }
-
   clear(): void {
     this.send({ event: 'clearAudio', streamId: this.streamId });
   }
 
-  /** Also when the far end is already gone: the listener hears why, once, right after. */
-  onClose(listener: (reason: string) => void): void {
-    const reason = this.farEndGone;
-    if (reason !== null && !this.closedByUs) queueMicrotask(() => listener(reason));
-    else this.closeListeners.push(listener);
-  }
-
   /** Ends the stream from our side; `onClose` listeners are not called (nobody went away). */
   close(): void {
-    if (this.closedByUs) return;
-    this.closedByUs = true;
-    this.closeListeners.length = 0;
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call over');
+    this.closeFromOurSide();
   }
 
-  private receive(text: string): void {
+  protected receive(text: string): void {
     const frame = parseStreamFrame(text);
     if (!frame) return;
     switch (frame.event) {
       case 'media': {
         const media = frame.media as { track?: unknown; payload?: unknown } | undefined;
         if (typeof media?.payload !== 'string' || (media.track !== undefined && media.track !== 'inbound')) return;
-        const audio = Buffer.from(media.payload, 'base64');
-        for (const listener of this.audioListeners) listener(audio);
+        this.heardAudio(Buffer.from(media.payload, 'base64'));
         return;
       }
       case 'playedStream':
-        if (typeof frame.name === 'string') for (const listener of this.playedListeners) listener(frame.name);
+        if (typeof frame.name === 'string') this.heardPlayed(frame.name);
         return;
       case 'stop':
-        this.farEndWent('the provider stopped the stream (the call ended)');
-        if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+        this.farEndStopped('the provider stopped the stream (the call ended)');
         return;
       // `clearedAudio` confirms a clear() that has already taken effect for us; nothing waits for it.
     }
-  }
-
-  private farEndWent(reason: string): void {
-    if (this.farEndGone !== null) return;
-    this.farEndGone = reason;
-    if (this.closedByUs) return;
-    const listeners = this.closeListeners.splice(0);
-    for (const listener of listeners) listener(reason);
-  }
-
-  private send(frame: AgentStreamFrame): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 }
 

@@ -1,19 +1,17 @@
 import { Router, type Response } from 'express';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../db/by-id';
 import { newId } from '../../db/ids';
 import { Batch, FINAL_BATCH_STATUSES, type BatchDocument } from '../../db/models/batch';
 import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import type { operations } from '../../schemas/api-types';
-import type { batchWorkflow } from '../../workflows/batch';
-import { batchWorkflowId, cancelBatchUpdate, emptyCounts, pauseBatchUpdate, resumeBatchUpdate, type BatchWorkflowInput } from '../../workflows/shared/batches';
-import { AgentId, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { cancelBatchUpdate, emptyCounts, pauseBatchUpdate, resumeBatchUpdate, type BatchWorkflowInput } from '../../workflows/shared/batches';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { outboundCaller } from '../../domain/calls/outbound-caller';
 import { MAX_REPORTED_REJECTIONS, parseContactsCsv } from '../../domain/batches/contacts-csv';
 import { batchContactView, batchView } from '../../domain/batches/views';
+import { controlBatch, startBatchWorkflow } from '../../domain/batches/temporal';
 
 type BatchForm = operations['createBatch']['requestBody']['content']['multipart/form-data'];
 type BatchQuery = NonNullable<operations['listBatches']['parameters']['query']>;
@@ -115,21 +113,7 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
       startAt: startAt?.toISOString() ?? null,
       retry: { maxAttempts: retry.max_attempts, spacingSeconds: retry.spacing_seconds },
     };
-    await temporal.workflow.start<typeof batchWorkflow>('batchWorkflow', {
-      taskQueue: TASK_QUEUES.calls,
-      workflowId: batchWorkflowId(batchId),
-      args: [input],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: workspace.id },
-        { key: AgentId, value: agent._id },
-        { key: Kind, value: 'batch' },
-      ],
-      staticSummary: `batch "${created.name}" of ${parsed.contacts.length} contacts with ${agent.name}, from ${fromNumber}`,
-      staticDetails: [
-        `Batch \`${batchId}\` of workspace \`${workspace.id}\`, created by ${created.created_by} from ${file.originalname}${startAt ? `, starting at ${startAt.toISOString()}` : ''}.`,
-        `Up to ${retry.max_attempts} attempts per contact, ${retry.spacing_seconds} s apart. Its calls are its children (\`call-<call_id>\`); \`GET /api/v1/batches/${batchId}\` shows its counts.`,
-      ].join('\n'),
-    });
+    await startBatchWorkflow(temporal, input, { name: created.name, agentName: agent.name, fromNumber, createdBy: created.created_by, fileName: file.originalname, retry });
     res.status(201).json({ batch: batchView(created.toObject<BatchDocument>()), rejected_rows: rejectedRows });
   });
 
@@ -159,12 +143,7 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
     router.post(`/batches/:batch_id/${action}`, async (req, res) => {
       const batch = await batchOf(res, req.params.batch_id);
       if (FINAL_BATCH_STATUSES.includes(batch.status)) throw new HttpError(409, `the batch is ${batch.status}: it cannot be ${done}`);
-      try {
-        await temporal.workflow.getHandle(batchWorkflowId(batch._id)).executeUpdate(update, { args: [{ by: creatorOf(res).name }] });
-      } catch (error) {
-        // The workflow ended between the read and the update: answer what it left.
-        if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
-      }
+      await controlBatch(temporal, batch._id, update, creatorOf(res).name);
       res.json(batchView(await batchOf(res, batch._id)));
     });
   }

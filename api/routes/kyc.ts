@@ -5,16 +5,13 @@ import { newId } from '../../db/ids';
 import { KYC_EDITABLE, KycDocument, KycRecord, type KycStatus } from '../../db/models/kyc';
 import { markKycSubmitted } from '../../activities/kyc';
 import type { operations } from '../../schemas/api-types';
-import type { kycReviewWorkflow } from '../../workflows/kyc';
-import { workflowIds } from '../../workflows/shared/ids';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { sessionUserOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import { businessRuleIssues } from '../../domain/kyc/business-rules';
 import { detectDocumentType } from '../../domain/kyc/file-types';
 import { kycDocumentView, kycView } from '../../domain/kyc/views';
+import { startKycReview } from '../../domain/kyc/temporal';
 
 type KycDetailsBody = operations['putKyc']['requestBody']['content']['application/json'];
 
@@ -154,20 +151,7 @@ export function kycRoutes({ temporal, now }: { temporal: Client; now: () => Date
     const submissionId = newId();
     const submittedBy = { id: user.id, name: user.name };
     try {
-      await temporal.workflow.start<typeof kycReviewWorkflow>('kycReviewWorkflow', {
-        taskQueue: TASK_QUEUES.ops,
-        workflowId: workflowIds.kyc(workspace.id),
-        // One open review per workspace; a closed one (rejected) may be followed by a new run.
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        args: [{ workspaceId: workspace.id, submissionId, submittedBy, ip: clientIp(req) }],
-        typedSearchAttributes: [
-          { key: WorkspaceId, value: workspace.id },
-          { key: Kind, value: 'kyc' },
-        ],
-        staticSummary: `KYC review of workspace ${workspace.id} (${workspace.name})`,
-        staticDetails: `Submitted by ${user.name} (${user.email}). Staff decide with \`npm run kyc:approve -- ${workspace.id}\` or \`npm run kyc:reject -- ${workspace.id} "<reason>"\`.`,
-      });
+      await startKycReview(temporal, { workspaceId: workspace.id, submissionId, submittedBy, ip: clientIp(req) }, { workspaceName: workspace.name, submitterEmail: user.email });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw notEditable('submitted');
       throw err;

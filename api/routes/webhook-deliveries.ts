@@ -7,15 +7,12 @@ import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { WebhookRedelivery, type WebhookRedeliveryDocument } from '../../db/models/webhook-redelivery';
 import { newDeliveryId, PING_EVENT_ID } from '../../domain/webhooks/ids';
 import { webhookBody } from '../../domain/webhooks/payload';
-import { startDeliveryWorkflow } from '../../domain/webhooks/temporal';
+import { cancelWebhookWorkflows, startDeliveryWorkflow, startRedeliveryWorkflow } from '../../domain/webhooks/temporal';
 import type { operations } from '../../schemas/api-types';
 import type { RedeliveryInput } from '../../workflows/shared/webhooks';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import type { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../../domain/shared/http-error';
-import { ignoreWorkflowNotFound, resultWithin } from '../../domain/shared/temporal';
+import { resultWithin } from '../../domain/shared/temporal';
 import { deliveryDetailView, redeliveryView } from '../../domain/webhooks/delivery-views';
 import { ATTEMPT_WAIT_MS, findDeliveryOf, listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../../domain/webhooks/delivery-actions';
 
@@ -86,17 +83,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
     };
     await WebhookRedelivery.create(job);
     const input: RedeliveryInput = { redeliveryId: job._id, workspaceId: workspace.id, endpointId: job.endpoint_id, since: job.since.toISOString() };
-    await temporal.workflow.start<typeof webhookRedeliveryWorkflow>('webhookRedeliveryWorkflow', {
-      taskQueue: TASK_QUEUES.webhooks,
-      workflowId: job._id,
-      args: [input],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: workspace.id },
-        { key: Kind, value: 'webhook_redelivery' },
-      ],
-      staticSummary: `redelivery of the failed deliveries to ${endpoint.url} since ${input.since}`,
-      staticDetails: `Redelivery \`${job._id}\` of endpoint \`${endpoint._id}\` in workspace \`${workspace.id}\`, asked by ${job.created_by.name}. Each failed delivery gets one manual attempt as its own workflow (\`whd_<id>\`); query \`progress\` or \`GET /api/v1/webhooks/redeliveries/${job._id}\`.`,
-    });
+    await startRedeliveryWorkflow(temporal, input, { endpointUrl: endpoint.url, askedBy: job.created_by.name });
     res.status(202).json(redeliveryView(await redeliveryOf(res, job._id)));
   });
 
@@ -106,7 +93,7 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
 
   router.post('/webhooks/redeliveries/:redelivery_id/cancel', async (req, res) => {
     const job = await redeliveryOf(res, req.params.redelivery_id);
-    if (job.status === 'running') await temporal.workflow.getHandle(job._id).cancel().catch(ignoreWorkflowNotFound);
+    if (job.status === 'running') await cancelWebhookWorkflows(temporal, [job._id]);
     res.status(202).json(redeliveryView(await redeliveryOf(res, job._id)));
   });
 

@@ -12,7 +12,7 @@ import type { operations } from '../../schemas/api-types';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
-import { ignoreWorkflowNotFound } from '../../domain/shared/temporal';
+import { cancelWebhookWorkflows } from '../../domain/webhooks/temporal';
 import { endpointIssues, normalisedEvents } from '../../domain/webhooks/endpoint-rules';
 import { auditNameOf, endpointWithSecretView, eventTypeViews, webhookEndpointView } from '../../domain/webhooks/endpoint-views';
 
@@ -104,10 +104,8 @@ export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => 
     if (!openDeliveries) throw endpointNotFound(); // deleted meanwhile by another request
     await audit(req, res, 'webhook.deleted', existing, at);
     // The deliveries are failed already; stopping their workflows spares their next attempt,
-    // which would find the endpoint gone and fail itself. Temporal takes the cancel of an
-    // ended workflow as a no-op, and answers "not found" for one never started or already
-    // past retention: both are fine. Anything else is a real fault (500, logged).
-    await Promise.all(openDeliveries.map((deliveryId) => temporal.workflow.getHandle(deliveryId).cancel().catch(ignoreWorkflowNotFound)));
+    // which would find the endpoint gone and fail itself.
+    await cancelWebhookWorkflows(temporal, openDeliveries);
     res.status(204).end();
   });
 

@@ -1,5 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type WebhookDeliveryWorkflow } from '../../workflows/shared/webhooks';
+import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
+import { ignoreWorkflowNotFound } from '../shared/temporal';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 
@@ -34,4 +35,28 @@ export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): P
     staticSummary: deliverySummary(start.deliveryId, start.mode, start.trigger, start.title),
     staticDetails: deliveryDetails(start.deliveryId, start.workspaceId),
   });
+}
+
+/** Starts the redelivery job's workflow (its id is the job's id) on the `webhooks` queue. */
+export async function startRedeliveryWorkflow(temporal: Client, input: RedeliveryInput, title: { endpointUrl: string; askedBy: string }): Promise<void> {
+  await temporal.workflow.start<WebhookRedeliveryWorkflow>('webhookRedeliveryWorkflow', {
+    taskQueue: TASK_QUEUES.webhooks,
+    workflowId: input.redeliveryId,
+    args: [input],
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: input.workspaceId },
+      { key: Kind, value: 'webhook_redelivery' },
+    ],
+    staticSummary: `redelivery of the failed deliveries to ${title.endpointUrl} since ${input.since}`,
+    staticDetails: `Redelivery \`${input.redeliveryId}\` of endpoint \`${input.endpointId}\` in workspace \`${input.workspaceId}\`, asked by ${title.askedBy}. Each failed delivery gets one manual attempt as its own workflow (\`whd_<id>\`); query \`progress\` or \`GET /api/v1/webhooks/redeliveries/${input.redeliveryId}\`.`,
+  });
+}
+
+/**
+ * Stops delivery or redelivery workflows. Temporal takes the cancel of an ended workflow as a
+ * no-op, and answers "not found" for one never started or already past retention: both are
+ * fine. Anything else is a real fault.
+ */
+export async function cancelWebhookWorkflows(temporal: Client, workflowIds: string[]): Promise<void> {
+  await Promise.all(workflowIds.map((workflowId) => temporal.workflow.getHandle(workflowId).cancel().catch(ignoreWorkflowNotFound)));
 }

@@ -1,8 +1,13 @@
 import { expect } from 'chai';
+import type { BatchWorkflow } from '../../workflows/shared/batches';
+import type { KycReviewWorkflow } from '../../workflows/shared/kyc';
 import type { SlotKeeperWorkflow } from '../../workflows/shared/slots';
-import type { WebhookDeliveryWorkflow } from '../../workflows/shared/webhooks';
+import type { WebhookDeliveryWorkflow, WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
+import { batchWorkflow } from '../../workflows/batch';
+import { kycReviewWorkflow } from '../../workflows/kyc';
 import { slotKeeperWorkflow } from '../../workflows/slots';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
+import { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 
 /**
  * Clients start and signal workflows through signatures in workflows/shared, so that they
@@ -13,6 +18,9 @@ describe('workflow signatures shared with clients', () => {
   it('are the workflows’ own', () => {
     const keeper: SlotKeeperWorkflow = slotKeeperWorkflow;
     const delivery: WebhookDeliveryWorkflow = webhookDeliveryWorkflow;
-    expect([keeper.name, delivery.name]).to.deep.equal(['slotKeeperWorkflow', 'webhookDeliveryWorkflow']);
+    const batch: BatchWorkflow = batchWorkflow;
+    const redelivery: WebhookRedeliveryWorkflow = webhookRedeliveryWorkflow;
+    const kyc: KycReviewWorkflow = kycReviewWorkflow;
+    expect([keeper, delivery, batch, redelivery, kyc].map((workflow) => workflow.name)).to.deep.equal(['slotKeeperWorkflow', 'webhookDeliveryWorkflow', 'batchWorkflow', 'webhookRedeliveryWorkflow', 'kycReviewWorkflow']);
   });
 });

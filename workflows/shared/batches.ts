@@ -101,3 +101,6 @@ export interface ContactCall {
 }
 
 export const batchWorkflowId = workflowIds.batch;
+
+/** The batch workflow's signature, for typed clients that import no workflow code (workflows/batch.ts implements it). */
+export type BatchWorkflow = (input: BatchWorkflowInput) => Promise<BatchState>;

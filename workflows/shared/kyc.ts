@@ -51,3 +51,6 @@ export const stateQuery = defineQuery<KycReviewState>('state');
 
 /** The longest rejection reason kept (also the staff script's limit). */
 export const MAX_REJECTION_REASON_LENGTH = 1000;
+
+/** The KYC review workflow's signature, for typed clients that import no workflow code (workflows/kyc.ts implements it). */
+export type KycReviewWorkflow = (input: KycReviewInput) => Promise<KycReviewState>;

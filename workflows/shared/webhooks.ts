@@ -106,3 +106,6 @@ export const redeliveryProgressQuery = defineQuery<RedeliveryProgress & { total:
 
 /** The delivery workflow's signature, for typed clients that import no workflow code (workflows/webhook-delivery.ts implements it). */
 export type WebhookDeliveryWorkflow = (input: DeliveryWorkflowInput) => Promise<DeliveryState>;
+
+/** The redelivery workflow's signature, for typed clients that import no workflow code (workflows/webhook-redelivery.ts implements it). */
+export type WebhookRedeliveryWorkflow = (input: RedeliveryInput) => Promise<RedeliveryProgress & { total: number | null; status: string }>;

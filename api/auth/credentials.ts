@@ -48,8 +48,13 @@ export async function authenticate(req: Request, res: Response, deps: Authentica
   const { apiKey, bearer } = presentedCredentials(req);
   if (apiKey === undefined && bearer === undefined) throw unauthorized('sign in, or send an API key in X-API-Key or Authorization: Bearer');
   if (apiKey !== undefined && !apiKey.startsWith(API_KEY_PREFIX)) throw unauthorized('X-API-Key does not hold an API key', 'invalid_token');
-  const principals = await Promise.all([apiKey, bearer].filter((presented) => presented !== undefined).map((presented) => authenticateOne(req, res, presented, deps)));
-  return principals[0];
+  // One after the other, the acting credential (X-API-Key when sent) last: each sets the
+  // rate-limit headers, and the response must keep those of the one that acts.
+  let principal: Principal | undefined;
+  for (const presented of [bearer, apiKey]) {
+    if (presented !== undefined) principal = await authenticateOne(req, res, presented, deps);
+  }
+  return principal!;
 }
 
 async function authenticateOne(req: Request, res: Response, presented: string, deps: AuthenticateDeps): Promise<Principal> {

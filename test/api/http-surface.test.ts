@@ -1,7 +1,7 @@
 import express from 'express';
 import { expect } from 'chai';
 import { startApi, type RunningApi } from '../support/api';
-import { activeOwner, apiKeyFor, type SignedUp } from '../support/accounts';
+import { activeOwner, apiKeyFor, oauthTokenFor, type SignedUp } from '../support/accounts';
 
 /**
  * The HTTP surface as an outside OpenAPI fuzzer (schemathesis, `npm run test:fuzz`) probes it
@@ -170,6 +170,16 @@ describe('the HTTP surface under a fuzzer', () => {
       const res = await api.request('/api/v1/workspace', { headers: { ...owner.auth, ...key.headers } });
       expect(res.status).to.equal(200);
       expect(res.headers.get('x-ratelimit-limit'), 'counted as a keyed request').to.equal('120');
+    });
+
+    it("with a good key and a good app token, the rate-limit headers are the acting key's", async () => {
+      const key = await apiKeyFor(owner.workspaceId, 'beside an app', 77);
+      const app = await oauthTokenFor(owner.workspaceId, owner.userId);
+      for (let i = 0; i < 5; i++) {
+        const res = await api.request('/api/v1/workspace', { headers: { ...app.headers, ...key.headers } });
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('x-ratelimit-limit'), `request ${i}`).to.equal('77');
+      }
     });
   });
 });

@@ -246,8 +246,9 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
         return endRefused(refusal);
       }
       // Histories recorded before refusals were typed: the activity answered them as text.
-      const recorded = refusalOfRecordedReason(check.refusal?.reason) ?? (check.agent ? null : 'AgentDeleted');
-      if (recorded || !check.agent) return endRefused(recorded ?? 'AgentDeleted');
+      const recorded = refusalOfRecordedReason(check.refusal?.reason);
+      if (recorded) return endRefused(recorded);
+      if (!check.agent) return endRefused('AgentDeleted');
       // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
       if (check.hoursClosed) {
         await release();

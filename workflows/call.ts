@@ -7,7 +7,7 @@ import { analyticsWorkflow } from './analytics';
 import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
 import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
 import type { createActivities } from '../activities';
-import type { CallAgent, CallChanges } from '../activities/calls/queue';
+import type { CallAgent, CallChanges } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindow } from './shared/calling-hours';
 import {

@@ -1,10 +1,10 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../workflows/shared/batches';
 import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
-import { dialRefusalOf } from '../calls/queue';
+import { dialRefusalOf } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 import { createQueuedCall } from '../../domain/calls/place-call';
-import { concurrencyLimitOf } from '../calls/slots';
+import { concurrencyLimitOf } from '../../domain/calls/concurrency-limit';
 import { Batch, type BatchDocument } from '../../db/models/batch';
 import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import { Call } from '../../db/models/call';

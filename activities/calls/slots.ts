@@ -1,18 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { callWorkflowId } from '../../workflows/shared/calls';
-import { Workspace } from '../../db/models/workspace';
-import { planOf } from '../../domain/billing/plans';
-
-/**
- * A workspace's limit on concurrent calls: the one staff set (`concurrency_limit`), else its
- * plan's. A workspace that does not exist has no calls to limit: that failure is final.
- */
-export async function concurrencyLimitOf(workspaceId: string): Promise<number> {
-  const workspace = await Workspace.findById(workspaceId, { plan: 1, concurrency_limit: 1 }).lean();
-  if (!workspace) throw ApplicationFailure.nonRetryable(`workspace ${workspaceId} does not exist`, 'WorkspaceNotFound');
-  return workspace.concurrency_limit ?? planOf(workspace.plan).concurrentCalls;
-}
+import { concurrencyLimitOf } from '../../domain/calls/concurrency-limit';
 
 /** What the slot keeper (workflows/slots.ts) reads from MongoDB and Temporal. */
 export function createSlotActivities(deps: { temporal?: Client }) {

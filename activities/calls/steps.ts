@@ -4,7 +4,8 @@ import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../clock';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
-import { dialRefusalOf, queuePositionOf, readCallAgent, signalKeeper, writeCallChanges, type CallAgent, type CallChanges } from './queue';
+import { signalKeeper } from './queue';
+import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 
 /**

@@ -3,7 +3,7 @@ import { Router, type Response } from 'express';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { newId } from '../../db/ids';
 import { KYC_EDITABLE, KycDocument, KycRecord, type KycStatus } from '../../db/models/kyc';
-import { markKycSubmitted } from '../../activities/kyc';
+import { markKycSubmitted } from '../../domain/kyc/review';
 import type { operations } from '../../schemas/api-types';
 import { sessionUserOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';

@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, systemClock } from '../../activities';
-import { concurrencyLimitOf } from '../../activities/calls/slots';
+import { concurrencyLimitOf } from '../../domain/calls/concurrency-limit';
 import { newId } from '../../db/ids';
 import { Workspace } from '../../db/models/workspace';
 import { callWorkflowId } from '../../workflows/shared/calls';

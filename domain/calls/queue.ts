@@ -1,0 +1,96 @@
+import type { CallRefusal } from '../../workflows/shared/refusals';
+import type { CallingHours } from '../../workflows/shared/calling-hours';
+import { QUEUE_EXPIRY_MS } from '../../workflows/shared/calls';
+import { Agent } from '../../db/models/agent';
+import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call';
+import { QueuedCall } from '../../db/models/queued-call';
+import { Workspace } from '../../db/models/workspace';
+import { balanceOf } from '../billing/ledger';
+
+/** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
+export interface CallAgent {
+  name: string;
+  status: 'active' | 'paused';
+  hours: CallingHours;
+  maxDurationSeconds: number;
+  /** Model descriptors for `call.started` (`provider/model`). */
+  stt: string;
+  llm: string;
+  tts: string;
+}
+
+/** Why a call that reached the front may not be dialled; null when it may. */
+export type DialRefusal = CallRefusal | null;
+
+/** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
+export interface CallChanges {
+  status?: CallStatus;
+  dequeued_at?: string;
+  started_at?: string;
+  ended_at?: string;
+  duration_seconds?: number;
+  provider_call_id?: string;
+  provider_status?: string;
+  hangup_by?: string;
+  hangup_reason?: string;
+}
+
+const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
+
+/**
+ * 1 for the oldest queued call of the workspace (the one dialled next): the waiting calls
+ * placed at or before this one (`queued_calls`, this one included; see its model), not
+ * counting entries placed more than the queue's 24 hours before it.
+ */
+export async function queuePositionOf(workspaceId: string, queuedAt: Date): Promise<number> {
+  const since = new Date(queuedAt.getTime() - QUEUE_EXPIRY_MS);
+  const ahead = await QueuedCall.countDocuments({ workspace_id: workspaceId, queued_at: { $lte: queuedAt, $gte: since } });
+  return Math.max(1, ahead);
+}
+
+/** Why a call at the front may not be dialled (credits, the agent, the workspace), with the agent as it is now. */
+export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
+  const [workspace, agent, balance] = await Promise.all([Workspace.findById(workspaceId, { status: 1 }).lean(), readCallAgent(workspaceId, agentId), balanceOf(workspaceId)]);
+  if (!agent) return { refusal: 'AgentDeleted', agent };
+  if (agent.status === 'paused') return { refusal: 'AgentPaused', agent };
+  if (workspace?.status !== 'active') return { refusal: 'WorkspaceInactive', agent };
+  if (balance <= 0) return { refusal: 'OutOfCredits', agent };
+  return { refusal: null, agent };
+}
+
+/**
+ * Writes the workflow's changes (and `extra` fields) to the call record, by id alone (see
+ * db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`.
+ */
+export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
+  const set: Record<string, unknown> = { ...extra, updated_at: now };
+  for (const [key, value] of Object.entries(changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
+  const leftQueue = changes.dequeued_at !== undefined || (changes.status !== undefined && FINAL_CALL_STATUSES.includes(changes.status));
+  await Promise.all([Call.updateOne({ _id: callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: callId })]);
+}
+
+/** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
+export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
+  type Model = { provider: string; model: string };
+  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
+    workspace_id: string;
+    name: string;
+    status: 'active' | 'paused';
+    call: CallingHours & { max_duration_seconds: number };
+    llm: Model;
+    voice: Model;
+    transcriber: Model;
+  }>();
+  if (!agent || agent.workspace_id !== workspaceId) return null;
+  const { call_start_hour, call_end_hour, timezone } = agent.call;
+  const descriptor = (m: Model) => `${m.provider}/${m.model}`;
+  return {
+    name: agent.name,
+    status: agent.status,
+    hours: { call_start_hour, call_end_hour, timezone },
+    maxDurationSeconds: agent.call.max_duration_seconds,
+    stt: descriptor(agent.transcriber),
+    llm: descriptor(agent.llm),
+    tts: descriptor(agent.voice),
+  };
+}

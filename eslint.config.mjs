@@ -38,6 +38,22 @@ export const layerImportBans = {
   ],
 };
 
+// Each area's domain/<area>/temporal.ts is the only code that starts, signals, queries or
+// updates that area's workflows (README, "Architecture"): routes, MCP tools, activities, the
+// media node and scripts call its functions, so message names, ids and start options live in
+// one place per area. Tests may drive workflows directly.
+export const workflowClientCallBans = [
+  'getHandle',
+  'start',
+  'execute',
+  'signalWithStart',
+  'executeUpdateWithStart',
+  'startUpdateWithStart',
+].map((method) => ({
+  selector: `MemberExpression[object.type='MemberExpression'][object.property.name='workflow'][property.name='${method}']`,
+  message: `Start, signal, query or update an area's workflows only in domain/<area>/temporal.ts (found .workflow.${method}).`,
+}));
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', '.venv/**', '.schemathesis/**', 'schemathesis-report/**', 'schemas/api-types.d.ts', 'eslint.config.mjs'] },
   js.configs.recommended,
@@ -57,6 +73,11 @@ export default tseslint.config(
   {
     files: ['db/**/*.ts', 'domain/**/*.ts', 'providers/**/*.ts', 'simulators/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImportBans] },
+  },
+  {
+    files: ['api/**/*.ts', 'activities/**/*.ts', 'config/**/*.ts', 'db/**/*.ts', 'domain/**/*.ts', 'media/**/*.ts', 'providers/**/*.ts', 'scripts/**/*.ts', 'simulators/**/*.ts', 'workers/**/*.ts'],
+    ignores: ['domain/*/temporal.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...workflowClientCallBans] },
   },
   {
     files: ['test/**/*.ts'],

@@ -7,10 +7,11 @@
  * workflow to apply it and prints the review's state. `by` is KYC_STAFF, else the OS user.
  */
 import os from 'node:os';
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { workflowIds } from '../workflows/shared/ids';
-import { approveSignal, MAX_REJECTION_REASON_LENGTH, rejectSignal, stateQuery, type KycReviewState } from '../workflows/shared/kyc';
+import { MAX_REJECTION_REASON_LENGTH } from '../workflows/shared/kyc';
+import { kycReviewOutcomeWithin, sendKycDecision } from '../domain/kyc/temporal';
 
 const USAGE = 'usage: npm run kyc:approve -- <workspace_id>\n       npm run kyc:reject -- <workspace_id> "<reason>"';
 /** How long to wait for the workflow to apply the decision before leaving it to the worker. */
@@ -43,49 +44,13 @@ async function main(): Promise<void> {
   });
   try {
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    const workflowId = workflowIds.kyc(decision.workspaceId);
-    const handle = client.workflow.getHandle(workflowId);
-    await assertAwaitingDecision(handle, workflowId, config.temporalNamespace);
-    if (decision.action === 'approve') await handle.signal(approveSignal, { by });
-    else await handle.signal(rejectSignal, { by, reason: decision.reason });
-    console.log(`sent ${decision.action} to ${workflowId} as ${by}`);
-    const applied = await resultWithin(client, handle, APPLY_WAIT_MS);
+    await sendKycDecision(client, decision.workspaceId, decision.action === 'approve' ? { action: 'approve', by } : { action: 'reject', by, reason: decision.reason });
+    console.log(`sent ${decision.action} to ${workflowIds.kyc(decision.workspaceId)} as ${by}`);
+    const applied = await kycReviewOutcomeWithin(client, decision.workspaceId, APPLY_WAIT_MS);
     if (applied) console.log(`KYC of workspace ${decision.workspaceId} is ${applied.status} (by ${applied.decidedBy}${applied.reason ? `: ${applied.reason}` : ''})`);
     else console.log(`the decision is recorded in the workflow; it is applied as soon as an "ops" worker runs it`);
   } finally {
     await connection.close();
-  }
-}
-
-/** Clear words for the cases where a signal would fail or be ignored. */
-async function assertAwaitingDecision(handle: WorkflowHandle, workflowId: string, namespace: string): Promise<void> {
-  let status: string;
-  try {
-    status = (await handle.describe()).status.name;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      throw new Error(`no KYC review for this workspace: workflow ${workflowId} does not exist in namespace "${namespace}" (has the owner submitted the business details?)`);
-    }
-    throw err;
-  }
-  if (status !== 'RUNNING') {
-    throw new Error(`workflow ${workflowId} is not waiting for a decision: its latest run is ${status}${status === 'COMPLETED' ? ' (already decided; a new submission starts a new run)' : ''}`);
-  }
-  const state = await handle.query(stateQuery);
-  if (state.decidedBy) throw new Error(`workflow ${workflowId} has already been decided (${state.status} by ${state.decidedBy})`);
-}
-
-/** The workflow's final state, or undefined after `ms` (e.g. no worker is running). */
-async function resultWithin(client: Client, handle: WorkflowHandle, ms: number): Promise<KycReviewState | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  try {
-    return (await client.withAbortSignal(controller.signal, () => handle.result())) as KycReviewState;
-  } catch (err) {
-    if (controller.signal.aborted) return undefined;
-    throw err;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,6 +1,7 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../workflows/shared/batches';
-import { callWorkflowId, hangupUpdate, type CallWorkflowInput } from '../../workflows/shared/calls';
+import type { CallWorkflowInput } from '../../workflows/shared/calls';
+import { hangUpCallWorkflow } from '../../domain/calls/temporal';
 import { dialRefusalOf } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 import { createQueuedCall } from '../../domain/calls/place-call';
@@ -118,11 +119,7 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
         input.callIds.map(async (callId) => {
           const call = await Call.findById(callId, { status: 1 }).lean<{ status: string }>();
           if (call?.status !== 'queued') return;
-          try {
-            await temporal().workflow.getHandle(callWorkflowId(callId)).executeUpdate(hangupUpdate, { args: [{ by: input.by }] });
-          } catch (error) {
-            if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
-          }
+          await hangUpCallWorkflow(temporal(), callId, input.by);
         }),
       );
     },

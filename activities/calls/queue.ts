@@ -1,20 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { enqueueSignal, releaseSignal, slotKeeperId, slotKeeperStartOptions, type EnqueueCall, type ReleaseCall, type SlotKeeperWorkflow } from '../../workflows/shared/slots';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { enqueueSignal, releaseSignal, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
+import { signalKeeper } from '../../domain/calls/temporal';
 import { readCallAgent, type CallAgent } from '../../domain/calls/queue';
 import type { Clock } from '../clock';
-
-/** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
-export async function signalKeeper(temporal: Client, workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }): Promise<void> {
-  await temporal.workflow.signalWithStart<SlotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
-    workflowId: slotKeeperId(workspaceId),
-    taskQueue: TASK_QUEUES.calls,
-    args: [{ workspaceId }],
-    signal: send.signal,
-    signalArgs: send.args,
-    ...slotKeeperStartOptions(workspaceId),
-  });
-}
 
 export function createCallQueueActivities(deps: { clock: Clock; temporal?: Client }) {
   const temporal = () => {

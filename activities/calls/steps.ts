@@ -4,7 +4,7 @@ import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../clock';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
-import { signalKeeper } from './queue';
+import { signalKeeper } from '../../domain/calls/temporal';
 import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 

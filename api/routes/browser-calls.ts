@@ -6,7 +6,7 @@ import { BROWSER_STREAM_TOKEN_TTL_SECONDS, signStreamTokenWithExpiry } from '../
 import type { operations } from '../../schemas/api-types';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { admitLiveCall, type LiveCallRefusal } from '../../domain/calls/admit-live-call';
-import { answerCall } from '../../domain/calls/answer-call';
+import { answerCall } from '../../domain/calls/temporal';
 import { HttpError } from '../../domain/shared/http-error';
 
 type NewBrowserCallBody = operations['placeBrowserCall']['requestBody']['content']['application/json'];

@@ -3,12 +3,10 @@ import { Router } from 'express';
 import type { Client } from '@temporalio/client';
 import { Probe } from '../../db/models/probe';
 import type { operations } from '../../schemas/api-types';
-import type { roundTripWorkflow } from '../../workflows/roundtrip';
-import { workflowIds } from '../../workflows/shared/ids';
-import { Kind } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import { HttpError } from '../../domain/shared/http-error';
 import { resultWithin } from '../../domain/shared/temporal';
+import { startRoundTripProbe } from '../../domain/health/temporal';
 import { pingMongo, pingTemporal } from '../health-checks';
 
 type Health = operations['getHealth']['responses']['200']['content']['application/json'];
@@ -30,15 +28,7 @@ export function healthRoutes({ temporal, roundTripWaitMs }: { temporal: Client; 
     const input = (req.body ?? {}) as RoundTripBody;
     const probeId = randomBytes(16).toString('hex');
     const started = performance.now();
-    const handle = await temporal.workflow.start<typeof roundTripWorkflow>('roundTripWorkflow', {
-      taskQueue: TASK_QUEUES.ops,
-      workflowId: workflowIds.roundTrip(probeId),
-      workflowIdConflictPolicy: 'FAIL', // a fresh random id: a conflict would be a bug
-      workflowExecutionTimeout: '5 minutes',
-      args: [{ probeId, note: input.note ?? '', delaySeconds: input.delay_seconds ?? 0 }],
-      typedSearchAttributes: [{ key: Kind, value: 'probe' }],
-      staticSummary: `round-trip probe ${probeId}`,
-    });
+    const handle = await startRoundTripProbe(temporal, { probeId, note: input.note ?? '', delaySeconds: input.delay_seconds ?? 0 });
     const result = await resultWithin(temporal, () => handle.result(), roundTripWaitMs);
     if (!result) {
       throw new HttpError(503, `the round trip did not finish within ${roundTripWaitMs / 1000} s; is a worker polling the "${TASK_QUEUES.ops}" task queue?`);

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Router, type Request } from 'express';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../providers/telephony/answer-xml';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
 import { signStreamToken } from '../../domain/calls/stream-token';
-import { callWorkflowId, providerStatusSignal, type ProviderStatusUpdate } from '../../workflows/shared/calls';
-import { answerCall } from '../../domain/calls/answer-call';
+import type { ProviderStatusUpdate } from '../../workflows/shared/calls';
+import { answerCall, signalProviderStatus } from '../../domain/calls/temporal';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
@@ -115,13 +115,7 @@ function inboundCallOf(params: CallbackParams): InboundCallRequest {
  * has ended, or never existed).
  */
 async function signalStatus(callId: string, callback: StatusCallback, deps: TelephonyCallbackDeps): Promise<boolean> {
-  try {
-    await deps.temporal.workflow.getHandle(callWorkflowId(callId)).signal(providerStatusSignal, { ...callback, at: deps.now().toISOString() });
-    return true;
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-    return false;
-  }
+  return signalProviderStatus(deps.temporal, callId, { ...callback, at: deps.now().toISOString() });
 }
 
 /**

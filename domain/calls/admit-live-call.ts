@@ -1,14 +1,11 @@
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { newId } from '../../db/ids';
 import { Call, type CallStatus } from '../../db/models/call';
 import { balanceOf } from '../billing/ledger';
 import type { EventLevel } from '../webhooks/event-types';
 import { recordEvent } from '../webhooks/fan-out';
 import type { CallWorkflowInput } from '../../workflows/shared/calls';
-import { releaseSignal, slotKeeperId, slotKeeperStartOptions, tryAcquireUpdate } from '../../workflows/shared/slots';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import type { slotKeeperWorkflow } from '../../workflows/slots';
-import { startCallWorkflow } from './temporal';
+import { releaseSlot, startCallWorkflow, tryAcquireSlot } from './temporal';
 
 export interface LiveCallRequest {
   workspaceId: string;
@@ -67,17 +64,8 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
   if (request.agent.status !== 'active') return refuse('agent paused');
   if ((await balanceOf(request.workspaceId)) <= 0) return refuse('out of credits');
 
-  const slot = await temporal.workflow.executeUpdateWithStart(tryAcquireUpdate, {
-    args: [{ callId, channel: request.channel }],
-    startWorkflowOperation: new WithStartWorkflowOperation<typeof slotKeeperWorkflow>('slotKeeperWorkflow', {
-      workflowId: slotKeeperId(request.workspaceId),
-      taskQueue: TASK_QUEUES.calls,
-      args: [{ workspaceId: request.workspaceId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      ...slotKeeperStartOptions(request.workspaceId),
-    }),
-  });
-  if (!slot.granted) return refuse('concurrency limit reached');
+  const granted = await tryAcquireSlot(temporal, request.workspaceId, { callId, channel: request.channel });
+  if (!granted) return refuse('concurrency limit reached');
 
   try {
     await Call.create({ ...record, status: 'in-progress' as CallStatus, started_at: at });
@@ -96,7 +84,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
     await startCallWorkflow(temporal, input, request.agent.name, 'in-progress');
   } catch (error) {
     // No workflow will give the slot back or end the record: do both here, then fail the request.
-    await temporal.workflow.getHandle(slotKeeperId(request.workspaceId)).signal(releaseSignal, { callId });
+    await releaseSlot(temporal, request.workspaceId, callId);
     await Call.updateOne({ _id: callId }, { $set: { status: 'failed', ended_at: at, hangup_by: 'system', hangup_reason: 'error', updated_at: now() } });
     throw error;
   }

@@ -1,15 +1,14 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../db/by-id';
 import { newId } from '../../db/ids';
 import { Call, FINAL_CALL_STATUSES, type CallDocument } from '../../db/models/call';
 import { CallEvent } from '../../db/models/call-event';
 import { createQueuedCall } from './place-call';
 import type { operations } from '../../schemas/api-types';
-import { callWorkflowId, hangupUpdate } from '../../workflows/shared/calls';
 import { creatorFor, type Caller } from '../accounts/principal';
 import { HttpError } from '../shared/http-error';
 import { outboundCaller } from './outbound-caller';
-import { startCallWorkflow } from './temporal';
+import { hangUpCallWorkflow, startCallWorkflow } from './temporal';
 import { callEventView, callView, type StoredCallEvent } from './views';
 
 export type NewCallBody = operations['placeCall']['requestBody']['content']['application/json'];
@@ -75,11 +74,7 @@ export async function hangUpCallAs(temporal: Client, caller: Caller, callId: str
   const workspaceId = caller.access.workspace.id;
   const call = await findCallOf(workspaceId, callId);
   if (FINAL_CALL_STATUSES.includes(call.status)) throw new HttpError(409, `the call has already ended (${call.status})`);
-  try {
-    await temporal.workflow.getHandle(callWorkflowId(call._id)).executeUpdate(hangupUpdate, { args: [{ by: creatorFor(caller.principal).name }] });
-  } catch (error) {
-    // The workflow ended between the read and the update: answer what it left.
-    if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
-  }
+  // False when the workflow ended between the read and the update: the answer is what it left.
+  await hangUpCallWorkflow(temporal, call._id, creatorFor(caller.principal).name);
   return callView(await findCallOf(workspaceId, call._id));
 }

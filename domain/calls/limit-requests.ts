@@ -1,5 +1,5 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { setLimitSignal, slotKeeperId } from '../../workflows/shared/slots';
+import type { Client } from '@temporalio/client';
+import { setKeeperLimit } from './temporal';
 import { recordWorkspaceAudit } from '../audit/audit-log';
 import { isDuplicateKeyError } from '../../db/errors';
 import { newId } from '../../db/ids';
@@ -249,10 +249,8 @@ function assertStaffLimit(limit: number): void {
 /** A keeper that is not running needs nothing: it reads the workspace's limit when it starts. */
 async function tellKeeper(temporal: Client, workspaceId: string, limit: number): Promise<KeeperNotice> {
   try {
-    await temporal.workflow.getHandle(slotKeeperId(workspaceId)).signal(setLimitSignal, { limit });
-    return 'signalled';
+    return await setKeeperLimit(temporal, workspaceId, limit);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return 'not_running';
     // Everything else is done; setting the same limit again only repeats the signal.
     throw new LimitDecisionError(
       `the limit ${limit} is saved on workspace ${workspaceId}, but its slot keeper could not be told (${(err as Error).message}); run "npm run limits:set -- ${workspaceId} ${limit}" once Temporal answers`,

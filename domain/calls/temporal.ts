@@ -1,7 +1,38 @@
-import type { Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { callWorkflow } from '../../workflows/call';
-import { callStartOptions, callWorkflowId, type CallWorkflowInput } from '../../workflows/shared/calls';
+import {
+  agentDeletedSignal,
+  answerUpdate,
+  callStartOptions,
+  callWorkflowId,
+  hangupUpdate,
+  mediaNodeSignal,
+  providerStatusSignal,
+  type AnswerRequest,
+  type CallWorkflowInput,
+  type ProviderStatusUpdate,
+} from '../../workflows/shared/calls';
+import {
+  enqueueSignal,
+  releaseSignal,
+  setLimitSignal,
+  slotKeeperId,
+  slotKeeperStartOptions,
+  tryAcquireUpdate,
+  type AcquireSlot,
+  type EnqueueCall,
+  type ReleaseCall,
+  type SlotKeeperWorkflow,
+} from '../../workflows/shared/slots';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { ignoreWorkflowNotFound } from '../shared/temporal';
+
+/**
+ * The only code that starts, signals, queries or updates the calls area's workflows: each
+ * call's `call-<call_id>` and each workspace's slot keeper. Callers (routes, MCP tools,
+ * activities, the media node) name what they want done; the message names, ids and start
+ * options stay here and in workflows/shared.
+ */
 
 /**
  * Starts a call's workflow (`call-<call_id>` on `calls`), searchable by workspace, agent and
@@ -15,4 +46,114 @@ export async function startCallWorkflow(temporal: Client, input: CallWorkflowInp
     args: [input],
     ...callStartOptions(input, agentName, status),
   });
+}
+
+/**
+ * Ends a queued or live call through its workflow's `hangup` update, as `by`. False when the
+ * workflow had already ended (or refused the update because the call is over).
+ */
+export async function hangUpCallWorkflow(temporal: Client, callId: string, by: string): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(hangupUpdate, { args: [{ by }] });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Gives the call's workflow its answer (`answer` update) and returns the media node running
+ * the call's conversation: its public WebSocket base, `null` when none took the call in time,
+ * or `call-over` when the call has ended (or its workflow is not running).
+ */
+export async function answerCall(temporal: Client, callId: string, request: AnswerRequest): Promise<string | null | 'call-over'> {
+  try {
+    const answer = await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(answerUpdate, { args: [request] });
+    return answer.ended ? 'call-over' : answer.mediaNodeUrl;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return 'call-over';
+    throw error;
+  }
+}
+
+/** Hands a provider's status callback to the call's workflow; false when that workflow is not running. */
+export async function signalProviderStatus(temporal: Client, callId: string, update: ProviderStatusUpdate): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(providerStatusSignal, update);
+    return true;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    return false;
+  }
+}
+
+/** Tells a queued call that its agent was deleted; a call whose workflow has ended needs nothing. */
+export async function signalAgentDeleted(temporal: Client, callId: string): Promise<void> {
+  await temporal.workflow.getHandle(callWorkflowId(callId)).signal(agentDeletedSignal).catch(ignoreWorkflowNotFound);
+}
+
+/** The media node that took the call's conversation tells the workflow where its audio goes. */
+export async function announceMediaNode(temporal: Client, callId: string, url: string): Promise<void> {
+  await temporal.workflow.getHandle(callWorkflowId(callId)).signal(mediaNodeSignal, { url });
+}
+
+/** Of these calls, those whose workflows are no longer running (or never existed). */
+export async function callWorkflowsEnded(temporal: Client, callIds: string[]): Promise<string[]> {
+  const ended = await Promise.all(
+    callIds.map(async (callId) => {
+      try {
+        const { status } = await temporal.workflow.getHandle(callWorkflowId(callId)).describe();
+        return status.name === 'RUNNING' ? null : callId;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return callId;
+        throw error;
+      }
+    }),
+  );
+  return ended.filter((id): id is string => id !== null);
+}
+
+/** The slot keeper's workflow, started on a workspace's first call (on `calls`) and kept running. */
+function slotKeeperStart(workspaceId: string) {
+  return {
+    workflowId: slotKeeperId(workspaceId),
+    taskQueue: TASK_QUEUES.calls,
+    args: [{ workspaceId }] as Parameters<SlotKeeperWorkflow>,
+    ...slotKeeperStartOptions(workspaceId),
+  };
+}
+
+/** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
+export async function signalKeeper(temporal: Client, workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }): Promise<void> {
+  await temporal.workflow.signalWithStart<SlotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
+    ...slotKeeperStart(workspaceId),
+    signal: send.signal,
+    signalArgs: send.args,
+  });
+}
+
+/** A live (inbound or browser) call asks its workspace's keeper for a slot now, starting the keeper if needed. */
+export async function tryAcquireSlot(temporal: Client, workspaceId: string, request: AcquireSlot): Promise<boolean> {
+  const slot = await temporal.workflow.executeUpdateWithStart(tryAcquireUpdate, {
+    args: [request],
+    startWorkflowOperation: new WithStartWorkflowOperation<SlotKeeperWorkflow>('slotKeeperWorkflow', { ...slotKeeperStart(workspaceId), workflowIdConflictPolicy: 'USE_EXISTING' }),
+  });
+  return slot.granted;
+}
+
+/** Gives a slot back to a running keeper (one that holds it is running). */
+export async function releaseSlot(temporal: Client, workspaceId: string, callId: string): Promise<void> {
+  await temporal.workflow.getHandle(slotKeeperId(workspaceId)).signal(releaseSignal, { callId });
+}
+
+/** Tells the workspace's keeper its new limit; `not_running` when there is none (it reads the limit when it starts). */
+export async function setKeeperLimit(temporal: Client, workspaceId: string, limit: number): Promise<'signalled' | 'not_running'> {
+  try {
+    await temporal.workflow.getHandle(slotKeeperId(workspaceId)).signal(setLimitSignal, { limit });
+    return 'signalled';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'not_running';
+    throw error;
+  }
 }

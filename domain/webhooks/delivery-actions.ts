@@ -1,9 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { findByIdOwned } from '../../db/by-id';
 import { WebhookDelivery, type DeliveryStatus, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
-import { startDeliveryWorkflow } from './temporal';
+import { sendRetryNow, startDeliveryWorkflow } from './temporal';
 import type { operations } from '../../schemas/api-types';
-import { retryNowUpdate } from '../../workflows/shared/webhooks';
 import { HttpError } from '../shared/http-error';
 import { resultWithin } from '../shared/temporal';
 import { DELIVERY_LIST_FIELDS, deliveryDetailView, deliveryView } from './delivery-views';
@@ -58,7 +57,7 @@ export async function retryDeliveryOf(temporal: Client, workspaceId: string, del
 async function retryNow(temporal: Client, delivery: WebhookDeliveryDocument): Promise<true> {
   for (let tries = 0; tries < 3; tries++) {
     try {
-      await temporal.workflow.getHandle(delivery._id).executeUpdate(retryNowUpdate);
+      await sendRetryNow(temporal, delivery._id);
       return true;
     } catch (err) {
       if (!isClosedWorkflow(err)) throw err;

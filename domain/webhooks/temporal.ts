@@ -1,5 +1,5 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { deliveryDetails, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
+import { deliveryDetails, retryNowUpdate, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
 import { ignoreWorkflowNotFound } from '../shared/temporal';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
 import { TASK_QUEUES } from '../../workflows/shared/task-queues';
@@ -59,4 +59,9 @@ export async function startRedeliveryWorkflow(temporal: Client, input: Redeliver
  */
 export async function cancelWebhookWorkflows(temporal: Client, workflowIds: string[]): Promise<void> {
   await Promise.all(workflowIds.map((workflowId) => temporal.workflow.getHandle(workflowId).cancel().catch(ignoreWorkflowNotFound)));
+}
+
+/** One extra attempt through the running delivery workflow's `retryNow` update (it rejects when the run has closed). */
+export async function sendRetryNow(temporal: Client, deliveryId: string): Promise<void> {
+  await temporal.workflow.getHandle<WebhookDeliveryWorkflow>(deliveryId).executeUpdate(retryNowUpdate);
 }

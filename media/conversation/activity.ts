@@ -5,7 +5,7 @@ import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
 import { retrieve } from '../../domain/knowledge/bases';
 import { recordEvent } from '../../domain/webhooks/fan-out';
-import { callWorkflowId, mediaNodeSignal } from '../../workflows/shared/calls';
+import { announceMediaNode } from '../../domain/calls/temporal';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
 import { CallRecording } from '../audio/recording';
 import { saveRecording } from '../../domain/calls/recording-store';
@@ -65,7 +65,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
       try {
         // The call's answer is waiting for this node, in the call workflow's `answer` update.
-        await deps.temporal.workflow.getHandle(callWorkflowId(input.callId)).signal(mediaNodeSignal, { url: deps.mediaNodeUrl });
+        await announceMediaNode(deps.temporal, input.callId, deps.mediaNodeUrl);
         const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';
         progress.liveSince = Date.now();

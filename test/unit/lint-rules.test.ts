@@ -93,3 +93,39 @@ describe('lint: layer boundaries', function () {
     expect(await bansIn('workflows/sample.ts', "import type { Call } from '../db/models/call';")).to.deep.equal([]);
   });
 });
+
+/** Only an area's domain/<area>/temporal.ts talks to its workflows (eslint.config.mjs, workflowClientCallBans). */
+describe('lint: workflow client calls stay in domain/<area>/temporal.ts', function () {
+  this.timeout(60_000);
+  const eslint = new ESLint({
+    cwd: ROOT,
+    overrideConfig: {
+      languageOptions: { parserOptions: { projectService: false, project: null } },
+      rules: { '@typescript-eslint/no-floating-promises': 'off' },
+    },
+  });
+  const bansIn = async (file: string, code: string) => {
+    const [result] = await eslint.lintText(`${code}\n`, { filePath: path.join(ROOT, file) });
+    return result.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+  };
+
+  for (const [what, call] of [
+    ['a start', "temporal.workflow.start('callWorkflow', { taskQueue: 'calls', workflowId: 'call-1' })"],
+    ['a signal through a handle', "temporal.workflow.getHandle('call-1').signal('agentDeleted')"],
+    ['a signal-with-start', "temporal.workflow.signalWithStart('slotKeeperWorkflow', {})"],
+    ['an update-with-start', 'temporal.workflow.executeUpdateWithStart(update, {})'],
+  ] as const) {
+    for (const file of ['api/routes/sample.ts', 'activities/calls/sample.ts', 'media/conversation/sample.ts', 'domain/calls/sample.ts', 'scripts/sample.ts']) {
+      it(`refuses ${what} in ${file}`, async () => {
+        const [message] = await bansIn(file, `export async function f(temporal: any, update: any) { await ${call}; }`);
+        expect(message).to.match(/only in domain\/<area>\/temporal\.ts/);
+      });
+    }
+  }
+
+  it('allows them in domain/<area>/temporal.ts and in tests', async () => {
+    const code = "export async function f(temporal: any) { await temporal.workflow.getHandle('call-1').signal('agentDeleted'); }";
+    expect(await bansIn('domain/calls/temporal.ts', code)).to.deep.equal([]);
+    expect(await bansIn('test/api/sample.test.ts', code)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,22 @@
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { roundTripWorkflow } from '../../workflows/roundtrip';
+import { workflowIds } from '../../workflows/shared/ids';
+import { Kind } from '../../workflows/shared/search-attributes';
+import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+
+/**
+ * Starts the round-trip probe `roundtrip-<probe_id>` on the ops queue (`POST /health/roundtrip`):
+ * a workflow that writes to MongoDB through an activity and waits on a durable timer, so that
+ * its answer proves the API, Temporal, a worker and the store all work together.
+ */
+export async function startRoundTripProbe(temporal: Client, probe: { probeId: string; note: string; delaySeconds: number }): Promise<WorkflowHandleWithFirstExecutionRunId<typeof roundTripWorkflow>> {
+  return temporal.workflow.start<typeof roundTripWorkflow>('roundTripWorkflow', {
+    taskQueue: TASK_QUEUES.ops,
+    workflowId: workflowIds.roundTrip(probe.probeId),
+    workflowIdConflictPolicy: 'FAIL', // a fresh random id: a conflict would be a bug
+    workflowExecutionTimeout: '5 minutes',
+    args: [probe],
+    typedSearchAttributes: [{ key: Kind, value: 'probe' }],
+    staticSummary: `round-trip probe ${probe.probeId}`,
+  });
+}

@@ -48,7 +48,7 @@ export interface AppDeps {
      * either, every callback is 403). The media service's public address, where browser
      * calls are sent when their media node has not registered itself in time.
      */
-    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl' | 'billing'>>;
+    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl' | 'billing' | 'embeddings'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -113,7 +113,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(catalogRoutes(providers));
   api.use(phoneNumberRoutes(providers));
   api.use(agentRoutes({ ...auth, temporal: deps.temporal, synthesizer: providers.synthesizer }));
-  api.use(knowledgeBaseRoutes({ now }));
+  api.use(knowledgeBaseRoutes({ now, embeddings: deps.config.embeddings ?? null }));
   api.use(toolTestRoutes({ allowPrivateNetworks: deps.config.toolsAllowPrivateNetworks }));
   api.use(keyRoutes(auth));
   api.use(webhookRoutes({ temporal: deps.temporal, now }));

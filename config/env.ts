@@ -201,7 +201,7 @@ function publicApiUrl(env: Env, production: boolean, host: string, port: number)
   return `http://${localAuthority(host, port)}/api/v1`;
 }
 
-/** Read on its own too: knowledge-base retrieval runs in processes without the whole config at hand. */
+/** Config.embeddings: the API (uploads, search) and the media nodes (retrieval during calls) are given it at start. */
 export function embeddingsConfig(env: Env): EmbeddingsConfig | null {
   if (!env.EMBEDDINGS_BASE_URL) return null;
   return {

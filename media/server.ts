@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     temporal,
     providers: createProviders(config.providers),
     toolsAllowPrivateNetworks: config.toolsAllowPrivateNetworks,
+    embeddings: config.embeddings,
   });
   console.log(`media service listening on ${media.url} (public ${media.publicUrl}), running conversations on the media queue`);
   const stop = async () => {

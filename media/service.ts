@@ -7,6 +7,7 @@ import { createConversationActivities } from './conversation/activity';
 import { StreamRegistry } from './conversation/stream-registry';
 import type { Providers } from '../providers';
 import { attachTelephonyStreams } from './telephony/stream-server';
+import type { EmbeddingsConfig } from '../config/env';
 import { attachBrowserCalls, serveBrowserPage } from './browser/server';
 
 export interface MediaServiceOptions {
@@ -22,6 +23,8 @@ export interface MediaServiceOptions {
   temporal: Client;
   providers: Providers;
   toolsAllowPrivateNetworks: boolean;
+  /** Knowledge retrieval's embeddings endpoint (Config.embeddings); absent or null ranks by BM25 alone. */
+  embeddings?: EmbeddingsConfig | null;
   /** Conversations one node runs at once. */
   maxConversations?: number;
 }
@@ -72,6 +75,7 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
       transcriber: options.providers.transcriber,
       synthesizer: options.providers.synthesizer,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,
+      embeddings: options.embeddings ?? null,
     }),
     maxConcurrentActivityTaskExecutions: options.maxConversations ?? 200,
     // Cancellation reaches an activity only with a heartbeat's answer: at most a second late

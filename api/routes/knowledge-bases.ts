@@ -16,6 +16,7 @@ import { EmbeddingsFailedError } from '../../providers/embeddings/openai-compati
 import { UnreadablePdfError } from '../../domain/knowledge/pdf-text';
 import { slotsOf } from '../../domain/knowledge/document-slots';
 import type { operations } from '../../schemas/api-types';
+import type { EmbeddingsConfig } from '../../config/env';
 import { actorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { detectKnowledgeType, documentName } from '../../domain/knowledge/document-types';
@@ -39,7 +40,7 @@ interface UploadedFile {
  * Knowledge bases of the caller's workspace and their documents. Every query is scoped by the
  * workspace id, so another workspace's base or document is a 404.
  */
-export function knowledgeBaseRoutes({ now }: { now: () => Date }): Router {
+export function knowledgeBaseRoutes({ now, embeddings }: { now: () => Date; embeddings: EmbeddingsConfig | null }): Router {
   const router = Router();
 
   router.get('/knowledge-bases', async (_req, res) => {
@@ -114,6 +115,7 @@ export function knowledgeBaseRoutes({ now }: { now: () => Date }): Router {
         bytes: file.buffer,
         uploadedBy: actorRecord(res),
         at: now(),
+        embeddings,
       });
       res.status(201).json(knowledgeDocumentView(document));
     } catch (err) {
@@ -131,7 +133,7 @@ export function knowledgeBaseRoutes({ now }: { now: () => Date }): Router {
     const { workspace } = workspaceAccessOf(res);
     const base = await findBase(res, req.params.kb_id);
     const body = req.body as SearchBody;
-    res.json(await searchKnowledgeBases({ workspaceId: workspace.id, knowledgeBaseIds: [base._id], query: body.query, limit: body.limit ?? 5 }));
+    res.json(await searchKnowledgeBases({ workspaceId: workspace.id, knowledgeBaseIds: [base._id], query: body.query, limit: body.limit ?? 5, embeddings }));
   });
 
   return router;

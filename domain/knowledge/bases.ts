@@ -4,7 +4,8 @@ import { CHUNKS_PER_GROUP, chunkGroupIds, KnowledgeBase, KnowledgeChunkGroup, Kn
 import { baseIndex, forgetBaseIndex, type IndexedChunk } from './base-index';
 import { bm25Score, mergeStats } from './bm25';
 import { chunkText } from './chunker';
-import { cosine, currentEmbeddings, EmbeddingsFailedError, embedTexts, QUERY_REQUEST, UPLOAD_REQUEST, vectorToBytes } from '../../providers/embeddings/openai-compatible';
+import { cosine, EmbeddingsFailedError, embedTexts, QUERY_REQUEST, UPLOAD_REQUEST, vectorToBytes } from '../../providers/embeddings/openai-compatible';
+import type { EmbeddingsConfig } from '../../config/env';
 import { pdfText } from './pdf-text';
 import { claimSlot, MAX_DOCUMENTS_PER_BASE, releaseSlot, slotsOf } from './document-slots';
 import { encodeTermCounts, termCounts, tokenize } from './tokenizer';
@@ -68,7 +69,7 @@ export async function missingKnowledgeBases(workspaceId: string, ids: string[]):
  * deleted meanwhile. Without embeddings, with chunks lacking vectors, or when the endpoint
  * fails (a live call must not wait on it), the ranking is BM25 alone.
  */
-export async function retrieve(request: { workspaceId: string; knowledgeBaseIds: string[]; query: string; limit: number }): Promise<RetrievedChunk[]> {
+export async function retrieve(request: { workspaceId: string; knowledgeBaseIds: string[]; query: string; limit: number; embeddings: EmbeddingsConfig | null }): Promise<RetrievedChunk[]> {
   return (await searchKnowledgeBases(request)).results;
 }
 
@@ -77,11 +78,14 @@ export async function searchKnowledgeBases({
   knowledgeBaseIds,
   query,
   limit,
+  embeddings,
 }: {
   workspaceId: string;
   knowledgeBaseIds: string[];
   query: string;
   limit: number;
+  /** The configured endpoint (Config.embeddings); null ranks by BM25 alone. */
+  embeddings: EmbeddingsConfig | null;
 }): Promise<{ mode: RetrievalMode; results: RetrievedChunk[] }> {
   if (!query.trim()) return { mode: 'bm25', results: [] };
   const count = Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_RETRIEVAL_LIMIT);
@@ -93,7 +97,7 @@ export async function searchKnowledgeBases({
   const stats = mergeStats(indexes.map((index) => index.stats));
   const queryTerms = tokenize(query);
   const lexical = ranked(chunks.map((chunk) => ({ chunk, score: bm25Score(queryTerms, chunk.terms, stats) })).filter((s) => s.score > 0));
-  const semantic = await semanticRanking(query, chunks);
+  const semantic = await semanticRanking(embeddings, query, chunks);
   if (!semantic) return { mode: 'bm25', results: lexical.slice(0, count).map(({ chunk, score }) => view(chunk, score)) };
   return { mode: 'hybrid', results: fuseByRank([lexical, semantic]).slice(0, count).map(({ chunk, score }) => view(chunk, score)) };
 }
@@ -110,8 +114,7 @@ interface Scored {
  * found lexically, and would lose to any chunk that merely happens to be nearest in meaning.
  * Re-uploading such documents brings their bases back to hybrid ranking.
  */
-async function semanticRanking(query: string, chunks: IndexedChunk[]): Promise<Scored[] | null> {
-  const config = currentEmbeddings();
+async function semanticRanking(config: EmbeddingsConfig | null, query: string, chunks: IndexedChunk[]): Promise<Scored[] | null> {
   if (!config || !chunks.every((c) => c.embedding?.model === config.model)) return null;
   let queryVector: Float32Array;
   try {
@@ -167,6 +170,8 @@ export async function addDocument(input: {
   bytes: Buffer;
   uploadedBy: { user_id: string | null; name: string };
   at: Date;
+  /** The configured endpoint (Config.embeddings); null stores the document without vectors. */
+  embeddings: EmbeddingsConfig | null;
 }) {
   const { workspaceId, knowledgeBaseId } = input;
   const text = input.contentType === 'application/pdf' ? await pdfText(input.bytes) : new TextDecoder('utf-8').decode(input.bytes);
@@ -183,7 +188,7 @@ export async function addDocument(input: {
     throw new KnowledgeBaseFullError(`a knowledge base holds at most ${MAX_CHUNKS_PER_BASE} chunks (about ${MAX_CHUNKS_PER_BASE * 800} characters); it has ${chunksBefore} and this document needs ${chunks.length}`);
   }
 
-  const embeddings = currentEmbeddings();
+  const { embeddings } = input;
   const vectors = embeddings ? await embedTexts(embeddings, chunks.map((c) => c.text), UPLOAD_REQUEST) : null;
   const document = {
     _id: newId(),

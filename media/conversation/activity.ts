@@ -10,6 +10,7 @@ import type { ConversationActivities, ConversationInput, ConversationOutcome, Co
 import { CallRecording } from '../audio/recording';
 import { saveRecording } from '../../domain/calls/recording-store';
 import type { LanguageModel } from '../../providers/llm/types';
+import type { EmbeddingsConfig } from '../../config/env';
 import type { Transcriber } from '../../providers/stt/types';
 import type { Synthesizer } from '../../providers/tts/types';
 import { runHttpTool } from '../../providers/http-tools/http-tool';
@@ -27,6 +28,8 @@ export interface ConversationActivityDeps {
   transcriber: Transcriber;
   synthesizer: Synthesizer;
   toolsAllowPrivateNetworks: boolean;
+  /** Knowledge retrieval's embeddings endpoint (Config.embeddings); null ranks by BM25 alone. */
+  embeddings: EmbeddingsConfig | null;
 }
 
 /** How often progress is reported; the workflow's heartbeat timeout is a few times this. */
@@ -79,7 +82,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
             languageModel: deps.languageModelFor(agent.llm.provider),
             synthesizer,
             runTool: (tool, args, signal) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks, signal }),
-            retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES })).map((chunk) => chunk.text),
+            retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES, embeddings: deps.embeddings })).map((chunk) => chunk.text),
             emit,
             now: () => Date.now(),
             ...(recording ? recordingHooks(recording) : {}),

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { embeddingsConfig, type EmbeddingsConfig } from '../../config/env';
+import type { EmbeddingsConfig } from '../../config/env';
 
 /**
  * Vectors from an OpenAI-compatible `/embeddings` endpoint, through the `openai` package.
@@ -18,15 +18,6 @@ const BATCH_SIZE = 64;
 /** Uploads may wait and retry; a query runs during a live call, which must not wait long. */
 export const UPLOAD_REQUEST = { timeoutMs: 30_000, maxRetries: 2 };
 export const QUERY_REQUEST = { timeoutMs: 3_000, maxRetries: 0 };
-
-/**
- * The configured endpoint, read from the environment when needed: retrieval runs in the API
- * and in the media service, which share no wiring point, and both read settings through
- * `config/env.ts`.
- */
-export function currentEmbeddings(): EmbeddingsConfig | null {
-  return embeddingsConfig(process.env);
-}
 
 const clients = new Map<string, OpenAI>();
 

@@ -11,6 +11,7 @@ import { createProviders } from '../../providers';
 import { startMediaService, type RunningMediaService } from '../../media/service';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
+import type { EmbeddingsConfig } from '../../config/env';
 import { createLocal, workflowBundle } from './servers';
 
 /** A fetch Response whose JSON tests read without declaring every shape. */
@@ -36,6 +37,8 @@ export interface StartApiOptions {
   extraRoutes?: (app: Express) => void;
   logger?: Logger;
   roundTripWaitMs?: number;
+  /** Knowledge retrieval's embeddings endpoint (default: none, BM25 alone). */
+  embeddings?: EmbeddingsConfig | null;
   /** Let HTTP tools reach private addresses (default true: tool tests call servers on 127.0.0.1). */
   toolsAllowPrivateNetworks?: boolean;
   /** The API's clock (time-window tests move it). */
@@ -81,6 +84,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
           temporal: options.temporal ?? env.client,
           providers,
           toolsAllowPrivateNetworks: true,
+          embeddings: options.embeddings ?? null,
         })
       : null;
   const app = createApp({
@@ -94,6 +98,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       publicApiUrl,
       mediaPublicUrl: media?.publicUrl,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
+      embeddings: options.embeddings ?? null,
     },
     now: options.now,
     temporal: options.temporal ?? env.client,

@@ -1,48 +1,48 @@
 import { expect } from 'chai';
 import { retrieve } from '../../../domain/knowledge/bases';
+import type { EmbeddingsConfig } from '../../../config/env';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, type SignedUp } from '../../support/accounts';
 import { startEmbeddingsSimulator, type EmbeddingsSimulator } from '../../support/embeddings-simulator';
 import { createBase, HELP_CENTRE, search, storedChunks, storedCounts, uploadRequest, uploadText } from './fixtures';
 
-const SETTINGS = ['EMBEDDINGS_BASE_URL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_MODEL'] as const;
-
 /**
  * Retrieval with an OpenAI-compatible embeddings endpoint: a local simulator of
  * `POST /v1/embeddings` whose deterministic "model" knows a few synonyms (so a question can
- * match a passage it shares no word with). The settings are environment variables, read when
- * used, as in production.
+ * match a passage it shares no word with). The endpoint is the app's configuration
+ * (Config.embeddings, from EMBEDDINGS_* at start): a change of settings is another API process,
+ * as in production, on the same database.
  */
 describe('knowledge retrieval with embeddings', () => {
   let api: RunningApi;
   let owner: SignedUp;
   let simulator: EmbeddingsSimulator;
-  const saved: Partial<Record<(typeof SETTINGS)[number], string>> = {};
+  /** One API per configuration, started when first used. */
+  const apis = new Map<string, RunningApi>();
+  let embeddings: EmbeddingsConfig | null = null;
 
-  const useEmbeddings = (settings: { baseUrl?: string; apiKey?: string; model?: string } = {}) => {
-    process.env.EMBEDDINGS_BASE_URL = settings.baseUrl ?? simulator.baseUrl;
-    process.env.EMBEDDINGS_API_KEY = settings.apiKey ?? simulator.apiKey;
-    process.env.EMBEDDINGS_MODEL = settings.model ?? simulator.model;
+  const apiWith = async (config: EmbeddingsConfig | null) => {
+    const key = JSON.stringify(config);
+    if (!apis.has(key)) apis.set(key, await startApi({ embeddings: config }));
+    embeddings = config;
+    api = apis.get(key)!;
   };
-  const noEmbeddings = () => SETTINGS.forEach((name) => delete process.env[name]);
+  const useEmbeddings = (settings: Partial<EmbeddingsConfig> = {}) =>
+    apiWith({ baseUrl: settings.baseUrl ?? simulator.baseUrl, apiKey: settings.apiKey ?? simulator.apiKey, model: settings.model ?? simulator.model });
+  const noEmbeddings = () => apiWith(null);
 
   before(async () => {
-    for (const name of SETTINGS) saved[name] = process.env[name];
     simulator = await startEmbeddingsSimulator();
-    api = await startApi();
+    await useEmbeddings();
     owner = await activeOwner(api);
   });
-  beforeEach(() => {
-    useEmbeddings();
+  beforeEach(async () => {
+    await useEmbeddings();
     simulator.failing = false;
     simulator.requests.length = 0;
   });
   after(async () => {
-    for (const name of SETTINGS) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
-    await api.close();
+    for (const running of apis.values()) await running.close();
     await simulator.close();
   });
 
@@ -71,7 +71,7 @@ describe('knowledge retrieval with embeddings', () => {
     expect(hybrid.results[0].text.startsWith('Returns > Refunds')).to.equal(true);
     expect(simulator.requests.at(-1)!.input).to.deep.equal([question]);
 
-    noEmbeddings();
+    await noEmbeddings();
     const lexical = await search(api, owner.auth, base.id, question);
     expect(lexical).to.deep.equal({ mode: 'bm25', results: [] });
   });
@@ -87,16 +87,16 @@ describe('knowledge retrieval with embeddings', () => {
 
   it('answers the engine the same way through retrieve()', async () => {
     const { base, ids } = await helpCentre();
-    const [first] = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [base.id], query: 'I need assistance from a human', limit: 1 });
+    const [first] = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [base.id], query: 'I need assistance from a human', limit: 1, embeddings });
     expect(first.document_id).to.equal(ids['support.txt']);
   });
 
   it('ranks by BM25 alone while a base holds documents uploaded without vectors (before embeddings were configured)', async () => {
-    noEmbeddings();
+    await noEmbeddings();
     const base = await createBase(api, owner.auth);
     const old = await uploadText(api, owner.auth, base.id, 'old.txt', 'Bulk orders above 100 units get a quote within a day.');
     expect(old.embedding_model).to.equal(null);
-    useEmbeddings();
+    await useEmbeddings();
     const current = await uploadText(api, owner.auth, base.id, 'new.txt', HELP_CENTRE['support.txt']);
     expect(await search(api, owner.auth, base.id, 'bulk orders quote')).to.deep.include({ mode: 'bm25' });
     expect((await search(api, owner.auth, base.id, 'I need assistance')).results, 'no lexical match, no semantic ranking').to.deep.equal([]);
@@ -126,7 +126,7 @@ describe('knowledge retrieval with embeddings', () => {
     it(`answers 502 for an upload when the endpoint ${label}, and stores nothing`, async function () {
       this.timeout(30_000); // the client retries a 500 twice, with backoff
       const base = await createBase(api, owner.auth);
-      arrange();
+      await arrange();
       const res = await api.request(`/api/v1/knowledge-bases/${base.id}/documents`, uploadRequest(Buffer.from('Some text.'), 'a.txt', 'text/plain', owner.auth));
       expect(res.status).to.equal(502);
       expect((await res.json()).detail).to.include('embeddings endpoint failed');

@@ -95,7 +95,7 @@ describe('knowledge retrieval (BM25)', () => {
       const theirs = await createBase(api, stranger.auth, 'theirs');
       await uploadText(api, stranger.auth, theirs.id, 'secret.txt', 'Gift cards for partners carry a secret discount.');
 
-      const results = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id, faq.id, theirs.id, newId(), faq.id], query: 'Do gift cards expire?', limit: 3 });
+      const results = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id, faq.id, theirs.id, newId(), faq.id], query: 'Do gift cards expire?', limit: 3, embeddings: null });
       expect(results[0]).to.deep.include({ knowledge_base_id: faq.id, document_id: faqDocument.id, document_name: 'faq.md', position: 0 });
       expect(results[0].text).to.equal('Gift cards\n\nGift cards can be redeemed online and in stores, and never expire.');
       expect(results.every((r) => r.knowledge_base_id !== theirs.id)).to.equal(true);
@@ -103,7 +103,7 @@ describe('knowledge retrieval (BM25)', () => {
     });
 
     it('answers nothing for no bases, unknown bases, a blank query or a stop-word-only query', async () => {
-      const base = { workspaceId: owner.workspaceId, limit: 5 };
+      const base = { workspaceId: owner.workspaceId, limit: 5, embeddings: null };
       expect(await retrieve({ ...base, knowledgeBaseIds: [], query: 'refunds' })).to.deep.equal([]);
       expect(await retrieve({ ...base, knowledgeBaseIds: [newId()], query: 'refunds' })).to.deep.equal([]);
       expect(await retrieve({ ...base, knowledgeBaseIds: [helpCentre.id], query: '   ' })).to.deep.equal([]);
@@ -112,8 +112,8 @@ describe('knowledge retrieval (BM25)', () => {
 
     it('keeps the limit between 1 and 20 whatever the caller passes', async () => {
       const query = 'refunds delivery support exchanges warehouse';
-      expect(await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id], query, limit: 0 })).to.have.length(1);
-      const all = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id], query, limit: 500 });
+      expect(await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id], query, limit: 0, embeddings: null })).to.have.length(1);
+      const all = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id], query, limit: 500, embeddings: null });
       expect(all.length).to.be.within(2, 20);
     });
   });
@@ -121,7 +121,7 @@ describe('knowledge retrieval (BM25)', () => {
   it('forgets a deleted base at once', async () => {
     const base = await createBase(api, owner.auth, 'short-lived');
     await uploadText(api, owner.auth, base.id, 'x.txt', 'Loyalty points double on Diwali.');
-    const request = { workspaceId: owner.workspaceId, knowledgeBaseIds: [base.id], query: 'loyalty points', limit: 5 };
+    const request = { workspaceId: owner.workspaceId, knowledgeBaseIds: [base.id], query: 'loyalty points', limit: 5, embeddings: null };
     expect(await retrieve(request)).to.have.length(1);
     expect((await api.request(`/api/v1/knowledge-bases/${base.id}`, { method: 'DELETE', headers: owner.auth })).status).to.equal(204);
     expect(await retrieve(request)).to.deep.equal([]);

@@ -1,0 +1,497 @@
+import { allHandlersFinished, condition, executeChild, log, workflowInfo } from '@temporalio/workflow';
+import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START } from './shared/conversation';
+import { TASK_QUEUES } from './shared/task-queues';
+import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from './shared/refusals';
+import { analyticsWorkflowId } from './shared/analytics';
+import { analyticsWorkflow } from './analytics';
+import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
+import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
+import type { CallAgent, CallChanges } from '../domain/calls/queue';
+import type { CallEventInput } from '../activities/calls/steps';
+import { callingWindow } from './shared/calling-hours';
+import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate } from './shared/calls';
+import {
+  beginLiveCall,
+  BROWSER_STREAM_WAIT_SECONDS,
+  CAP_GRACE_MS,
+  closeCall,
+  CONVERSATION_STOP_WAIT_MS,
+  dialCall,
+  enqueueCall,
+  FINAL_PROVIDER_STATUSES,
+  HANGUP_ANSWER_WAIT_MS,
+  hangupProviderCall,
+  loadCallAgent,
+  PHONE_STREAM_WAIT_SECONDS,
+  prepareDial,
+  PROVIDER_LIMIT_MARGIN_SECONDS,
+  queueCall,
+  recordCallStep,
+  releaseSlot,
+  startConversation,
+  type ConversationRun,
+  type EventLevel,
+} from './call-steps';
+
+/** prepareDial's answer; `refusal` and a null agent only in histories recorded before refusals were typed. */
+type RecordedDialCheck = { agent: CallAgent | null; hoursClosed: boolean; refusal?: { reason: string } | null };
+
+/** Who ended a call and why, as `call.ended` says it. */
+interface Ending {
+  by: string;
+  reason: string;
+  level: EventLevel;
+}
+
+/** A connected call while it is live, and what its end is decided from. */
+interface LiveCall {
+  agent: CallAgent;
+  /** Browser calls have no telephony provider: the conversation's end is the call's end. */
+  viaProvider: boolean;
+  /** Epoch ms after which the workflow ends the call itself (the cap plus a grace). */
+  capAt: number;
+  /** Epoch ms the provider reported the call answered; null before. */
+  startedAt: number | null;
+  hangupSent: boolean;
+  /** Our own reason to end it (API hang-up, the cap, the conversation's end), first one wins. */
+  endedBy: Ending | null;
+  /** The provider's final status, once it came. */
+  finalStatus: ProviderStatusUpdate | null;
+  /** After the final status: how long the canceled conversation may take to stop. */
+  finalWaitUntil: number | null;
+  conversation: ConversationRun;
+}
+
+/**
+ * One call as a small state machine; `callWorkflow` (workflows/call.ts) routes its messages
+ * here and runs `run()`. The phases, in order, each a method:
+ *
+ * | phase                         | method          | leaves for                                   |
+ * |-------------------------------|-----------------|----------------------------------------------|
+ * | queued / waiting-for-hours    | waitForSlot     | dialling; ended (hang-up, expiry, refusal)   |
+ * | dialling (outbound)           | dial            | live; ended (dial refused)                   |
+ * | admitted (inbound, browser)   | admitLive       | live; ended (agent deleted)                  |
+ * | live                          | followLiveCall  | closing; ended (never connected)             |
+ * | closing                       | close           | analytics                                    |
+ * | analytics                     | runAnalytics    | ended                                        |
+ *
+ * A method that ends the call itself answers null (or false); `state` then holds the outcome.
+ */
+export class CallLifecycle {
+  readonly state: CallState;
+  private sequence = 0;
+  private granted = false;
+  private holdsSlot = false;
+  /** Enqueued with the slot keeper and not released since (queued or granted). */
+  private inKeeperQueue = false;
+  private hangupRequest: HangupRequest | null = null;
+  private agentWasDeleted = false;
+  private readonly statuses: ProviderStatusUpdate[] = [];
+  /** The answer waits here for the conversation's media node (no polling of the call record). */
+  private mediaNodeUrl: string | null = null;
+
+  constructor(private readonly input: CallWorkflowInput) {
+    this.state = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null, refusal: null };
+  }
+
+  // ---- messages: the workflow's handlers call these ----
+
+  slotGranted(): void {
+    this.granted = true;
+  }
+
+  agentDeleted(): void {
+    this.agentWasDeleted = true;
+  }
+
+  providerStatus(update: ProviderStatusUpdate): void {
+    this.statuses.push(update);
+  }
+
+  mediaNodeReady(url: string): void {
+    this.mediaNodeUrl ??= url;
+  }
+
+  async answer(request: AnswerRequest): Promise<AnswerResult> {
+    if (request.status) this.statuses.push(request.status);
+    const ended = () => this.state.phase === 'ended';
+    await condition(() => this.mediaNodeUrl !== null || ended(), Math.max(1, request.waitMs));
+    return { mediaNodeUrl: ended() ? null : this.mediaNodeUrl, ended: ended() };
+  }
+
+  async hangup(request: HangupRequest): Promise<HangupResult> {
+    this.hangupRequest ??= request;
+    const ended = () => this.state.phase === 'ended';
+    if (this.state.phase === 'queued' || this.state.phase === 'waiting-for-hours') await condition(ended);
+    else await condition(ended, HANGUP_ANSWER_WAIT_MS);
+    return { status: this.state.status };
+  }
+
+  // ---- the phases ----
+
+  async run(): Promise<CallState> {
+    const agent = this.input.direction === 'outbound' ? await this.queueAndDial() : await this.admitLive();
+    if (!agent) return this.state;
+    const live = await this.followLiveCall(agent);
+    if (!live) return this.state;
+    const story = await this.close(live);
+    await this.runAnalytics(story);
+    return this.state;
+  }
+
+  private async queueAndDial(): Promise<CallAgent | null> {
+    const agent = await this.waitForSlot();
+    if (!agent) return null;
+    return (await this.dial(agent)) ? agent : null;
+  }
+
+  /**
+   * An outbound call from `call.queued` until it holds a slot and may be dialled: waits for its
+   * agent's calling hours, then for a slot from the workspace's slot keeper (oldest first);
+   * checks credits and the agent at the front (`call.dequeued`). 24 hours in the queue cancel it.
+   */
+  private async waitForSlot(): Promise<CallAgent | null> {
+    const { input } = this;
+    // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
+    const queued = await queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString() });
+    this.inKeeperQueue = queued.enqueued;
+    if (queued.enqueued) showCallDetails(`queued at position ${queued.position}, waiting for a free slot`);
+    /** The agent as read at the start of the next round of the queue (read once here for the first). */
+    let read: CallAgent | null | undefined = queued.agent;
+    const expiresAt = Date.parse(input.queuedAt) + QUEUE_EXPIRY_MS;
+    for (;;) {
+      if (this.hangupRequest) return this.endUnconnected('canceled', 'canceled while queued', 'info', this.hangupRequest.by);
+      if (this.agentWasDeleted) return this.endRefused('AgentDeleted');
+      const left = expiresAt - Date.now();
+      if (left <= 0) return this.endUnconnected('canceled', 'expired in queue', 'warning', 'system');
+      const agent = read === undefined ? await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
+      read = undefined;
+      if (!agent) return this.endRefused('AgentDeleted');
+      if (!this.inKeeperQueue) {
+        const window = callingWindow(new Date(), agent.hours);
+        if (!window.open) {
+          this.state.phase = 'waiting-for-hours';
+          showCallDetails(`queued, waiting for ${agent.name}'s calling hours (open at ${clockTime(Date.now() + window.opensInMs)})`);
+          await condition(() => this.leftQueue(), Math.min(window.opensInMs, left));
+          continue;
+        }
+        await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
+        this.inKeeperQueue = true;
+        showCallDetails('queued, waiting for a free slot (calling hours open)');
+      }
+      this.state.phase = 'queued';
+      await condition(() => this.granted || this.leftQueue(), left);
+      // A hang-up, a deleted agent or the expiry (this wait lasted until it) end the call at the top of the loop.
+      if (!this.granted || this.leftQueue()) continue;
+      this.holdsSlot = true;
+      // The sequence is taken only if the step writes `call.dequeued` (no gap on the timeline otherwise).
+      const dequeueEntry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: this.sequence };
+      const at = new Date().toISOString();
+      let check: RecordedDialCheck;
+      try {
+        check = await prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (!refusal) throw error;
+        return this.endRefused(refusal);
+      }
+      // Histories recorded before refusals were typed: the activity answered them as text.
+      const recorded = refusalOfRecordedReason(check.refusal?.reason);
+      if (recorded) return this.endRefused(recorded);
+      if (!check.agent) return this.endRefused('AgentDeleted');
+      // Hours may have closed, or changed, while the call waited for its slot: give the slot back and wait again.
+      if (check.hoursClosed) {
+        await this.release();
+        this.granted = false;
+        continue;
+      }
+      this.sequence++;
+      this.state.grantedAt = at;
+      return check.agent;
+    }
+  }
+
+  /** Dials through the telephony provider (`call.placed`); false when the dial was refused (the call has ended). */
+  private async dial(agent: CallAgent): Promise<boolean> {
+    const { input } = this;
+    this.state.phase = 'dialling';
+    showCallDetails(`dialling ${input.toNumber} from ${input.fromNumber}`);
+    const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS }).catch((error: Error) => ({ refused: error.message }));
+    if ('refused' in dial) {
+      await this.endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
+      return false;
+    }
+    this.state.status = 'ringing';
+    await this.step({ provider_call_id: dial.providerCallId, status: 'ringing' }, this.event('call.placed', 'the provider accepted the dial request', 'info', null));
+    showCallStatus('ringing', `ringing ${input.toNumber}`);
+    return true;
+  }
+
+  /** Inbound and browser calls were admitted live (the API took their slot): they begin at call.started. */
+  private async admitLive(): Promise<CallAgent | null> {
+    const { input } = this;
+    this.holdsSlot = true;
+    const live = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+    if (!live) return this.endRefused('AgentDeleted', 'failed');
+    this.statuses.push({ status: 'in-progress', providerCallId: input.providerCallId ?? '', at: input.queuedAt });
+    return live;
+  }
+
+  /**
+   * Follows the provider's status callbacks to `call.started` and the end, while the
+   * conversation runs in the media service; ends the call from our side on an API hang-up,
+   * the cap, or the conversation's end. Null when the call never connected (it has ended).
+   */
+  private async followLiveCall(agent: CallAgent): Promise<LiveCall | null> {
+    const { input } = this;
+    this.state.phase = 'live';
+    const live: LiveCall = {
+      agent,
+      viaProvider: input.direction !== 'browser',
+      capAt: Date.now() + agent.maxDurationSeconds * 1000 + CAP_GRACE_MS,
+      startedAt: null,
+      hangupSent: false,
+      endedBy: null,
+      finalStatus: null,
+      finalWaitUntil: null,
+      conversation: { scope: null, done: false, canceled: false, outcome: null, failure: null, timedOut: false, lastBeatAt: null, liveSince: null },
+    };
+    const { conversation } = live;
+    const waiting = () =>
+      this.statuses.length > 0 ||
+      (this.hangupRequest !== null && !live.hangupSent) ||
+      (conversation.done && (!live.hangupSent || !live.viaProvider)) ||
+      (live.finalStatus !== null && (conversation.done || conversation.scope === null));
+    for (;;) {
+      if (live.finalStatus && (conversation.done || conversation.scope === null)) break;
+      if (!live.viaProvider && conversation.done) break;
+      const deadline = live.finalWaitUntil ?? live.capAt;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        if (live.finalWaitUntil !== null) {
+          // The provider says the call is over and the conversation, canceled then, has not
+          // stopped: end the call without it.
+          log.warn('conversation did not stop when canceled; the call ends without it', { callId: input.callId });
+          break;
+        }
+        if (!live.hangupSent) {
+          // The cap passed and the call is still on: end it from our side, whatever the media service does.
+          this.stopConversation(live);
+          await this.hangUp(live, { by: 'system', reason: this.state.capReason ?? 'max duration reached', level: 'info' });
+        }
+      }
+      if (left > 0) await condition(waiting, left);
+      else await condition(waiting);
+      const request = this.hangupRequest;
+      if (request && !live.hangupSent) {
+        await this.hangUp(live, { by: request.by, reason: 'hung up through the API', level: 'info' });
+        continue;
+      }
+      // The conversation ended (or failed) while the call is still up: end the call.
+      if (conversation.done && !live.hangupSent && live.startedAt !== null && live.finalStatus === null) {
+        const outcome = conversation.outcome;
+        if (outcome) await this.hangUp(live, { by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
+        else {
+          await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' }));
+          await this.hangUp(live, { by: 'system', reason: 'error', level: 'error' });
+        }
+        continue;
+      }
+      const update = this.statuses.shift();
+      if (!update) continue;
+      if (update.status === 'ringing') continue;
+      if (update.status === 'in-progress' && live.startedAt === null && live.finalStatus === null) {
+        await this.begin(live, update);
+        continue;
+      }
+      if (!FINAL_PROVIDER_STATUSES.has(update.status) || live.finalStatus) continue;
+      if (live.startedAt === null) {
+        const status = update.status === 'completed' ? 'failed' : (update.status as 'no-answer' | 'busy' | 'failed' | 'canceled');
+        return this.endUnconnected(status, `not connected: ${update.status}`, 'warning', live.endedBy?.by ?? 'provider', { plivo: update.status });
+      }
+      live.finalStatus = update;
+      showCallDetails(`the provider ended the call (${update.status}): saving the conversation`);
+      // The call is over at the provider (the caller hung up, our hang-up went through, or the
+      // conversation ended and closed the stream): stop a conversation still running, also one
+      // still waiting for its stream; it saves what it has and returns.
+      this.stopConversation(live);
+      live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+      // No longer live: the slot goes to the next call now, not after the conversation's bookkeeping.
+      if (this.holdsSlot) await this.release();
+    }
+    return live;
+  }
+
+  /** The call was answered: `call.started` with its cap, and the conversation starts on a media node. */
+  private async begin(live: LiveCall, update: ProviderStatusUpdate): Promise<void> {
+    const { input } = this;
+    const { agent } = live;
+    const startedAt = Date.parse(update.at);
+    live.startedAt = startedAt;
+    this.state.status = 'in-progress';
+    // The provider is waiting on the answer URL until the conversation starts: these go together.
+    const cap = await beginLiveCall({
+      callId: input.callId,
+      workspaceId: input.workspaceId,
+      maxDurationSeconds: agent.maxDurationSeconds,
+      changes: { status: 'in-progress', started_at: update.at, provider_status: update.status },
+      event: this.event('call.started', `${input.direction} call with ${agent.name}`, 'info', null, {
+        channel: live.viaProvider ? 'phone' : 'browser',
+        from: input.fromNumber,
+        to: input.toNumber,
+        stt: agent.stt,
+        llm: agent.llm,
+        tts: agent.tts,
+        started_by: input.direction === 'browser' ? input.placedBy : '',
+        values: input.valueKeys,
+      }),
+    });
+    this.state.capReason = cap.capReason;
+    live.capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
+    showCallStatus('in-progress', `live since ${clockTime(startedAt)} with ${agent.name}, for at most ${callLength(cap.capSeconds)}`);
+    startConversation(live.conversation, {
+      callId: input.callId,
+      workspaceId: input.workspaceId,
+      agentId: input.agentId,
+      sequenceBase: CONVERSATION_SEQUENCE_START,
+      capSeconds: cap.capSeconds,
+      capReason: cap.capReason,
+      streamWaitSeconds: live.viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS,
+    });
+    this.sequence = CONVERSATION_SEQUENCE_END;
+  }
+
+  /**
+   * The end of a connected call: who ended it, the live time charged (billing rule 2), the
+   * charge and the closed record with `call.ended`, in one step. Answers the call's story for ops.
+   */
+  private async close(live: LiveCall): Promise<string> {
+    const { input } = this;
+    const { conversation, finalStatus } = live;
+    const startedAt = live.startedAt!;
+    const outcome = conversation.outcome;
+    // Our own reason first (API hang-up, the cap), then the conversation's, unless it only ended
+    // because we canceled it when the provider said the call was over: then the caller hung up.
+    const conversationEnded = outcome && outcome.reason !== CONVERSATION_CANCELED_REASON ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : null;
+    // A conversation that failed on its own (its media node stopped heartbeating) is an error, even
+    // when the provider's final status came first (the stream died with the node).
+    const failedOnItsOwn = !outcome && conversation.failure !== null && (conversation.timedOut || !conversation.canceled);
+    const failedEnding = failedOnItsOwn ? { by: 'system', reason: 'error', level: 'error' as EventLevel } : null;
+    const ended = live.endedBy ?? failedEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
+    if (failedOnItsOwn && !live.endedBy) await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' }));
+    // Billing rule 2: charged for the time the agent was live, from the stream's arrival to the
+    // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
+    // conversation that never got its stream costs nothing.
+    const liveFrom = outcome ? Date.parse(outcome.startedAt) : conversation.liveSince;
+    const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter((t): t is number => t !== null);
+    const endedAtMs = Math.max(startedAt, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
+    const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt, liveFrom)) / 100) / 10;
+    const endedAt = new Date(endedAtMs).toISOString();
+    if (this.holdsSlot) await this.release();
+    // Charged once, the record closed with its cost, then `call.ended`: one step.
+    const { costPaise } = await closeCall({
+      callId: input.callId,
+      workspaceId: input.workspaceId,
+      durationSeconds,
+      endedAt,
+      changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' },
+      event: this.event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
+        duration_seconds: durationSeconds,
+        // A number, as the contract types it; whether the agent was heard at all is `agent_spoke`
+        // (false when the conversation never went live, null when its media node died and the
+        // conversation's outcome is unknown).
+        avg_first_audio_ms: outcome?.avgFirstAudioMs ?? 0,
+        agent_spoke: outcome ? outcome.avgFirstAudioMs !== null : liveFrom === null ? false : null,
+        usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+      }),
+    });
+    this.state.status = 'completed';
+    this.state.hangupReason = ended.reason;
+    this.state.phase = 'ended';
+    const story = `completed: live ${callLength(durationSeconds)}, charged ${costPaise} paise (ended by ${ended.by}: ${ended.reason})`;
+    showCallStatus('completed', `${story}; post-call analytics running`);
+    log.info('call ended', { callId: input.callId, durationSeconds, costPaise, runId: workflowInfo().runId });
+    return story;
+  }
+
+  /** Summary and extractions, then `call.completed` (once, from the child, whatever the model does). */
+  private async runAnalytics(story: string): Promise<void> {
+    const { input } = this;
+    await executeChild(analyticsWorkflow, {
+      workflowId: analyticsWorkflowId(input.callId),
+      taskQueue: TASK_QUEUES.analytics,
+      args: [{ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, sequence: this.sequence++ }],
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: input.workspaceId },
+        { key: AgentId, value: input.agentId },
+        { key: Kind, value: 'analytics' },
+      ],
+      staticSummary: `post-call analytics of call ${input.callId}`,
+      staticDetails: `Summary and extractions of call \`${input.callId}\` (workflow \`${workflowInfo().workflowId}\`) by the language model, then \`call.completed\`.`,
+    });
+    showCallDetails(story);
+    await condition(allHandlersFinished);
+  }
+
+  // ---- the steps the phases share ----
+
+  private leftQueue(): boolean {
+    return this.hangupRequest !== null || this.agentWasDeleted;
+  }
+
+  /** The next timeline entry's names (the step that writes it adds what it says). */
+  private nextEntry() {
+    return { workspaceId: this.input.workspaceId, callId: this.input.callId, agentId: this.input.agentId, sequence: this.sequence++ };
+  }
+
+  private event(type: string, message: string, level: EventLevel, latencyMs: number | null, data: Record<string, unknown> = {}): CallEventInput {
+    return { ...this.nextEntry(), type, message, level, latencyMs, data, createdAt: new Date().toISOString() };
+  }
+
+  /** One step: the record's changes, then the event. */
+  private step(changes: CallChanges | undefined, entry?: CallEventInput): Promise<void> {
+    return recordCallStep({ callId: this.input.callId, changes, event: entry });
+  }
+
+  private async release(): Promise<void> {
+    await releaseSlot({ workspaceId: this.input.workspaceId, callId: this.input.callId });
+    this.holdsSlot = false;
+    this.inKeeperQueue = false;
+  }
+
+  private stopConversation(live: LiveCall): void {
+    const { conversation } = live;
+    if (!conversation.scope || conversation.done) return;
+    conversation.canceled = true;
+    conversation.scope.cancel();
+  }
+
+  private async hangUp(live: LiveCall, by: Ending): Promise<void> {
+    live.endedBy ??= by;
+    if (live.hangupSent) return;
+    live.hangupSent = true;
+    showCallDetails(`hanging up: ${by.reason}`);
+    if (live.viaProvider) await hangupProviderCall({ callId: this.input.callId });
+    else this.stopConversation(live);
+  }
+
+  /** Ends a call that never connected: final status, `call.ended` with the reason as its message. Answers null. */
+  private async endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}, refusal: CallRefusal | null = null): Promise<null> {
+    // A call still in the keeper's queue leaves it (`release` also takes queued calls out).
+    if (this.holdsSlot || this.granted || this.inKeeperQueue) await this.release();
+    const at = new Date().toISOString();
+    this.state.status = status;
+    this.state.hangupReason = reason;
+    this.state.refusal = refusal;
+    await this.step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, this.event('call.ended', reason, level, null, data));
+    showCallStatus(status, `${status}: ${reason}`);
+    this.state.phase = 'ended';
+    await condition(allHandlersFinished);
+    return null;
+  }
+
+  /** A call refused at the front of the queue (or whose agent is gone): its status, reason and level by type. */
+  private endRefused(refusal: CallRefusal, status: 'canceled' | 'failed' = CALL_REFUSALS[refusal].callStatus): Promise<null> {
+    return this.endUnconnected(status, CALL_REFUSALS[refusal].reason, CALL_REFUSALS[refusal].level, 'system', {}, refusal);
+  }
+}

@@ -1,0 +1,99 @@
+import { ActivityCancellationType, ActivityFailure, CancellationScope, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from './shared/conversation';
+import { TASK_QUEUES } from './shared/task-queues';
+import type { createActivities } from '../activities';
+
+/**
+ * What the call workflow (workflows/call.ts, workflows/call-lifecycle.ts) runs outside itself:
+ * its activities with their timeouts and retries, the conversation on a media node, and the
+ * limits it keeps. Workflow code: import it only from workflows.
+ */
+
+export type Activities = ReturnType<typeof createActivities> & ConversationActivities;
+export type EventLevel = 'info' | 'warning' | 'error';
+
+// Database and Temporal calls: retried until they are back (a call's state must not be lost).
+export const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+// Creating a call at the provider is not idempotent (a timed-out request may have placed it):
+// one attempt, and any failure ends the call as a refused dial.
+export const { dialCall } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
+// Hanging up is idempotent at the provider: retried until it answers.
+export const { hangupProviderCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
+
+/** Provider statuses that end a call. */
+export const FINAL_PROVIDER_STATUSES = new Set(['completed', 'no-answer', 'busy', 'failed', 'canceled']);
+/**
+ * The provider's own time limit is a backstop after ours (the conversation's cap, then the
+ * workflow's cap + grace): our limits end the call first, with their reason.
+ */
+export const PROVIDER_LIMIT_MARGIN_SECONDS = 20;
+/** How long past its cap a call may run before the workflow ends it itself (the provider's own time limit comes first). */
+export const CAP_GRACE_MS = 15_000;
+/** How long a live hang-up waits for the provider's final status before answering. */
+export const HANGUP_ANSWER_WAIT_MS = 10_000;
+
+/** After the provider's final status (the conversation is canceled then), how long it may take to stop before the call ends without it. */
+export const CONVERSATION_STOP_WAIT_MS = 10_000;
+/** The provider connects a call's stream within a second or two of the answer. */
+export const PHONE_STREAM_WAIT_SECONDS = 15;
+/** A browser page has its stream token's life (60 s) to connect. */
+export const BROWSER_STREAM_WAIT_SECONDS = 65;
+
+/**
+ * Starts the conversation activity in its own cancellation scope; `conversation.done` turns
+ * true when it ends, with its outcome, or the failure and the time of its last heartbeat.
+ */
+export interface ConversationRun {
+  scope: CancellationScope | null;
+  done: boolean;
+  /** We canceled it (the call was over, or past its cap): a failure then is no error. */
+  canceled: boolean;
+  outcome: ConversationOutcome | null;
+  failure: string | null;
+  /** It stopped heartbeating (its media node died or hung). */
+  timedOut: boolean;
+  /** Epoch ms of its last heartbeat, when it timed out. */
+  lastBeatAt: number | null;
+  /** Epoch ms its stream arrived (the agent went live), as its last heartbeat said; null if never. */
+  liveSince: number | null;
+}
+
+export function startConversation(conversation: ConversationRun, input: ConversationInput): void {
+  const { runConversation } = proxyActivities<Activities>({
+    taskQueue: TASK_QUEUES.media,
+    // Waiting for the stream, the call itself, and time to save the transcript.
+    startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
+    heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,
+    // A conversation cannot be replayed: one attempt.
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+  const scope = new CancellationScope();
+  conversation.scope = scope;
+  scope
+    .run(() => runConversation(input))
+    .then((outcome) => {
+      conversation.outcome = outcome;
+    })
+    .catch((error: unknown) => {
+      conversation.failure = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
+      if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+        conversation.timedOut = true;
+        const details = error.cause.lastHeartbeatDetails as ConversationProgress | undefined;
+        conversation.lastBeatAt = details?.at ?? null;
+        conversation.liveSince = details?.liveSince ?? null;
+      }
+    })
+    .finally(() => {
+      conversation.done = true;
+    });
+}
+
+/** A media node that stops heartbeating for this long is taken for dead: the call ends with an error. */
+export const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 5_000;

@@ -3,21 +3,28 @@ import { expect } from 'chai';
 import { ESLint } from 'eslint';
 import { ROOT } from '../../scripts/infra/processes';
 
-/** The workflow-sandbox import bans of eslint.config.mjs, exercised on sample workflow code. */
-describe('lint: workflow sandbox import bans', function () {
-  this.timeout(60_000);
-  // Type-aware rules need files of the TypeScript project; the import bans do not.
-  const eslint = new ESLint({
+/** ESLint with the project's config, without type information: the rules tested here need none (type-aware rules need files of the TypeScript project). */
+function projectLinter(): ESLint {
+  return new ESLint({
     cwd: ROOT,
     overrideConfig: {
       languageOptions: { parserOptions: { projectService: false, project: null } },
       rules: { '@typescript-eslint/no-floating-promises': 'off' },
     },
   });
-  const lintWorkflow = async (code: string) => {
-    const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, 'workflows', 'sample.ts') });
-    return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
-  };
+}
+
+/** The messages of one rule for `code` linted as the project file `file`. */
+async function ruleMessages(eslint: ESLint, file: string, code: string, ruleId: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result.messages.filter((m) => m.ruleId === ruleId).map((m) => m.message);
+}
+
+/** The workflow-sandbox import bans of eslint.config.mjs, exercised on sample workflow code. */
+describe('lint: workflow sandbox import bans', function () {
+  this.timeout(60_000);
+  const eslint = projectLinter();
+  const lintWorkflow = (code: string) => ruleMessages(eslint, 'workflows/sample.ts', code, '@typescript-eslint/no-restricted-imports');
 
   for (const [what, line] of [
     ['a Node built-in', "import fs from 'fs';"],
@@ -55,17 +62,8 @@ describe('lint: workflow sandbox import bans', function () {
 /** The layers' import bans of eslint.config.mjs: shared layers never import a process's code. */
 describe('lint: layer boundaries', function () {
   this.timeout(60_000);
-  const eslint = new ESLint({
-    cwd: ROOT,
-    overrideConfig: {
-      languageOptions: { parserOptions: { projectService: false, project: null } },
-      rules: { '@typescript-eslint/no-floating-promises': 'off' },
-    },
-  });
-  const bansIn = async (file: string, line: string) => {
-    const [result] = await eslint.lintText(`${line}\nexport const x = 1;\n`, { filePath: path.join(ROOT, file) });
-    return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
-  };
+  const eslint = projectLinter();
+  const bansIn = (file: string, line: string) => ruleMessages(eslint, file, `${line}\nexport const x = 1;\n`, '@typescript-eslint/no-restricted-imports');
 
   for (const file of ['db/models/sample.ts', 'domain/calls/sample.ts', 'providers/tts/sample.ts', 'simulators/tts/sample.ts']) {
     const up = '../'.repeat(file.split('/').length - 1);
@@ -97,17 +95,8 @@ describe('lint: layer boundaries', function () {
 /** Only an area's domain/<area>/temporal.ts talks to its workflows (eslint.config.mjs, workflowClientCallBans). */
 describe('lint: workflow client calls stay in domain/<area>/temporal.ts', function () {
   this.timeout(60_000);
-  const eslint = new ESLint({
-    cwd: ROOT,
-    overrideConfig: {
-      languageOptions: { parserOptions: { projectService: false, project: null } },
-      rules: { '@typescript-eslint/no-floating-promises': 'off' },
-    },
-  });
-  const bansIn = async (file: string, code: string) => {
-    const [result] = await eslint.lintText(`${code}\n`, { filePath: path.join(ROOT, file) });
-    return result.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
-  };
+  const eslint = projectLinter();
+  const bansIn = (file: string, code: string) => ruleMessages(eslint, file, `${code}\n`, 'no-restricted-syntax');
 
   for (const [what, call] of [
     ['a start', "temporal.workflow.start('callWorkflow', { taskQueue: 'calls', workflowId: 'call-1' })"],

@@ -6,18 +6,16 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { systemClock } from '../../activities';
 import { connectMongo, disconnectMongo } from '../../db/connect';
-import { newId } from '../../db/ids';
-import { Workspace } from '../../db/models/workspace';
-import { appendLedgerItem } from '../../domain/billing/ledger';
 import { createApp } from '../../api/app';
 import { createProviders } from '../../providers';
 import type { CalleeScript } from '../../simulators/telephony/simulator';
 import { bundleWorkflows, createWorkers, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap';
-import { apiKeyFor, holdNumbers } from '../support/accounts';
+import { fundedWorkspace } from '../support/accounts';
 import { startMediaProcess } from '../support/media-process';
 import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
+import type { ProcessRoles } from './cost';
 
 const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
 
@@ -42,6 +40,8 @@ export interface CallsBenchStack {
   client: Client;
   simulators: SimulatorControl;
   servers: DisposableServers;
+  /** Process ids by role, for the CPU each costs (cost.ts). */
+  roles: ProcessRoles;
   stop(): Promise<void>;
 }
 
@@ -100,12 +100,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     nodeEnv: 'production',
   });
 
-  const workspaceId = newId();
-  const now = new Date();
-  await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan: 'scale', concurrency_limit: options.concurrencyLimit, created_by: newId(), created_at: now, updated_at: now });
-  await appendLedgerItem({ workspaceId, kind: 'grant', amountPaise: 100_000_000, idempotencyKey: `bench:${workspaceId}`, at: now, note: 'bench credits' });
-  const { key } = await apiKeyFor(workspaceId, 'bench', 1_000_000);
-  await holdNumbers(workspaceId, ready.pool[0]!);
+  const { workspaceId, key } = await fundedWorkspace({ concurrencyLimit: options.concurrencyLimit, creditsPaise: 100_000_000, callerNumber: ready.pool[0]!, name: 'bench' });
 
   return {
     baseUrl,
@@ -115,6 +110,13 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     client,
     simulators: control,
     servers,
+    roles: {
+      'api + workers': [process.pid],
+      media: [media.child.pid as number],
+      temporal: servers.processes.filter((p) => p.name === 'temporal').map((p) => p.child.pid as number),
+      ferretdb: servers.processes.filter((p) => p.name === 'ferretdb').map((p) => p.child.pid as number),
+      simulators: [simulatorsProcess.pid as number],
+    },
     async stop() {
       await media.stop();
       workers.forEach((w) => w.shutdown());

@@ -6,6 +6,8 @@ import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/t
 import { pingSignal } from '../../workflows/testing/signal-echo';
 import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
 import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
+import { countStoreOperations, cpuMsPerUnit, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
+import { callWorkflowId } from '../../workflows/shared/calls';
 
 export interface CallsBenchResult {
   name: string;
@@ -21,6 +23,8 @@ const LIMIT = 50;
 const CONVERSATION_SECONDS = 5;
 const PLACING_CONCURRENCY = 20;
 const SIGNAL_SAMPLES = 200;
+/** Call workflows whose histories are counted for the Temporal work per call. */
+const COST_SAMPLE_WORKFLOWS = 20;
 const FINISH_DEADLINE_MS = 30 * 60_000;
 
 /** Configured simulator latencies for the pipeline measure; what is left over is ours. */
@@ -60,7 +64,8 @@ export async function callsBench(): Promise<CallsBenchResult> {
       `bare signal round trip (${SIGNAL_SAMPLES} samples, same server): p50 ${fmt(percentile(signal, 50))}, p95 ${fmt(percentile(signal, 95))}`,
       `handoff / signal round trip: p50 ${(percentile(queue.handoffs, 50) / percentile(signal, 50)).toFixed(1)}x, p95 ${(percentile(queue.handoffs, 95) / percentile(signal, 95)).toFixed(1)}x`,
       `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
-      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT})`,
+      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded here by the limit and the ${CONVERSATION_SECONDS} s conversations)`,
+      ...describeCallCost(queue.cost),
     );
     if (queue.finished !== CALLS || queue.maxLive > LIMIT) ok = false;
     }
@@ -96,6 +101,9 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
   await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: CONVERSATION_SECONDS });
   const placeMs: number[] = [];
   const ids: string[] = [];
+  // What the calls cost, from the first POST to the last call's end (analytics included).
+  const cpu = cpuSampler(stack.roles);
+  const store = countStoreOperations();
   const started = Date.now();
   let next = 0;
   await Promise.all(
@@ -117,6 +125,9 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
     await sleep(2_000);
   }
   const wallSeconds = (Date.now() - started) / 1000;
+  const cost: Cost = { units: CALLS, cpu: cpu.stop(), storeOperations: store.counts() };
+  store.stop();
+  cost.temporal = await temporalWork(stack.client, sample(ids, COST_SAMPLE_WORKFLOWS).map(callWorkflowId));
   const calls = await Call.find({ workspace_id: stack.workspaceId }, { started_at: 1, ended_at: 1 }).lean();
   const placed = await CallEvent.find({ workspace_id: stack.workspaceId, type: 'call.placed' }, { created_at: 1 }).lean();
   // The k-th call to end freed the slot the (LIMIT + k)-th dial took.
@@ -135,7 +146,7 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
   let live = 0;
   let maxLive = 0;
   for (const [, delta] of edges) maxLive = Math.max(maxLive, (live += delta));
-  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids };
+  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost };
 }
 
 async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {
@@ -246,4 +257,15 @@ async function replyTimings(callIds: string[]): Promise<ReplyTiming[]> {
     firstToken = null;
   }
   return timings;
+}
+
+/** Per call: CPU of each process, the call workflow's Temporal work, and this process's store operations. */
+function describeCallCost(cost: Cost): string[] {
+  const cpu = cpuMsPerUnit(cost);
+  const work = cost.temporal!;
+  return [
+    `CPU per call (all processes, ${cost.units} calls): ${cpu.total.toFixed(1)} ms = ${Object.entries(cpu.byRole).map(([role, ms]) => `${role} ${ms.toFixed(1)}`).join(', ')}`,
+    `Temporal work per call workflow (${work.workflows} sampled): ${work.workflowTasks.toFixed(1)} workflow tasks, ${work.activityTasks.toFixed(1)} activity tasks, ${work.localActivities.toFixed(1)} local activities, ${work.timers.toFixed(1)} timers, ${work.historyEvents.toFixed(1)} history events`,
+    `store operations per call (API and workers; the media process's are its own): ${storeOperationsPerUnit(cost).toFixed(1)}`,
+  ];
 }

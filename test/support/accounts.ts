@@ -4,6 +4,7 @@ import { ApiKey } from '../../db/models/api-key';
 import { Membership } from '../../db/models/membership';
 import { Workspace } from '../../db/models/workspace';
 import { claimNumber } from '../../domain/numbers/phone-numbers';
+import { appendLedgerItem } from '../../domain/billing/ledger';
 import { issueOAuthToken } from '../../api/auth/oauth-tokens';
 import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '../../api/auth/secret-tokens';
 import type { Role } from '../../domain/accounts/permissions';
@@ -86,4 +87,18 @@ export async function apiKeyFor(workspaceId: string, name = 'test key', rateLimi
 export async function oauthTokenFor(workspaceId: string, userId: string, ttlSeconds = 3600): Promise<{ id: string; token: string; headers: Record<string, string> }> {
   const { id, token } = await issueOAuthToken({ workspaceId, userId, clientId: 'test-client', clientName: 'Test App', ttlSeconds });
   return { id, token, headers: { Authorization: `Bearer ${token}` } };
+}
+
+/**
+ * An active Scale workspace stored directly, for load tests and benchmarks: `creditsPaise` of
+ * credits (a `grant`), a concurrency limit, a key no rate limit will refuse, and a caller number.
+ */
+export async function fundedWorkspace(options: { concurrencyLimit: number; creditsPaise: number; callerNumber: string; name?: string }): Promise<{ workspaceId: string; key: string }> {
+  const workspaceId = newId();
+  const now = new Date();
+  await Workspace.create({ _id: workspaceId, name: options.name ?? 'load', status: 'active', plan: 'scale', concurrency_limit: options.concurrencyLimit, created_by: newId(), created_at: now, updated_at: now });
+  await appendLedgerItem({ workspaceId, kind: 'grant', amountPaise: options.creditsPaise, idempotencyKey: `grant:${workspaceId}`, at: now, note: 'load test credits' });
+  const { key } = await apiKeyFor(workspaceId, options.name ?? 'load', 1_000_000);
+  await holdNumbers(workspaceId, options.callerNumber);
+  return { workspaceId, key };
 }

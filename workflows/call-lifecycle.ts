@@ -11,24 +11,17 @@ import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindow } from './shared/calling-hours';
 import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate } from './shared/calls';
 import {
-  beginLiveCall,
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
-  closeCall,
   CONVERSATION_STOP_WAIT_MS,
   dialCall,
-  enqueueCall,
   FINAL_PROVIDER_STATUSES,
   HANGUP_ANSWER_WAIT_MS,
   hangupProviderCall,
-  loadCallAgent,
   PHONE_STREAM_WAIT_SECONDS,
-  prepareDial,
   PROVIDER_LIMIT_MARGIN_SECONDS,
-  queueCall,
-  recordCallStep,
-  releaseSlot,
   startConversation,
+  storeSteps,
   type ConversationRun,
   type EventLevel,
 } from './call-steps';
@@ -153,7 +146,7 @@ export class CallLifecycle {
   private async waitForSlot(): Promise<CallAgent | null> {
     const { input } = this;
     // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
-    const queued = await queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString() });
+    const queued = await storeSteps().queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString() });
     this.inKeeperQueue = queued.enqueued;
     if (queued.enqueued) showCallDetails(`queued at position ${queued.position}, waiting for a free slot`);
     /** The agent as read at the start of the next round of the queue (read once here for the first). */
@@ -164,7 +157,7 @@ export class CallLifecycle {
       if (this.agentWasDeleted) return this.endRefused('AgentDeleted');
       const left = expiresAt - Date.now();
       if (left <= 0) return this.endUnconnected('canceled', 'expired in queue', 'warning', 'system');
-      const agent = read === undefined ? await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
+      const agent = read === undefined ? await storeSteps().loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId }) : read;
       read = undefined;
       if (!agent) return this.endRefused('AgentDeleted');
       if (!this.inKeeperQueue) {
@@ -175,7 +168,7 @@ export class CallLifecycle {
           await condition(() => this.leftQueue(), Math.min(window.opensInMs, left));
           continue;
         }
-        await enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
+        await storeSteps().enqueueCall({ workspaceId: input.workspaceId, callId: input.callId, queuedAt: input.queuedAt });
         this.inKeeperQueue = true;
         showCallDetails('queued, waiting for a free slot (calling hours open)');
       }
@@ -189,7 +182,7 @@ export class CallLifecycle {
       const at = new Date().toISOString();
       let check: RecordedDialCheck;
       try {
-        check = await prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
+        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
       } catch (error) {
         const refusal = refusalOf(error);
         if (!refusal) throw error;
@@ -231,7 +224,7 @@ export class CallLifecycle {
   private async admitLive(): Promise<CallAgent | null> {
     const { input } = this;
     this.holdsSlot = true;
-    const live = await loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
+    const live = await storeSteps().loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
     if (!live) return this.endRefused('AgentDeleted', 'failed');
     this.statuses.push({ status: 'in-progress', providerCallId: input.providerCallId ?? '', at: input.queuedAt });
     return live;
@@ -330,7 +323,7 @@ export class CallLifecycle {
     live.startedAt = startedAt;
     this.state.status = 'in-progress';
     // The provider is waiting on the answer URL until the conversation starts: these go together.
-    const cap = await beginLiveCall({
+    const cap = await storeSteps().beginLiveCall({
       callId: input.callId,
       workspaceId: input.workspaceId,
       maxDurationSeconds: agent.maxDurationSeconds,
@@ -389,7 +382,7 @@ export class CallLifecycle {
     const endedAt = new Date(endedAtMs).toISOString();
     if (this.holdsSlot) await this.release();
     // Charged once, the record closed with its cost, then `call.ended`: one step.
-    const { costPaise } = await closeCall({
+    const { costPaise } = await storeSteps().closeCall({
       callId: input.callId,
       workspaceId: input.workspaceId,
       durationSeconds,
@@ -450,11 +443,11 @@ export class CallLifecycle {
 
   /** One step: the record's changes, then the event. */
   private step(changes: CallChanges | undefined, entry?: CallEventInput): Promise<void> {
-    return recordCallStep({ callId: this.input.callId, changes, event: entry });
+    return storeSteps().recordCallStep({ callId: this.input.callId, changes, event: entry });
   }
 
   private async release(): Promise<void> {
-    await releaseSlot({ workspaceId: this.input.workspaceId, callId: this.input.callId });
+    await storeSteps().releaseSlot({ workspaceId: this.input.workspaceId, callId: this.input.callId });
     this.holdsSlot = false;
     this.inKeeperQueue = false;
   }

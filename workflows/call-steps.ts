@@ -1,4 +1,4 @@
-import { ActivityCancellationType, ActivityFailure, CancellationScope, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from './shared/conversation';
 import { TASK_QUEUES } from './shared/task-queues';
 import type { createActivities } from '../activities';
@@ -12,11 +12,24 @@ import type { createActivities } from '../activities';
 export type Activities = ReturnType<typeof createActivities> & ConversationActivities;
 export type EventLevel = 'info' | 'warning' | 'error';
 
-// Database and Temporal calls: retried until they are back (a call's state must not be lost).
-export const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+// The call's store steps (record writes, timeline events, the charge, the agent's read, the
+// slot keeper's signals): short, idempotent, retried until they are back (a call's state must
+// not be lost).
+const STORE_STEP_OPTIONS = { startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
+const storeStepsAsActivities = proxyActivities<Activities>(STORE_STEP_OPTIONS);
+const storeStepsAsLocalActivities = proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
+
+/**
+ * Calls started since this patch run their store steps as local activities: in the calls
+ * worker, inside the workflow task that needs them, with no activity task through the server
+ * and no extra workflow task to take each result (docs/decisions/0150, "A call's store steps run as local
+ * activities"). A call whose history began before keeps scheduling activities, so that it replays.
+ */
+export const LOCAL_STORE_STEPS_PATCH = 'call-store-steps-local';
+
+export function storeSteps(): Pick<Activities, 'recordCallStep' | 'queueCall' | 'prepareDial' | 'beginLiveCall' | 'closeCall' | 'loadCallAgent' | 'enqueueCall' | 'releaseSlot'> {
+  return patched(LOCAL_STORE_STEPS_PATCH) ? storeStepsAsLocalActivities : storeStepsAsActivities;
+}
 // Creating a call at the provider is not idempotent (a timed-out request may have placed it):
 // one attempt, and any failure ends the call as a refused dial.
 export const { dialCall } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });

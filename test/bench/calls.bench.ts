@@ -266,6 +266,9 @@ function describeCallCost(cost: Cost): string[] {
   return [
     `CPU per call (all processes, ${cost.units} calls): ${cpu.total.toFixed(1)} ms = ${Object.entries(cpu.byRole).map(([role, ms]) => `${role} ${ms.toFixed(1)}`).join(', ')}`,
     `Temporal work per call workflow (${work.workflows} sampled): ${work.workflowTasks.toFixed(1)} workflow tasks, ${work.activityTasks.toFixed(1)} activity tasks, ${work.localActivities.toFixed(1)} local activities, ${work.timers.toFixed(1)} timers, ${work.historyEvents.toFixed(1)} history events`,
-    `store operations per call (API and workers; the media process's are its own): ${storeOperationsPerUnit(cost).toFixed(1)}`,
+    `store operations per call (API and workers; the media process's are its own): ${storeOperationsPerUnit(cost).toFixed(1)}, most: ${Object.entries(cost.storeOperations ?? {})
+      .slice(0, 8)
+      .map(([operation, n]) => `${operation} ${(n / cost.units).toFixed(1)}`)
+      .join(', ')}`,
   ];
 }

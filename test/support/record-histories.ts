@@ -18,6 +18,11 @@
  * end (API, simulators, media service) before the call workflow upserted `CallStatus`, kept to
  * prove that the `call-status-search-attribute` patch (workflows/call-progress.ts) still
  * replays such histories. Delete it when that patch is removed.
+ *
+ * `call-outbound-store-steps-as-activities.json` and `call-inbound-store-steps-as-activities.json`
+ * are not made here either: `call-outbound-completed` and `call-inbound-completed` as recorded
+ * before the call's store steps became local activities (the `call-store-steps-local` patch,
+ * workflows/call-steps.ts), kept to prove such calls still replay. Delete them with that patch.
  */
 import fs from 'node:fs';
 import path from 'node:path';

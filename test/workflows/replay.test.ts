@@ -19,6 +19,9 @@ const REQUIRED: Record<string, string> = {
   'call-outbound-busy': 'callWorkflow',
   'call-inbound-completed': 'callWorkflow',
   'call-browser-completed': 'callWorkflow',
+  // Before the call's store steps ran as local activities (the `call-store-steps-local` patch).
+  'call-outbound-store-steps-as-activities': 'callWorkflow',
+  'call-inbound-store-steps-as-activities': 'callWorkflow',
   // The first run, ending in continue-as-new, and the run it continued as.
   'slot-keeper-continued-as-new': 'slotKeeperWorkflow',
   'slot-keeper-continued-run': 'slotKeeperWorkflow',

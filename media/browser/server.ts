@@ -1,8 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
 import type { StreamRegistry } from '../conversation/stream-registry';
-import { verifyStreamToken } from '../../domain/calls/stream-token';
+import { attachStreamEndpoint } from '../conversation/stream-endpoint';
 import { BrowserAudioStream } from './browser-stream';
 import { BROWSER_CALL_PAGE } from './page';
 
@@ -31,30 +29,13 @@ const MAX_FRAME_BYTES = 64 * 1024;
  * telephony streams).
  */
 export function attachBrowserCalls(server: Server, options: BrowserCallsOptions): BrowserCalls {
-  const { secret, registry } = options;
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://media-node');
-    const match = STREAM_PATH.exec(url.pathname);
-    if (!match) return;
-    // The socket is ours from here; a peer that resets it must not throw.
-    socket.on('error', () => socket.destroy());
-    const callId = decodeURIComponent(match[1]!);
-    void verifyStreamToken(secret, url.searchParams.get('token') ?? '', 'browser').then((tokenCallId) => {
-      if (tokenCallId === null || tokenCallId !== callId) return refuse(socket, 401, 'Unauthorized');
-      sockets.handleUpgrade(req, socket, head, (ws) => registry.offer(callId, new BrowserAudioStream(ws)));
-    });
-  };
-  server.on('upgrade', onUpgrade);
-
-  return {
-    close: async () => {
-      server.off('upgrade', onUpgrade);
-      for (const ws of sockets.clients) ws.terminate();
-      await new Promise<void>((resolve) => sockets.close(() => resolve()));
-    },
-  };
+  return attachStreamEndpoint(server, {
+    path: STREAM_PATH,
+    secret: options.secret,
+    kind: 'browser',
+    maxPayload: MAX_FRAME_BYTES,
+    onStream: (callId, ws) => options.registry.offer(callId, new BrowserAudioStream(ws)),
+  });
 }
 
 /**
@@ -79,9 +60,4 @@ export function serveBrowserPage(req: IncomingMessage, res: ServerResponse): boo
   });
   res.end(req.method === 'HEAD' ? undefined : BROWSER_CALL_PAGE);
   return true;
-}
-
-function refuse(socket: Duplex, status: number, text: string): void {
-  if (socket.destroyed) return;
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }

@@ -85,19 +85,22 @@ function problemLine(problem: StepProblem | undefined): string {
   return problem ? `<p class="error" role="alert">${escapeHtml(problem.message)}</p>` : '';
 }
 
+/** A sign-in step's page: its heading names the app; a problem sets the status and headers. */
+function sendStep(res: Response, request: AuthorizationRequest, problem: StepProblem | undefined, body: string): void {
+  send(res, problem?.status ?? 200, layout('Connect an app', `<h1>Connect ${escapeHtml(request.client.client_name)}</h1>\n${body}`), request.redirectUri, problem?.headers);
+}
+
 /**
  * Step 1: who is signing in. A person signs in with email and password; the console, which
  * holds the member's session token, posts it in the second form instead.
  */
 export function renderSignInStep(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, options: { problem?: StepProblem; email?: string } = {}): void {
   const { problem, email } = options;
-  send(
+  sendStep(
     res,
-    problem?.status ?? 200,
-    layout(
-      'Connect an app',
-      `<h1>Connect ${escapeHtml(request.client.client_name)}</h1>
-${appLine(request)}
+    request,
+    problem,
+    `${appLine(request)}
 ${problemLine(problem)}
 <form method="post" action="/oauth/authorize" id="sign-in">
 ${hiddenFields(params)}
@@ -116,21 +119,16 @@ ${hiddenFields(params)}
 <button type="submit">Continue</button>
 </form>
 </details>`,
-    ),
-    request.redirectUri,
-    problem?.headers,
   );
 }
 
 /** Step 1b: the password was right and the account has two-factor on: the code. */
 export function renderTwoFactorStep(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, challengeToken: string, problem?: StepProblem): void {
-  send(
+  sendStep(
     res,
-    problem?.status ?? 200,
-    layout(
-      'Connect an app',
-      `<h1>Connect ${escapeHtml(request.client.client_name)}</h1>
-<p>Your account has two-factor sign-in on: enter the 6-digit code from your authenticator app.</p>
+    request,
+    problem,
+    `<p>Your account has two-factor sign-in on: enter the 6-digit code from your authenticator app.</p>
 ${problemLine(problem)}
 <form method="post" action="/oauth/authorize" id="two-factor">
 ${hiddenFields(params)}
@@ -139,9 +137,6 @@ ${hiddenFields(params)}
 <input type="text" id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required>
 <button type="submit">Verify</button>
 </form>`,
-    ),
-    request.redirectUri,
-    problem?.headers,
   );
 }
 

@@ -16,8 +16,10 @@ export type EventLevel = 'info' | 'warning' | 'error';
 // slot keeper's signals): short, idempotent, retried until they are back (a call's state must
 // not be lost).
 const STORE_STEP_OPTIONS = { startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
-const storeStepsAsActivities = proxyActivities<Activities>(STORE_STEP_OPTIONS);
-const storeStepsAsLocalActivities = proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
+const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
+const storeStepsAsLocalActivities: StoreSteps = { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot };
+/** The same steps as regular activities, for calls whose histories began before the patch. */
+const storeStepsAsActivities: StoreSteps = proxyActivities<Activities>(STORE_STEP_OPTIONS);
 
 /**
  * Calls started since this patch run their store steps as local activities: in the calls
@@ -27,7 +29,9 @@ const storeStepsAsLocalActivities = proxyLocalActivities<Activities>(STORE_STEP_
  */
 export const LOCAL_STORE_STEPS_PATCH = 'call-store-steps-local';
 
-export function storeSteps(): Pick<Activities, 'recordCallStep' | 'queueCall' | 'prepareDial' | 'beginLiveCall' | 'closeCall' | 'loadCallAgent' | 'enqueueCall' | 'releaseSlot'> {
+type StoreSteps = Pick<Activities, 'recordCallStep' | 'queueCall' | 'prepareDial' | 'beginLiveCall' | 'closeCall' | 'loadCallAgent' | 'enqueueCall' | 'releaseSlot'>;
+
+export function storeSteps(): StoreSteps {
   return patched(LOCAL_STORE_STEPS_PATCH) ? storeStepsAsLocalActivities : storeStepsAsActivities;
 }
 // Creating a call at the provider is not idempotent (a timed-out request may have placed it):

@@ -1,5 +1,4 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { callWorkflow } from '../../workflows/call';
 import {
   agentDeletedSignal,
   answerUpdate,
@@ -9,6 +8,7 @@ import {
   mediaNodeSignal,
   providerStatusSignal,
   type AnswerRequest,
+  type CallWorkflow,
   type CallWorkflowInput,
   type ProviderStatusUpdate,
 } from '../../workflows/shared/calls';
@@ -40,7 +40,7 @@ import { ignoreWorkflowNotFound } from '../shared/temporal';
  * call) and summarized for the Temporal UI with its numbers and agent.
  */
 export async function startCallWorkflow(temporal: Client, input: CallWorkflowInput, agentName: string, status: 'queued' | 'in-progress'): Promise<void> {
-  await temporal.workflow.start<typeof callWorkflow>('callWorkflow', {
+  await temporal.workflow.start<CallWorkflow>('callWorkflow', {
     taskQueue: TASK_QUEUES.calls,
     workflowId: callWorkflowId(input.callId),
     args: [input],

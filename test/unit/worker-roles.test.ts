@@ -17,11 +17,18 @@ const ROLE_OF_WORKFLOW: Record<string, keyof typeof ACTIVITIES_BY_ROLE> = {
   'webhook-redelivery.ts': 'webhooks',
 };
 
-/** The activities a workflow schedules on its own queue: `const { a, b: c } = proxyActivities(...)` without a `taskQueue`. */
+/** Modules beside a workflow's own file that hold its activity proxies. */
+const PROXY_MODULES_OF_WORKFLOW: Record<string, string[]> = { 'call.ts': ['call-steps.ts'] };
+
+/**
+ * The activities a workflow schedules on its own queue: `const { a, b: c } = proxyActivities(...)`
+ * (or `proxyLocalActivities`, which run in the same worker) without a `taskQueue`, in its file
+ * and the modules that hold its proxies.
+ */
 function activitiesScheduledBy(file: string): string[] {
-  const code = fs.readFileSync(path.join(ROOT, 'workflows', file), 'utf8');
+  const code = [file, ...(PROXY_MODULES_OF_WORKFLOW[file] ?? [])].map((name) => fs.readFileSync(path.join(ROOT, 'workflows', name), 'utf8')).join('\n');
   const names: string[] = [];
-  for (const match of code.matchAll(/const \{([^}]*)\} = proxyActivities<[^(]*>\(([^)]*)\)/g)) {
+  for (const match of code.matchAll(/const \{([^}]*)\} = proxy(?:Local)?Activities<[^(]*>\(([^)]*)\)/g)) {
     const [, destructured, options] = match;
     if (/taskQueue:/.test(options!)) continue; // another queue's worker serves it
     names.push(...destructured!.split(',').map((part) => part.split(':')[0]!.trim()).filter(Boolean));

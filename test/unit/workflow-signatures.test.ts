@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import type { BatchWorkflow } from '../../workflows/shared/batches';
+import type { CallWorkflow } from '../../workflows/shared/calls';
 import type { KycReviewWorkflow } from '../../workflows/shared/kyc';
 import type { SlotKeeperWorkflow } from '../../workflows/shared/slots';
 import type { WebhookDeliveryWorkflow, WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
 import { batchWorkflow } from '../../workflows/batch';
+import { callWorkflow } from '../../workflows/call';
 import { kycReviewWorkflow } from '../../workflows/kyc';
 import { slotKeeperWorkflow } from '../../workflows/slots';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
@@ -21,6 +23,7 @@ describe('workflow signatures shared with clients', () => {
     const batch: BatchWorkflow = batchWorkflow;
     const redelivery: WebhookRedeliveryWorkflow = webhookRedeliveryWorkflow;
     const kyc: KycReviewWorkflow = kycReviewWorkflow;
-    expect([keeper, delivery, batch, redelivery, kyc].map((workflow) => workflow.name)).to.deep.equal(['slotKeeperWorkflow', 'webhookDeliveryWorkflow', 'batchWorkflow', 'webhookRedeliveryWorkflow', 'kycReviewWorkflow']);
+    const call: CallWorkflow = callWorkflow;
+    expect([keeper, delivery, batch, redelivery, kyc, call].map((workflow) => workflow.name)).to.deep.equal(['slotKeeperWorkflow', 'webhookDeliveryWorkflow', 'batchWorkflow', 'webhookRedeliveryWorkflow', 'kycReviewWorkflow', 'callWorkflow']);
   });
 });

@@ -141,3 +141,6 @@ export function callSummary(input: Pick<CallWorkflowInput, 'direction' | 'toNumb
   if (input.direction === 'inbound') return `inbound call from ${input.fromNumber} to ${input.toNumber} with ${agentName}`;
   return `browser call with ${agentName}, started by ${input.placedBy}`;
 }
+
+/** The call workflow's signature, for typed clients that import no workflow code (workflows/call.ts implements it). */
+export type CallWorkflow = (input: CallWorkflowInput) => Promise<CallState>;

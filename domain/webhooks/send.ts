@@ -69,6 +69,8 @@ export async function postWebhook(request: WebhookRequest, guard: GuardOptions):
       body: request.rawBody,
       timeoutMs,
       bodyLimitBytes: RESPONSE_READ_LIMIT_BYTES,
+      // A connection to the target (and the addresses its name passed the guard with) is reused.
+      keepAlive: true,
     },
     guard,
   );

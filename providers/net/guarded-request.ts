@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { BlockedAddressError, checkedAddresses, pinnedLookup, type Resolver } from './ssrf-guard';
+import { BlockedAddressError, checkedAddresses, pinnedLookup, type CheckedAddress, type Resolver } from './ssrf-guard';
 
 /**
  * One outgoing HTTP request to a URL a customer gave us (an agent's HTTP tool, a webhook
@@ -20,6 +20,11 @@ export interface GuardedRequest {
   bodyLimitBytes: number;
   /** The caller no longer wants the answer (a tool's reply the caller talked over): the request stops at once. */
   signal?: AbortSignal;
+  /**
+   * Reuse connections (webhooks): a keep-alive pool per target and checked address set, so a
+   * pooled socket is always one connected to addresses that passed the guard for this request.
+   */
+  keepAlive?: boolean;
 }
 
 export interface GuardOptions {
@@ -54,7 +59,7 @@ export async function sendGuarded(request: GuardedRequest, options: GuardOptions
   const stop = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
   try {
     const addresses = await untilAborted(checkedAddresses(request.url.hostname, options), stop);
-    const response = await send(request, pinnedLookup(addresses), stop);
+    const response = await send(request, addresses, stop);
     const body = await readBody(response, request.bodyLimitBytes);
     return {
       response: { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '', headers: response.headers, text: body.text, cut: body.cut },
@@ -74,13 +79,66 @@ export function isRedirect(status: number): boolean {
   return status >= 300 && status < 400;
 }
 
-function send({ url, method, headers, body }: GuardedRequest, lookup: ReturnType<typeof pinnedLookup>, signal: AbortSignal): Promise<IncomingMessage> {
+async function send(request: GuardedRequest, addresses: CheckedAddress[], signal: AbortSignal): Promise<IncomingMessage> {
+  const agent = request.keepAlive ? pooledAgent(request.url, addresses) : false;
+  try {
+    return await sendOnce(request, addresses, agent, signal);
+  } catch (error) {
+    // A pooled socket the target closed as we reused it: once more on a fresh connection.
+    // The request never reached the target's application (it was reset before any answer).
+    if (!(error as { reusedSocket?: boolean }).reusedSocket || (error as NodeJS.ErrnoException).code !== 'ECONNRESET' || signal.aborted) throw error;
+    return sendOnce(request, addresses, agent, signal);
+  }
+}
+
+function sendOnce({ url, method, headers, body }: GuardedRequest, addresses: CheckedAddress[], agent: http.Agent | false, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     // agent: false - no pooled keep-alive socket, so every request connects through its own pinned lookup.
-    const outgoing = (url.protocol === 'https:' ? https : http).request(url, { method, headers, lookup, signal, agent: false }, resolve);
-    outgoing.on('error', reject);
+    const outgoing = (url.protocol === 'https:' ? https : http).request(url, { method, headers, lookup: pinnedLookup(addresses), signal, agent }, resolve);
+    outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
     outgoing.end(body ?? undefined);
   });
+}
+
+/** Idle pooled connections close after this (below the 5 s keep-alive of Node's and many servers). */
+const POOL_IDLE_MS = 4_000;
+/** Pools kept at most; the least recently used one is closed beyond that. */
+const MAX_POOLS = 500;
+const pools = new Map<string, http.Agent>();
+
+/**
+ * The keep-alive pool of one target (scheme, host, port) and one set of checked addresses. The
+ * addresses are part of the key: a request whose name now resolves elsewhere gets another
+ * pool, and a request the guard refused never reaches here, so no pooled socket ever serves
+ * an address that this request's check did not pass.
+ */
+function pooledAgent(url: URL, addresses: CheckedAddress[]): http.Agent {
+  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).sort().join(',')}`;
+  let agent = pools.get(key);
+  if (agent) {
+    pools.delete(key);
+  } else {
+    const options = { keepAlive: true, timeout: POOL_IDLE_MS, maxFreeSockets: 64, scheduling: 'lifo' as const };
+    agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    if (pools.size >= MAX_POOLS) {
+      const [oldestKey, oldest] = pools.entries().next().value as [string, http.Agent];
+      pools.delete(oldestKey);
+      oldest.destroy();
+    }
+  }
+  pools.set(key, agent);
+  return agent;
+}
+
+/** The number of keep-alive pools (one per target and checked address set), for tests. */
+export function connectionPoolCount(): number {
+  return pools.size;
+}
+
+/** Closes every pooled connection (tests, shutdown). */
+export function closeConnectionPools(): void {
+  for (const agent of pools.values()) agent.destroy();
+  pools.clear();
 }
 
 /** The body as text, reading at most `limit` bytes. */

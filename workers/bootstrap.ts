@@ -3,6 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemClock, type ActivityDeps } from '../activities';
 import type { TaskQueueRole } from '../workflows/shared/task-queues';
+import { enableLocalFirstAttempts } from '../domain/webhooks/first-attempts';
 import { WORKER_ROLES, type WorkerTuning } from './roles';
 
 const WORKFLOWS_PATH = require.resolve('../workflows');
@@ -61,6 +62,8 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
   const base = { connection: options.connection, namespace: options.namespace, ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}) };
+  // Fan-outs in this process may start deliveries eagerly here, with a local first attempt.
+  if (options.roles.includes('webhooks')) enableLocalFirstAttempts();
   return Promise.all(
     options.roles.flatMap((role) => {
       const definition = WORKER_ROLES[role];

@@ -1,5 +1,6 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { ACTIVITIES_BY_ROLE, type ActivityDeps } from '../activities';
+import { MAX_LOCAL_IN_FLIGHT } from '../domain/webhooks/first-attempts';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY, TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
 
 /**
@@ -24,6 +25,9 @@ export interface WorkerTuning {
 }
 
 
+/** Workflow task (and local activity) slots of the `webhooks` worker: above MAX_LOCAL_IN_FLIGHT, with room for everything else. */
+export const WEBHOOK_WORKFLOW_TASK_SLOTS = 2 * MAX_LOCAL_IN_FLIGHT;
+
 export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: ACTIVITIES_BY_ROLE.calls },
   ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: ACTIVITIES_BY_ROLE.ops },
@@ -34,7 +38,15 @@ export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
     activities: ACTIVITIES_BY_ROLE.webhooks,
     // An attempt mostly waits on the target (up to 10 s): many run at once, so that targets
     // that time out cannot hold every slot while healthy ones wait.
-    options: (tuning) => ({ maxConcurrentActivityTaskExecutions: tuning.webhookAttemptConcurrency, maxConcurrentActivityTaskPolls: 20, maxConcurrentWorkflowTaskPolls: 10 }),
+    // A local first attempt holds its workflow task until its target answers: the slots are
+    // sized above the local attempts that may be in flight (first-attempts.ts, MAX_LOCAL_IN_FLIGHT).
+    options: (tuning) => ({
+      maxConcurrentActivityTaskExecutions: tuning.webhookAttemptConcurrency,
+      maxConcurrentActivityTaskPolls: 20,
+      maxConcurrentWorkflowTaskPolls: 10,
+      maxConcurrentWorkflowTaskExecutions: WEBHOOK_WORKFLOW_TASK_SLOTS,
+      maxConcurrentLocalActivityExecutions: WEBHOOK_WORKFLOW_TASK_SLOTS,
+    }),
     activityQueues: (tuning) => [
       { taskQueue: WEBHOOK_RETRY_QUEUE, options: { maxConcurrentActivityTaskExecutions: tuning.webhookRetryConcurrency ?? DEFAULT_WEBHOOK_RETRY_CONCURRENCY, maxConcurrentActivityTaskPolls: 5 } },
     ],

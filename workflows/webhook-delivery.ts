@@ -5,6 +5,7 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   workflowInfo,
@@ -34,6 +35,12 @@ const ATTEMPT_OPTIONS = {
 const { attemptWebhookDelivery } = proxyActivities<Activities>(ATTEMPT_OPTIONS);
 /** Automatic retries, on their own queue with bounded slots (see WEBHOOK_RETRY_QUEUE). */
 const { attemptWebhookDelivery: retryWebhookDelivery } = proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, taskQueue: WEBHOOK_RETRY_QUEUE });
+/**
+ * The first automatic attempt when the fan-out chose the fast path: in the workflow task that
+ * starts the workflow, on the worker that started it eagerly, with no activity task of its own.
+ * The same limits as an activity; Temporal retries it locally, then with timers.
+ */
+const { attemptWebhookDelivery: attemptLocally } = proxyLocalActivities<Activities>(ATTEMPT_OPTIONS);
 const { failWebhookDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -57,14 +64,16 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
 
   /** Makes one attempt once no other is in flight. */
   async function attempt(trigger: AttemptTrigger, ifFailed: Parameters<Activities['attemptWebhookDelivery']>[0]['ifFailed']): Promise<AttemptResult> {
-    await condition(() => !attempting);
+    // (Awaited only when needed: every promise in workflow code costs a stack capture.)
+    if (attempting) await condition(() => !attempting);
     attempting = true;
     try {
       state.attempts += 1;
       const attemptId = `${input.deliveryId}:${workflowInfo().runId}:${state.attempts}`;
       setCurrentDetails(`attempt ${state.attempts} (${trigger}) in flight`);
       const attemptCount = (input.attemptsBefore ?? 0) + state.attempts;
-      const send = trigger === 'automatic' && state.automaticAttempts > 1 ? retryWebhookDelivery : attemptWebhookDelivery;
+      const send =
+        trigger !== 'automatic' ? attemptWebhookDelivery : state.automaticAttempts > 1 ? retryWebhookDelivery : input.firstAttempt === 'local' ? attemptLocally : attemptWebhookDelivery;
       const result = await send({ deliveryId: input.deliveryId, attemptId, attemptCount, trigger, ifFailed });
       state.last = result;
       state.status = result.status;
@@ -92,7 +101,7 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
     return state;
   }
   // A manual attempt that arrived while the last one ran still gets its answer.
-  await condition(allHandlersFinished);
+  if (!allHandlersFinished()) await condition(allHandlersFinished);
   setCurrentDetails(`${state.status} after ${state.attempts} attempt(s)`);
   return state;
 

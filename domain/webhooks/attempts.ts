@@ -2,11 +2,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { GuardOptions } from '../../providers/net/guarded-request';
 import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../workflows/shared/webhooks';
 import { findByIdOwned } from '../../db/by-id';
+import { isDuplicateKeyError } from '../../db/errors';
 import { Agent } from '../../db/models/agent';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { ENDPOINT_DELETED } from './endpoints';
+import { recordTargetAnswer, takeRemembered } from './first-attempts';
 import { defaultSecretOf } from './secrets';
 import { postWebhook } from './send';
 
@@ -66,10 +68,16 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       throw new Error(`attempt ${input.attemptId} ran past its write deadline; the activity's retry records it instead`);
     }
   };
-  const delivery = await WebhookDelivery.findById(input.deliveryId).lean<WebhookDeliveryDocument>();
-  if (!delivery) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
+  // The first automatic attempt right after the fan-out, in its process, uses what the fan-out
+  // just read and wrote (first-attempts.ts); any other attempt reads the delivery and its target.
+  const fresh = input.trigger === 'automatic' && input.attemptCount === 1 ? takeRemembered(input.deliveryId) : null;
+  const stored = fresh ? null : await WebhookDelivery.findById(input.deliveryId).lean<WebhookDeliveryDocument>();
+  if (!fresh && !stored) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
+  const delivery = fresh
+    ? { _id: fresh.deliveryId, request_body: fresh.requestBody, event_type: fresh.eventType }
+    : { _id: stored!._id, request_body: stored!.request_body, event_type: stored!.event_type };
 
-  const lookup = await targetOf(delivery, deps.now());
+  const lookup: TargetLookup = fresh ? { target: { url: fresh.url, secret: fresh.secret, active: fresh.active }, gone: null } : await targetOf(stored!, deps.now());
   if (lookup.gone !== null) {
     const at = deps.now();
     await failDelivery(delivery._id, lookup.gone, at);
@@ -85,13 +93,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         deps.guard,
       );
   const finishedAt = new Date(at.getTime() + response.latency_ms);
+  if (!inactive) recordTargetAnswer(delivery._id, lookup.target.url, { latencyMs: response.latency_ms, answered: response.status_code !== null });
 
   assertInTime();
-  await WebhookAttempt.replaceOne(
-    { _id: input.attemptId },
-    { delivery_id: delivery._id, trigger: input.trigger, at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, response_excerpt: response.response_excerpt, signed_at: response.signed_at },
-    { upsert: true },
-  );
+  await keepAttempt({ _id: input.attemptId, delivery_id: delivery._id, trigger: input.trigger, at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, response_excerpt: response.response_excerpt, signed_at: response.signed_at });
 
   const status: DeliveryStatus = response.ok ? 'delivered' : input.ifFailed.status;
   const set: Record<string, unknown> = {
@@ -123,15 +128,30 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
 }
 
 /**
+ * Keeps the attempt under its id: an insert (one write; on FerretDB an upsert is a read and a
+ * write), or, when a retried run of the same attempt already kept it, a replacement.
+ */
+async function keepAttempt(attempt: { _id: string; delivery_id: string; trigger: AttemptTrigger; at: Date; status_code: number | null; latency_ms: number; error: string | null; response_excerpt: string; signed_at: number | null }): Promise<void> {
+  try {
+    await WebhookAttempt.collection.insertOne(attempt as unknown as Parameters<typeof WebhookAttempt.collection.insertOne>[0]);
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const { _id, ...fields } = attempt;
+    await WebhookAttempt.replaceOne({ _id }, fields);
+  }
+}
+
+/**
  * Writes the attempt's outcome; false when the target was deleted meanwhile, in which case the
  * delivery is left failed: deleting the endpoint wins over an attempt that was in flight.
- * The write is by `_id` alone and the deletion is checked after it (a guarded filter would
- * make FerretDB scan every delivery). Endpoint deletion marks `target_deleted_at` before it
- * fails the open deliveries, so either that pass sees this write or this read sees the mark.
+ * The write is by `_id` alone (a guarded filter would make FerretDB scan every delivery) and
+ * answers the document as written, so the deletion mark is checked in the same round trip.
+ * Endpoint deletion marks `target_deleted_at` before it fails the open deliveries, so either
+ * that pass sees this write or this write sees the mark.
  */
 async function writeUnlessTargetDeleted(deliveryId: string, set: Record<string, unknown>, at: Date): Promise<boolean> {
-  await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: set });
-  const after = await WebhookDelivery.findById(deliveryId, { target_deleted_at: 1 }).lean();
+  // (FerretDB implements no projection in findAndModify: the whole document comes back.)
+  const after = await WebhookDelivery.findOneAndUpdate({ _id: deliveryId }, { $set: set }, { returnDocument: 'after' }).lean();
   if (!after?.target_deleted_at) return true;
   await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: ENDPOINT_DELETED, next_attempt_at: null, updated_at: at } });
   return false;

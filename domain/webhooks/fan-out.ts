@@ -8,6 +8,7 @@ import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { ALL_EVENTS, type EventLevel } from './event-types';
 import { deliveryIdFor, eventIdFor } from './ids';
 import { webhookBody } from './payload';
+import { reserveLocalFirstAttempt } from './first-attempts';
 import { startDeliveryWorkflow } from './temporal';
 import type { DeliveryTitle } from '../../workflows/shared/webhooks';
 
@@ -36,6 +37,8 @@ interface Target {
   kind: 'endpoint' | 'agent';
   endpointId: string | null;
   url: string;
+  /** An endpoint's secret, for the first attempt's fast path (agents' URLs use the workspace's default secret, read at the attempt). */
+  secret: string | null;
 }
 
 /**
@@ -68,7 +71,10 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
   const deliveryIds = await Promise.all(
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
-      if (await createDelivery(deliveryId, target, eventId, event, body, now())) await startQuietly(temporal, deliveryId, event.workspace_id, { eventType: event.type, url: target.url, callId: event.call_id });
+      if (await createDelivery(deliveryId, target, eventId, event, body, now())) {
+        const local = target.secret !== null && reserveLocalFirstAttempt({ deliveryId, eventType: event.type, requestBody: body, url: target.url, secret: target.secret, active: true });
+        await startQuietly(temporal, deliveryId, event.workspace_id, { eventType: event.type, url: target.url, callId: event.call_id }, local);
+      }
       return deliveryId;
     }),
   );
@@ -93,7 +99,8 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
     created_at: new Date(input.createdAt),
   };
   try {
-    await CallEvent.create(entry);
+    // Inserted as built (every field of the schema is set here): no document to hydrate and validate on the fan-out's path.
+    await CallEvent.collection.insertOne(entry as unknown as Parameters<typeof CallEvent.collection.insertOne>[0]);
     return entry;
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
@@ -105,34 +112,43 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
 
 async function targetsOf(workspaceId: string, agentId: string, type: string): Promise<Target[]> {
   const [endpoints, agent] = await Promise.all([
-    WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1 }).lean(),
+    WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1, secret: 1 }).lean(),
     agentId ? findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }) : null,
   ]);
   const targets: Target[] = endpoints
     .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))
-    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url }));
-  if (agent?.webhook_url) targets.push({ key: `agent:${agent._id}`, kind: 'agent', endpointId: null, url: agent.webhook_url });
+    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url, secret: endpoint.secret }));
+  if (agent?.webhook_url) targets.push({ key: `agent:${agent._id}`, kind: 'agent', endpointId: null, url: agent.webhook_url, secret: null });
   return targets;
 }
 
 /** Inserts the delivery; true when its workflow is still to be started. */
 async function createDelivery(deliveryId: string, target: Target, eventId: string, event: SavedEvent, body: string, now: Date): Promise<boolean> {
   try {
-    await WebhookDelivery.create({
+    // Every field of the schema, defaults included, inserted as built (no document to hydrate and validate).
+    const delivery = {
       _id: deliveryId,
       workspace_id: event.workspace_id,
       target: target.kind,
       endpoint_id: target.endpointId,
-      agent_id: event.agent_id,
+      agent_id: event.agent_id ?? '',
       url: target.url,
       event_id: eventId,
       event_type: event.type,
-      call_id: event.call_id,
+      call_id: event.call_id ?? '',
       request_body: body,
       status: 'pending',
+      retries: true,
+      attempt_count: 0,
+      next_attempt_at: null,
+      last_response: null,
+      failure_reason: null,
+      target_deleted_at: null,
       created_at: now,
       updated_at: now,
-    });
+      delivered_at: null,
+    };
+    await WebhookDelivery.collection.insertOne(delivery as unknown as Parameters<typeof WebhookDelivery.collection.insertOne>[0]);
     return true;
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
@@ -141,9 +157,9 @@ async function createDelivery(deliveryId: string, target: Target, eventId: strin
   }
 }
 
-async function startQuietly(temporal: Client, deliveryId: string, workspaceId: string, title: DeliveryTitle): Promise<void> {
+async function startQuietly(temporal: Client, deliveryId: string, workspaceId: string, title: DeliveryTitle, localFirstAttempt: boolean): Promise<void> {
   try {
-    await startDeliveryWorkflow(temporal, { deliveryId, workspaceId, mode: 'scheduled', reuse: 'never', title });
+    await startDeliveryWorkflow(temporal, { deliveryId, workspaceId, mode: 'scheduled', reuse: 'never', title, localFirstAttempt });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }

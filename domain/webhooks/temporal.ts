@@ -1,4 +1,4 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { InternalConnectionLikeSymbol, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
 import { deliveryDetails, retryNowUpdate, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
 import { ignoreWorkflowNotFound } from '../shared/temporal';
 import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
@@ -18,6 +18,8 @@ export interface StartDelivery {
   reuse: 'never' | 'after-close';
   /** The event and where it goes, for the workflow's summary in the Temporal UI. */
   title: DeliveryTitle;
+  /** The first attempt as a local activity (the fan-out's fast path: first-attempts.ts). */
+  localFirstAttempt?: boolean;
 }
 
 /** Starts the delivery workflow `whd_<id>` on the `webhooks` queue; the workflow id is the delivery id. */
@@ -25,7 +27,10 @@ export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): P
   return temporal.workflow.start<WebhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
     taskQueue: TASK_QUEUES.webhooks,
     workflowId: start.deliveryId,
-    args: [{ deliveryId: start.deliveryId, mode: start.mode, trigger: start.trigger, attemptsBefore: start.attemptsBefore }],
+    args: [{ deliveryId: start.deliveryId, mode: start.mode, trigger: start.trigger, attemptsBefore: start.attemptsBefore, ...(start.localFirstAttempt ? { firstAttempt: 'local' as const } : {}) }],
+    // Straight to a worker of this process when there is one with a free slot (the client
+    // shares the worker's NativeConnection); otherwise the server dispatches it as usual.
+    requestEagerStart: supportsEagerStart(temporal),
     workflowIdReusePolicy: start.reuse === 'never' ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'FAIL',
     typedSearchAttributes: [
@@ -35,6 +40,11 @@ export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): P
     staticSummary: deliverySummary(start.deliveryId, start.mode, start.trigger, start.title),
     staticDetails: deliveryDetails(start.deliveryId, start.workspaceId),
   });
+}
+
+/** Eager start needs the client to share a worker's NativeConnection; a plain Connection refuses it. */
+function supportsEagerStart(temporal: Client): boolean {
+  return Boolean((temporal.connection as InternalConnectionLike)[InternalConnectionLikeSymbol]?.supportsEagerStart);
 }
 
 /** Starts the redelivery job's workflow (its id is the job's id) on the `webhooks` queue. */

@@ -191,6 +191,21 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    // Issue 18: the fan-out beside the webhooks worker marks the first attempt local; the
+    // target fails it (a local activity's marker) and takes the automatic retry after 10 s.
+    histories: ['webhook-delivery-local-first-attempt'],
+    server: 'main',
+    async record(stack) {
+      const deliveryId = await webhookToFlakyTarget(stack, 'local');
+      const handle = stack.temporal.client.workflow.getHandle(deliveryId);
+      const state = await handle.result();
+      if (state.status !== 'delivered' || state.automaticAttempts !== 2) throw new Error(`the delivery ended ${JSON.stringify(state)}`);
+      const events = (await handle.fetchHistory()).events ?? [];
+      if (!events.some((event) => event.markerRecordedEventAttributes)) throw new Error('the first attempt was not a local activity');
+      save('webhook-delivery-local-first-attempt', stack.temporal, deliveryId);
+    },
+  },
+  {
     // The target fails the first attempt; a manual retry (the retryNow update) during the wait delivers it.
     histories: ['webhook-delivery-manual-retry'],
     server: 'main',

@@ -27,6 +27,8 @@ const REQUIRED: Record<string, string> = {
   'slot-keeper-continued-run': 'slotKeeperWorkflow',
   'webhook-delivery-retried': 'webhookDeliveryWorkflow',
   'webhook-delivery-manual-retry': 'webhookDeliveryWorkflow',
+  // The fan-out beside the webhooks worker: the first attempt a local activity (issue 18).
+  'webhook-delivery-local-first-attempt': 'webhookDeliveryWorkflow',
   'batch-completed': 'batchWorkflow',
 };
 

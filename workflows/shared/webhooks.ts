@@ -24,6 +24,11 @@ export interface DeliveryWorkflowInput {
   trigger?: Exclude<AttemptTrigger, 'automatic'>;
   /** Attempts made by earlier runs (a manual retry after the schedule ended continues the count). */
   attemptsBefore?: number;
+  /**
+   * `local`: the first automatic attempt is a local activity (the fan-out's fast path, for a
+   * target that answers fast; domain/webhooks/first-attempts.ts). Absent: an ordinary activity.
+   */
+  firstAttempt?: 'local';
 }
 
 /** What a delivery carries where, for its one-line summary in the Temporal UI. */

@@ -1,5 +1,6 @@
 import express from 'express';
 import { startBenchStack } from './bench-stack';
+import { countStoreOperations, cpuSampler, describeCost, timeStoreCommands } from './cost';
 
 export interface AgentsBenchResult {
   name: string;
@@ -13,6 +14,10 @@ const CONCURRENCY = 4;
 const ROUNDS = 3;
 const PER_ROUND = { list: 60, update: 200 };
 const WARM_UP = 20;
+/** Requests one at a time, to split each into the store's time and ours. */
+const SEQUENTIAL = 40;
+/** Issue 18: of a request's time, ours (everything but the store's commands) is at most this share. */
+const TARGET_OURS_SHARE = 0.25;
 
 /**
  * What the Agents endpoints cost next to a bare Express route answering the same JSON, on
@@ -66,23 +71,42 @@ export async function agentsBench(): Promise<AgentsBenchResult> {
     };
 
     const lines: string[] = [];
+    let ok = true;
     for (const [name, scenario] of Object.entries(scenarios)) {
       await load(scenario.ours, WARM_UP);
       await load(scenario.bare, WARM_UP);
       const ours: Load[] = [];
       const bareRuns: Load[] = [];
+      const cpu = cpuSampler(stack.roles);
+      let oursCpu: Record<string, number> = {};
+      const store = countStoreOperations();
       for (let round = 0; round < ROUNDS; round++) {
         bareRuns.push(await load(scenario.bare, scenario.count));
+        cpu.restart();
+        store.reset();
         ours.push(await load(scenario.ours, scenario.count));
+        for (const [role, seconds] of Object.entries(cpu.stop())) oursCpu[role] = (oursCpu[role] ?? 0) + seconds;
       }
+      const storeOperations = store.counts();
+      store.stop();
       const o = summary(ours);
       const b = summary(bareRuns);
       lines.push(
         `${name}: ours ${o.rps.toFixed(0)} req/s, p99 ${o.p99.toFixed(1)} ms | bare Express ${b.rps.toFixed(0)} req/s, p99 ${b.p99.toFixed(1)} ms | ` +
           `throughput ${(o.rps / b.rps).toFixed(3)}x of bare, p99 ${(o.p99 / b.p99).toFixed(1)}x`,
       );
+      // The store operations were counted in the last round only.
+      lines.push(`  per request: ${describeCost({ units: ROUNDS * scenario.count, cpu: oursCpu, storeOperations: scaleCounts(storeOperations, ROUNDS) }, 'request')}`);
+      oursCpu = {};
+      const split = await storeSplit(scenario.ours, SEQUENTIAL);
+      const oursShare = split.oursMs / split.requestMs;
+      if (name.startsWith('GET')) ok &&= oursShare <= TARGET_OURS_SHARE;
+      lines.push(
+        `  ${name.startsWith('GET') ? (oursShare <= TARGET_OURS_SHARE ? 'MET ' : 'MISS') : 'info'} one at a time (${SEQUENTIAL}): ${split.requestMs.toFixed(1)} ms a request = the store's commands ${split.storeMs.toFixed(1)} ms (${pct(1 - oursShare)}) + ours ${split.oursMs.toFixed(1)} ms (${pct(oursShare)})` +
+          `${name.startsWith('GET') ? ` (target: ours <= ${pct(TARGET_OURS_SHARE)})` : ''}`,
+      );
     }
-    return { name: `Agents endpoints against a bare Express route (${CONCURRENCY} in flight, FerretDB; no target set)`, ok: true, lines };
+    return { name: `Agents endpoints against a bare Express route (${CONCURRENCY} in flight, FerretDB)`, ok, lines };
   } finally {
     await stack.stop();
   }
@@ -121,6 +145,33 @@ async function request(url: string, init: RequestInit, status: number, worker: n
   const res = await fetch(url, init);
   await res.arrayBuffer();
   if (res.status !== status) throw new Error(`worker ${worker}: ${init.method ?? 'GET'} ${url} answered ${res.status}, expected ${status}`);
+}
+
+const pct = (share: number) => `${Math.round(share * 100)}%`;
+
+function scaleCounts(counts: Record<string, number>, factor: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([op, n]) => [op, n * factor]));
+}
+
+/**
+ * Requests one at a time: each one's time, and how much of it the store's commands took (the
+ * driver's durations, from sending a command to its answer); the rest is ours (HTTP, the
+ * middleware, decoding, rendering, serialising). Means over `count` requests.
+ */
+async function storeSplit(send: (worker: number) => Promise<void>, count: number): Promise<{ requestMs: number; storeMs: number; oursMs: number }> {
+  const timer = timeStoreCommands();
+  let requestMs = 0;
+  try {
+    for (let i = 0; i < count; i++) {
+      const t = process.hrtime.bigint();
+      await send(0);
+      requestMs += Number(process.hrtime.bigint() - t) / 1e6;
+    }
+    const storeMs = timer.totalMs();
+    return { requestMs: requestMs / count, storeMs: storeMs / count, oursMs: (requestMs - storeMs) / count };
+  } finally {
+    timer.stop();
+  }
 }
 
 interface Load {

@@ -19,6 +19,8 @@ export interface BenchStack {
   workspaceId: string;
   /** An API key of the workspace whose limit never refuses a measured request. */
   key: string;
+  /** The processes a request runs in, by role (this process serves the API), for cpuSampler. */
+  roles: Record<string, number[]>;
   /** Listens on a free port and answers the base URL; stop() closes it. */
   listen(app: Express): Promise<string>;
   stop(): Promise<void>;
@@ -32,7 +34,7 @@ export async function startBenchStack(plan: string): Promise<BenchStack> {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-'));
   const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
   const servers: Server[] = [];
-  await connectMongo(ferret.uri('bench'));
+  await connectMongo(ferret.uri('bench'), { monitorCommands: true });
   const workspaceId = newId();
   const now = new Date();
   await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan, created_by: newId(), created_at: now, updated_at: now });
@@ -53,6 +55,7 @@ export async function startBenchStack(plan: string): Promise<BenchStack> {
     app,
     workspaceId,
     key,
+    roles: { api: [process.pid], ferretdb: [ferret.child.pid as number] },
     async listen(target) {
       const server = await new Promise<Server>((resolve) => {
         const s = target.listen(0, '127.0.0.1', () => resolve(s));

@@ -28,7 +28,8 @@ export type CpuSeconds = Record<string, number>;
 
 /**
  * Samples the CPU time (user + system, every thread) of each role's processes and of their
- * descendants (a process a role's process started, e.g. a server's helper) from now on.
+ * descendants (a process a role's process started, e.g. a server's helper; not one named in
+ * a role of its own) from now on.
  * Processes that end meanwhile count up to their last reading.
  */
 export function cpuSampler(roles: ProcessRoles): CpuSampler {
@@ -52,17 +53,19 @@ export function cpuSampler(roles: ProcessRoles): CpuSampler {
 
 function readRoles(roles: ProcessRoles): Record<string, Map<number, number>> {
   const children = childrenByParent();
+  // A descendant named in a role of its own counts there only (the bench process starts the servers).
+  const named = new Set(Object.values(roles).flat());
   const out: Record<string, Map<number, number>> = {};
   for (const [role, pids] of Object.entries(roles)) {
     const ticks = new Map<number, number>();
-    const visit = (pid: number) => {
-      if (ticks.has(pid)) return;
+    const visit = (pid: number, top: boolean) => {
+      if (ticks.has(pid) || (!top && named.has(pid))) return;
       const value = cpuTicks(pid);
       if (value === null) return;
       ticks.set(pid, value);
-      for (const child of children.get(pid) ?? []) visit(child);
+      for (const child of children.get(pid) ?? []) visit(child, false);
     };
-    for (const pid of pids) visit(pid);
+    for (const pid of pids) visit(pid, true);
     out[role] = ticks;
   }
   return out;

@@ -50,7 +50,10 @@ async function main(): Promise<void> {
   process.exitCode = failed ? 1 : 0;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  // Whatever a benchmark's servers or clients left open, the run ends with its report.
+  .finally(() => process.exit());

@@ -4,3 +4,5 @@ export * from '..';
 export { slotProbeWorkflow } from './slot-probe';
 // The slot handoff benchmark's baseline: a bare signal round trip.
 export { signalEchoWorkflow, signalWaiterWorkflow } from './signal-echo';
+// The webhook benchmark's baseline: one activity that POSTs the signed body.
+export { oneActivityDeliveryWorkflow } from './one-activity-delivery';

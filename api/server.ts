@@ -10,7 +10,7 @@ import { createTemporalClient } from '../domain/shared/temporal';
 async function main(): Promise<void> {
   const config = loadConfig();
   await connectMongo(config.mongodbUri);
-  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace);
+  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
   const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel) });
   const server: Server = app.listen(config.port, config.host, () => {
     console.log(`API listening on http://${config.host}:${config.port}/api/v1`);

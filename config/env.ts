@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../workflows/shared/task-queues';
 
 /**
@@ -29,6 +30,8 @@ export interface Config {
   mongodbUri: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** How to reach a Temporal that wants credentials (Temporal Cloud, a TLS frontend); null: plain gRPC. */
+  temporalSecurity: TemporalSecurityConfig | null;
   /** Zone used when a request names none (query `timezone` or header `X-Timezone`). */
   defaultTimezone: string;
   /** Check every response against the OpenAPI document (on in tests, off in production). */
@@ -55,6 +58,21 @@ export interface Config {
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
   billing: BillingConfig;
+}
+
+/**
+ * Credentials for Temporal Cloud or a self-hosted frontend with TLS. An API key
+ * (TEMPORAL_API_KEY) or a client certificate (TEMPORAL_TLS_CERT + TEMPORAL_TLS_KEY, mTLS)
+ * turns TLS on; TEMPORAL_TLS=true turns it on alone (server-side TLS). Files are paths, read
+ * when the connection is made (domain/shared/temporal.ts, temporalConnectionOptions).
+ */
+export interface TemporalSecurityConfig {
+  apiKey: string | null;
+  clientCertFile: string | null;
+  clientKeyFile: string | null;
+  /** A private CA of a self-hosted frontend; null: the system's roots. */
+  caFile: string | null;
+  serverName: string | null;
 }
 
 /** The platform as the seller on GST invoices; `state` decides CGST+SGST against IGST. */
@@ -126,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     mongodbUri: required(env, 'MONGODB_URI', production ? undefined : LOCAL_MONGODB_URI),
     temporalAddress: required(env, 'TEMPORAL_ADDRESS', production ? undefined : LOCAL_TEMPORAL_ADDRESS),
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalSecurity: temporalSecurityConfig(env),
     defaultTimezone: env.DEFAULT_TIMEZONE || 'Asia/Kolkata',
     validateResponses: parseBoolean(env, 'VALIDATE_RESPONSES', nodeEnv === 'test'),
     logLevel: parseEnum(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
@@ -173,14 +192,42 @@ function providersConfig(env: Env): ProvidersConfig {
   };
 }
 
+function temporalSecurityConfig(env: Env): TemporalSecurityConfig | null {
+  const cert = env.TEMPORAL_TLS_CERT || null;
+  const key = env.TEMPORAL_TLS_KEY || null;
+  if (!cert !== !key) throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together (the client certificate and its key, for mTLS)');
+  const apiKey = env.TEMPORAL_API_KEY || null;
+  const tls = parseBoolean(env, 'TEMPORAL_TLS', !!(apiKey || cert));
+  if (!tls) {
+    if (apiKey || cert) throw new Error('TEMPORAL_TLS=false cannot go with TEMPORAL_API_KEY or a client certificate: credentials travel only over TLS');
+    return null;
+  }
+  return { apiKey, clientCertFile: cert, clientKeyFile: key, caFile: env.TEMPORAL_TLS_CA || null, serverName: env.TEMPORAL_TLS_SERVER_NAME || null };
+}
+
 /** MEDIA_PUBLIC_URL, or the local media service's own address (required in production with telephony). */
 function mediaPublicUrl(env: Env, production: boolean, host: string, port: number): string {
   if (env.MEDIA_PUBLIC_URL) {
     if (!/^(wss?|https?):\/\/[^/]+/.test(env.MEDIA_PUBLIC_URL)) throw new Error(`MEDIA_PUBLIC_URL must be a ws(s) URL, got "${env.MEDIA_PUBLIC_URL}"`);
-    return env.MEDIA_PUBLIC_URL.replace(/^http/, 'ws').replace(/\/+$/, '');
+    return expandNodeAddress(env.MEDIA_PUBLIC_URL).replace(/^http/, 'ws').replace(/\/+$/, '');
   }
   if (production && env.TELEPHONY_BASE_URL) throw new Error('MEDIA_PUBLIC_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider connects audio streams to it)');
   return `ws://${localAuthority(host, port)}`;
+}
+
+/**
+ * Several media nodes share one environment (`docker compose --scale media=3`, a Kubernetes
+ * StatefulSet), yet each must announce its own address: `{hostname}` becomes this machine's
+ * host name (a container's or pod's), `{ip}` its first non-loopback IPv4 address.
+ */
+function expandNodeAddress(url: string): string {
+  return url.replaceAll('{hostname}', os.hostname()).replaceAll('{ip}', () => {
+    const address = Object.values(os.networkInterfaces())
+      .flat()
+      .find((entry) => entry?.family === 'IPv4' && !entry.internal)?.address;
+    if (!address) throw new Error('MEDIA_PUBLIC_URL has {ip}, but this machine has no non-loopback IPv4 address');
+    return address;
+  });
 }
 
 /** `host:port` as this machine's clients reach a server bound to `host` (a wildcard bind address as loopback; IPv6 in brackets). */

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
+import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from '../providers';
 import { startMediaService } from './service';
@@ -15,9 +16,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
+  const connection = await NativeConnection.connect(connectionOptions);
   // Conversations record their events, whose webhooks start delivery workflows.
-  const temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }), namespace: config.temporalNamespace });
+  const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: config.temporalNamespace });
   const media = await startMediaService({
     host: config.host,
     port: config.mediaPort,

@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
+import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createProviders } from '../providers';
 import { createWorkers, WORKER_SHUTDOWN_GRACE } from './bootstrap';
@@ -16,9 +17,10 @@ async function main(): Promise<void> {
   const roles = parseRoles(process.env.WORKER_ROLES);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  // Activities that start workflows (webhook fan-out) use their own client connection.
-  const temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }), namespace: config.temporalNamespace });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity));
+  // Activities that start workflows (webhook fan-out) share the workers' connection, so a
+  // delivery can start eagerly on this process's webhooks worker (issue 18).
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const providers = createProviders(config.providers);
   const workers = await createWorkers({
     connection,
@@ -48,7 +50,6 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((worker) => worker.run()));
   } finally {
     await connection.close();
-    await temporal.connection.close();
     await disconnectMongo();
   }
 }

@@ -1,11 +1,32 @@
+import fs from 'node:fs';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { TemporalSecurityConfig } from '../../config/env';
 
 /**
  * The process's one Temporal client. The connection is lazy so that the API starts (and
  * health reports Temporal as down) even while the Temporal server is unavailable.
  */
-export function createTemporalClient(address: string, namespace: string): Client {
-  return new Client({ connection: Connection.lazy({ address }), namespace });
+export function createTemporalClient(address: string, namespace: string, security: TemporalSecurityConfig | null = null): Client {
+  return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security)), namespace });
+}
+
+/**
+ * Options for Connection.connect / NativeConnection.connect: plain gRPC, or TLS with an API key
+ * or a client certificate (Temporal Cloud). An API key also names the namespace in the
+ * `temporal-namespace` header, which Temporal Cloud's regional endpoints route by.
+ */
+export function temporalConnectionOptions(address: string, namespace: string, security: TemporalSecurityConfig | null) {
+  if (!security) return { address };
+  const read = (file: string) => fs.readFileSync(file);
+  return {
+    address,
+    tls: {
+      ...(security.serverName ? { serverNameOverride: security.serverName } : {}),
+      ...(security.caFile ? { serverRootCACertificate: read(security.caFile) } : {}),
+      ...(security.clientCertFile && security.clientKeyFile ? { clientCertPair: { crt: read(security.clientCertFile), key: read(security.clientKeyFile) } } : {}),
+    },
+    ...(security.apiKey ? { apiKey: security.apiKey, metadata: { 'temporal-namespace': namespace } } : {}),
+  };
 }
 
 /**

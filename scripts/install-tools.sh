@@ -3,6 +3,8 @@
 #   - Temporal CLI dev server, built from its official Go module
 #   - FerretDB (MongoDB wire protocol, SQLite backend), built from its downloaded Go module
 #   - Temporal's Java time-skipping test server (Maven Central) plus a launcher script
+#   - only when asked (`cluster`: npm run start:cluster / test:cluster): the Temporal server,
+#     its SQL schema tool (which embeds the PostgreSQL schemas), and the Temporal Web UI server
 # Each step prints one progress line and skips itself when its pinned version is present.
 # Why the FerretDB build is not a plain `go install`: see docs/infrastructure.md.
 set -euo pipefail
@@ -10,6 +12,8 @@ set -euo pipefail
 TEMPORAL_CLI_VERSION="v1.5.1"
 FERRETDB_VERSION="v1.24.2"
 TEMPORAL_TEST_SERVER_VERSION="1.38.0" # also pinned in scripts/tools/temporal-test-server.pom.xml
+TEMPORAL_SERVER_VERSION="v1.29.1"     # the server the CLI above embeds; also in docker-compose.yml
+TEMPORAL_UI_SERVER_VERSION="v2.42.1"  # also in docker-compose.yml (temporalio/ui)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="${TOOLS_DIR:-$root/.tools}"
@@ -139,13 +143,52 @@ LAUNCHER
   step "Temporal test server $TEMPORAL_TEST_SERVER_VERSION: installed at $dir/temporal-test-server"
 }
 
-# Usage: install-tools.sh [temporal] [ferretdb] [test-server]   (none: all three)
+# Builds one `cmd/...` program of a Go module at a pinned version into $bin/<name>. `go install`
+# names the binary after its folder (`server`, `sql`), so it builds into a scratch GOBIN first.
+go_install_as() {
+  local name="$1" package="$2" version="$3"
+  local scratch="$tools/gobin-$name"
+  rm -rf "$scratch" && mkdir -p "$scratch"
+  GOBIN="$scratch" GOFLAGS=-mod=mod go install "$package@$version"
+  mv "$scratch/$(basename "$package")" "$bin/$name"
+  rm -rf "$scratch"
+}
+
+install_temporal_cluster() {
+  local stamp="temporal-cluster-$TEMPORAL_SERVER_VERSION-ui-$TEMPORAL_UI_SERVER_VERSION"
+  if installed "$stamp" "$bin/temporal-server" && [[ -x "$bin/temporal-sql-tool" && -x "$bin/temporal-ui-server" ]]; then
+    step "Temporal server $TEMPORAL_SERVER_VERSION and UI server $TEMPORAL_UI_SERVER_VERSION: present"; return
+  fi
+  require go "build the Temporal server and its Web UI server" "apt-get install golang, or go.dev/dl"
+  step "Temporal server $TEMPORAL_SERVER_VERSION: building go.temporal.io/server/cmd/server (several minutes on 2 cores)"
+  go_install_as temporal-server go.temporal.io/server/cmd/server "$TEMPORAL_SERVER_VERSION"
+  # The tool embeds the module's schema/ folder (`--schema-name postgresql/v12/temporal`).
+  step "Temporal SQL tool $TEMPORAL_SERVER_VERSION: building go.temporal.io/server/cmd/tools/sql (with its PostgreSQL schemas)"
+  go_install_as temporal-sql-tool go.temporal.io/server/cmd/tools/sql "$TEMPORAL_SERVER_VERSION"
+  step "Temporal UI server $TEMPORAL_UI_SERVER_VERSION: building github.com/temporalio/ui-server/v2/cmd/server"
+  go_install_as temporal-ui-server github.com/temporalio/ui-server/v2/cmd/server "$TEMPORAL_UI_SERVER_VERSION"
+  touch "$stamps/$stamp"
+  step "Temporal cluster tools: installed at $bin/temporal-server, temporal-sql-tool, temporal-ui-server"
+}
+
+# PostgreSQL is not built here: it comes from the system's packages (scripts/infra/postgres.ts).
+check_postgres() {
+  local dir
+  for dir in "${PG_BIN:-}" /usr/lib/postgresql/*/bin; do
+    if [[ -n "$dir" && -x "$dir/postgres" && -x "$dir/initdb" ]]; then step "PostgreSQL: present ($dir)"; return; fi
+  done
+  fail "PostgreSQL 12 or newer is missing; the cluster profile stores Temporal in it. Install it (Debian: apt-get install postgresql) or set PG_BIN, and run again."
+}
+
+# Usage: install-tools.sh [temporal] [ferretdb] [test-server] [cluster]
+#   (none: the first three; `cluster` adds the cluster profile's tools, and only on request)
 [[ $# -gt 0 ]] || set -- temporal ferretdb test-server
 for tool in "$@"; do
   case "$tool" in
     temporal) install_temporal_cli ;;
     ferretdb) install_ferretdb ;;
     test-server) install_temporal_test_server ;;
-    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server]" ;;
+    cluster) check_postgres; install_temporal_cluster ;;
+    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server] [cluster]" ;;
   esac
 done

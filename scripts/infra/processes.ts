@@ -13,11 +13,17 @@ export const TOOL_PATHS = {
   temporal: path.join(TOOLS_DIR, 'bin', 'temporal'),
   ferretdb: path.join(TOOLS_DIR, 'bin', 'ferretdb'),
   temporalTestServer: path.join(TOOLS_DIR, 'temporal-test-server', 'temporal-test-server'),
+  // The cluster profile (`npm run start:cluster`): `install-tools.sh cluster`.
+  temporalServer: path.join(TOOLS_DIR, 'bin', 'temporal-server'),
+  temporalSqlTool: path.join(TOOLS_DIR, 'bin', 'temporal-sql-tool'),
+  temporalUiServer: path.join(TOOLS_DIR, 'bin', 'temporal-ui-server'),
 };
+
+const CLUSTER_TOOLS = new Set<keyof typeof TOOL_PATHS>(['temporalServer', 'temporalSqlTool', 'temporalUiServer']);
 
 export function requireTool(tool: keyof typeof TOOL_PATHS): string {
   const file = TOOL_PATHS[tool];
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing; run \`npm run tools\` (scripts/install-tools.sh)`);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing; run \`npm run tools${CLUSTER_TOOLS.has(tool) ? ' -- cluster' : ''}\` (scripts/install-tools.sh)`);
   return file;
 }
 
@@ -55,6 +61,9 @@ export interface StartOptions {
    * then stops its children in order.
    */
   ownProcessGroup?: boolean;
+  /** Run as this user and group (PostgreSQL, which refuses to run as root). */
+  uid?: number;
+  gid?: number;
 }
 
 export function startProcess(options: StartOptions): ManagedProcess {
@@ -63,6 +72,7 @@ export function startProcess(options: StartOptions): ManagedProcess {
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.ownProcessGroup ?? false,
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
   });
   if (options.output === 'inherit-prefixed') {
     for (const stream of [child.stdout, child.stderr]) prefixLines(stream, `[${options.name}] `);

@@ -38,6 +38,22 @@ describe('the tools installer', () => {
     });
   }
 
+  it('builds the cluster profile\'s tools only on request, naming "go" when it is missing', () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-tools-'));
+    try {
+      // PostgreSQL is checked first; stand-ins let the check pass on machines without it.
+      const pgBin = path.join(scratch, 'pg');
+      fs.mkdirSync(pgBin);
+      for (const program of ['postgres', 'initdb']) fs.writeFileSync(path.join(pgBin, program), '', { mode: 0o755 });
+      const result = run(['cluster'], { PATH: shellOnlyPath(scratch), HOME: scratch, TOOLS_DIR: path.join(scratch, 'tools'), PG_BIN: pgBin });
+      expect(result.status).to.equal(1);
+      expect(result.stdout).to.include(`[tools] PostgreSQL: present (${pgBin})`);
+      expect(result.stderr).to.match(/error: 'go' is missing; it is needed to build the Temporal server and its Web UI server/);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   /** A PATH holding only the shell utilities the script uses: no go, java or mvn. */
   function shellOnlyPath(scratch: string): string {
     const bin = path.join(scratch, 'bin');

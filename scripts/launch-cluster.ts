@@ -1,0 +1,144 @@
+import path from 'node:path';
+import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
+import { freePort, ROOT, type ManagedProcess } from './infra/processes';
+import { startFerretDb } from './infra/servers';
+import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
+import { startAppNode, type AppNode, type AppRole } from './infra/app-nodes';
+import { startLoadBalancer, type LoadBalancer } from './infra/load-balancer';
+import { freeClusterPorts, startTemporalCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from './infra/temporal-cluster';
+
+/**
+ * `npm run start:cluster`: the stack shaped as production runs it, on one machine. The real
+ * Temporal server on PostgreSQL (persistence and advanced visibility) with its Web UI server,
+ * FerretDB, and several nodes of each process: API nodes behind a local load balancer on PORT,
+ * worker nodes, and media nodes on MEDIA_PORT, MEDIA_PORT+1, ... Data in .data/cluster/.
+ * A node that dies is reported and the others carry on (that is the point of having several);
+ * a server that dies stops the stack, as in `npm start`.
+ */
+
+const env = process.env;
+const port = (name: string, fallback: number) => parsePort(env, name, fallback);
+const count = (name: string, fallback: number) => {
+  const value = Number(env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${name} must be a whole number from 1 to 16, got "${env[name]}"`);
+  return value;
+};
+
+async function main(): Promise<void> {
+  const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'), 'cluster');
+  const host = env.HOST || '127.0.0.1';
+  const nodes = { api: count('CLUSTER_API_NODES', 2), worker: count('CLUSTER_WORKER_NODES', 2), media: count('CLUSTER_MEDIA_NODES', 2) };
+  const infrastructure: ManagedProcess[] = [];
+  const application: AppNode[] = [];
+  let temporal: TemporalCluster | undefined;
+  let balancer: LoadBalancer | undefined;
+  let simulators: LocalSimulators | undefined;
+  // Stopped in order: traffic first, then the nodes, the simulators, Temporal, FerretDB.
+  const stopAll = once(async (exitCode: number) => {
+    console.log('[launcher] stopping...');
+    await balancer?.close();
+    await Promise.all(application.map((node) => node.process.stop()));
+    await simulators?.close();
+    await temporal?.stop();
+    await Promise.all(infrastructure.map((p) => p.stop()));
+    console.log('[launcher] stopped');
+    process.exit(exitCode);
+  });
+  const stopping = () => stopAll.called;
+  process.on('exit', () => [...application.map((n) => n.process), ...(temporal?.processes() ?? []), ...infrastructure].forEach((p) => p.child.kill('SIGKILL')));
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  try {
+    if (!env.MONGODB_URI) {
+      console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
+      const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
+      infrastructure.push(ferret);
+      void ferret.exited.then((code) => {
+        if (stopping()) return;
+        console.error(`[launcher] FerretDB exited unexpectedly (${code}); stopping the stack`);
+        void stopAll(1);
+      });
+      childEnv.MONGODB_URI = ferret.uri(DATABASE_NAME);
+    }
+    const namespace = env.TEMPORAL_NAMESPACE || 'default';
+    console.log(`[launcher] starting PostgreSQL and the Temporal server (data in ${dataDir})`);
+    temporal = await startTemporalCluster({
+      host: '127.0.0.1',
+      dataDir,
+      ports: { ...(await freeClusterPorts()), frontend: port('TEMPORAL_PORT', 7233), ui: port('TEMPORAL_UI_PORT', 8233) },
+      postgresPort: env.POSTGRES_PORT ? port('POSTGRES_PORT', 0) : await freePort(),
+      namespace,
+      ui: true,
+      output: 'inherit-prefixed',
+      ownProcessGroup: true,
+    });
+    for (const proc of temporal.processes()) {
+      void proc.exited.then((code) => {
+        if (stopping()) return;
+        console.error(`[launcher] ${proc.name} exited unexpectedly (${code}); stopping the stack`);
+        void stopAll(1);
+      });
+    }
+    childEnv.TEMPORAL_ADDRESS = temporal.address;
+    childEnv.TEMPORAL_NAMESPACE = namespace;
+
+    simulators = await startLocalSimulators(env);
+    Object.assign(childEnv, simulators.env);
+    const apiPort = port('PORT', 8080);
+    const publicApiUrl = env.PUBLIC_API_URL || `http://127.0.0.1:${apiPort}/api/v1`;
+    childEnv.PUBLIC_API_URL = publicApiUrl;
+    const config = loadConfig(childEnv);
+    simulators.telephony?.setInboundUrls({ answerUrl: `${publicApiUrl}/telephony/inbound/answer`, hangupUrl: `${publicApiUrl}/telephony/inbound/status` });
+
+    // API nodes on API_NODE_PORT, +1, ...; media nodes on MEDIA_PORT, +1, ...
+    const apiNodePort = port('API_NODE_PORT', 8180);
+    const mediaPort = config.mediaPort;
+    const start = async (role: AppRole, index: number, nodePort?: number) => {
+      const node = await startAppNode({ role, index, host, port: nodePort, env: childEnv, output: 'inherit-prefixed', ownProcessGroup: true });
+      application.push(node);
+      void node.process.exited.then((code) => stopping() || console.error(`[launcher] ${node.name} exited (${code}); the other ${role} nodes carry on`));
+    };
+    await Promise.all([
+      ...Array.from({ length: nodes.api }, (_, i) => start('api', i + 1, apiNodePort + i)),
+      ...Array.from({ length: nodes.worker }, (_, i) => start('worker', i + 1)),
+      ...Array.from({ length: nodes.media }, (_, i) => start('media', i + 1, mediaPort + i)),
+    ]);
+    balancer = await startLoadBalancer({ host, port: apiPort, backends: Array.from({ length: nodes.api }, (_, i) => ({ host: host === '0.0.0.0' ? '127.0.0.1' : host, port: apiNodePort + i })) });
+
+    console.log(
+      [
+        '',
+        'Voice agent service (cluster profile) is up:',
+        `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application.filter((n) => n.role === 'api').map((n) => n.port).join(', ')})`,
+        `  Media        ${application.filter((n) => n.role === 'media').map((n) => `http://${host}:${n.port}`).join(', ')}`,
+        `  Workers      ${nodes.worker} nodes (all task queues)`,
+        `  Temporal UI  ${temporal.uiUrl}`,
+        `  Temporal     ${temporal.address} (namespace ${namespace}; server ${TEMPORAL_SERVER_VERSION} on PostgreSQL 127.0.0.1:${temporal.postgres.port})`,
+        ...simulators.lines,
+        `  MongoDB      ${childEnv.MONGODB_URI?.replace(/\/\/([^@/]*)@/, '//***@')}`,
+        'Press Ctrl-C to stop.',
+        '',
+      ].join('\n'),
+    );
+  } catch (err) {
+    console.error(`[launcher] ${(err as Error).message}`);
+    await stopAll(1);
+  }
+}
+
+/** `fn` run on the first call only; later calls do nothing (Ctrl-C twice, a crash while stopping). */
+function once<A extends unknown[]>(fn: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) & { called: boolean } {
+  const wrapped = Object.assign(
+    async (...args: A) => {
+      if (wrapped.called) return;
+      wrapped.called = true;
+      await fn(...args);
+    },
+    { called: false },
+  );
+  return wrapped;
+}
+
+void main();

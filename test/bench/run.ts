@@ -3,18 +3,21 @@ import { authBench } from './auth.bench';
 import { renderDatesBench } from './render-dates.bench';
 import { webhooksBench } from './webhooks.bench';
 import { callsBench } from './calls.bench';
+import { clusterBench } from './cluster.bench';
 
 /**
  * `npm run bench`: each benchmark measures our code against a baseline in the same run and
  * prints the result next to its target, so noisy machines compare like with like.
  * `npm run bench -- <name>` runs one of them (`npm run bench:webhooks` is `webhooks`).
  */
-const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls'] as const;
+const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls', 'cluster'] as const;
+/** Run only when named (`npm run bench:cluster`): minutes long, and it needs the cluster tools. */
+const ON_REQUEST: readonly string[] = ['cluster'];
 
 async function main(): Promise<void> {
   const only = process.argv[2];
   if (only && !(BENCHES as readonly string[]).includes(only)) throw new Error(`unknown benchmark "${only}"; known: ${BENCHES.join(', ')}`);
-  const wanted = (bench: (typeof BENCHES)[number]) => !only || only === bench;
+  const wanted = (bench: (typeof BENCHES)[number]) => (!only && !ON_REQUEST.includes(bench)) || only === bench;
   let failed = 0;
   const report = (ok: boolean, line: string, details: string[] = []) => {
     if (!ok) failed++;
@@ -45,6 +48,11 @@ async function main(): Promise<void> {
   if (wanted('calls')) {
     const calls = await callsBench();
     report(calls.ok, calls.name, calls.lines);
+  }
+
+  if (wanted('cluster')) {
+    const cluster = await clusterBench();
+    report(cluster.ok, cluster.name, cluster.lines);
   }
 
   process.exitCode = failed ? 1 : 0;

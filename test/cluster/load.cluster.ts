@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import { Call } from '../../db/models/call';
+import { conversationIdentity, workflowTaskIdentities } from '../support/cluster';
+import { auditWorkspace, callees, clusterForThisFile, maxOverlappingCalls, placeCalls, sampleConcurrency, untilCallsFinal } from '../support/cluster-load';
+
+const CALLS = Number(process.env.CLUSTER_CALLS || 200);
+const LIMIT = 20;
+
+/**
+ * The cluster profile under load: 200 outbound calls against a concurrency limit of 20, placed
+ * through the load balancer over two API nodes, run by two worker nodes and two media nodes
+ * on the real Temporal server (PostgreSQL).
+ */
+describe('Cluster: 200 calls over two API, worker and media nodes', function () {
+  this.timeout(15 * 60_000);
+  const cluster = clusterForThisFile(LIMIT);
+
+  it('completes every call once, charges it once, delivers every webhook and never exceeds the limit', async () => {
+    const { stack, workspace } = cluster;
+    const numbers = callees(stack, CALLS, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 2 });
+    const sampler = sampleConcurrency(stack, workspace);
+    const placements = await placeCalls(stack, workspace, numbers, 10);
+    expect(placements.filter((p) => p.status !== 201), 'POST /calls answers').to.deep.equal([]);
+    const finished = await untilCallsFinal(workspace.workspaceId, CALLS, 10 * 60_000);
+    const concurrency = await sampler.stop();
+    expect(finished, 'every call reached a final status').to.equal(true);
+
+    const audit = await auditWorkspace(workspace);
+    expect(audit.calls).to.have.length(CALLS);
+    expect(audit.calls.filter((c) => c.status !== 'completed').map((c) => c.status)).to.deep.equal([]);
+    expect(audit.notEndedOnce.map((c) => c._id), 'calls without exactly one call.ended').to.deep.equal([]);
+    expect(audit.misCharged.map((c) => c._id), 'calls not charged exactly once').to.deep.equal([]);
+    expect(audit.calls.every((c) => (c.cost_paise ?? 0) > 0)).to.equal(true);
+    expect(audit.ledgerSum).to.equal(audit.balance);
+
+    // Deliveries finish after their calls: wait for the last ones.
+    await workspace.receiver.waitForRequests(audit.deliveries, 120_000);
+    const delivered = await auditWorkspace(workspace);
+    expect(delivered.undelivered.map((d) => d.status), 'deliveries not delivered').to.deep.equal([]);
+    expect(delivered.unreceived.length, 'deliveries the receiver never got').to.equal(0);
+    expect(delivered.eventsWithoutDelivery, 'events without a delivery').to.deep.equal([]);
+
+    expect(concurrency.samples).to.be.greaterThan(20);
+    expect(concurrency.slotKeeperMax, 'slot keeper: most live calls sampled').to.be.within(1, LIMIT);
+    expect(concurrency.storedLiveMax, 'stored live calls: most sampled').to.be.within(1, LIMIT);
+    expect(await maxOverlappingCalls(workspace.workspaceId), 'most calls overlapping in time').to.be.within(2, LIMIT);
+
+    // Both media nodes ran conversations, and both worker nodes ran call workflows.
+    const identities = stack.identities();
+    const calls = await Call.find({ workspace_id: workspace.workspaceId }, { _id: 1 }).lean();
+    const mediaNodes = new Map<string, number>();
+    const workerNodes = new Set<string>();
+    for (const call of calls) {
+      const node = identities.get((await conversationIdentity(stack.client, String(call._id))) ?? '') ?? 'unknown';
+      mediaNodes.set(node, (mediaNodes.get(node) ?? 0) + 1);
+      for (const identity of await workflowTaskIdentities(stack.client, String(call._id))) workerNodes.add(identities.get(identity) ?? identity);
+    }
+    console.log(`      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}`);
+    expect([...mediaNodes.keys()].sort()).to.deep.equal(['media-1', 'media-2']);
+    expect(Math.min(...mediaNodes.values()), 'the lesser media node ran at least a fifth of the calls').to.be.at.least(CALLS / 5);
+    expect([...workerNodes].filter((n) => n.startsWith('worker-')).sort()).to.deep.equal(['worker-1', 'worker-2']);
+    expect([...stack.balancer.served.values()].every((n) => n > CALLS / 4)).to.equal(true);
+  });
+});

@@ -3,6 +3,7 @@ import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
 import { freePort, ROOT, type ManagedProcess } from './infra/processes';
 import { startFerretDb } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
+import { createLauncher, printReady, redact } from './infra/launcher';
 import { startAppNode, type AppNode, type AppRole } from './infra/app-nodes';
 import { startLoadBalancer, type LoadBalancer } from './infra/load-balancer';
 import { freeClusterPorts, startTemporalCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from './infra/temporal-cluster';
@@ -34,20 +35,16 @@ async function main(): Promise<void> {
   let balancer: LoadBalancer | undefined;
   let simulators: LocalSimulators | undefined;
   // Stopped in order: traffic first, then the nodes, the simulators, Temporal, FerretDB.
-  const stopAll = once(async (exitCode: number) => {
-    console.log('[launcher] stopping...');
-    await balancer?.close();
-    await Promise.all(application.map((node) => node.process.stop()));
-    await simulators?.close();
-    await temporal?.stop();
-    await Promise.all(infrastructure.map((p) => p.stop()));
-    console.log('[launcher] stopped');
-    process.exit(exitCode);
+  const { stopAll, stopping, superviseExit } = createLauncher({
+    stop: async () => {
+      await balancer?.close();
+      await Promise.all(application.map((node) => node.process.stop()));
+      await simulators?.close();
+      await temporal?.stop();
+      await Promise.all(infrastructure.map((p) => p.stop()));
+    },
+    running: () => [...application.map((n) => n.process), ...(temporal?.processes() ?? []), ...infrastructure],
   });
-  const stopping = () => stopAll.called;
-  process.on('exit', () => [...application.map((n) => n.process), ...(temporal?.processes() ?? []), ...infrastructure].forEach((p) => p.child.kill('SIGKILL')));
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   try {
@@ -55,11 +52,7 @@ async function main(): Promise<void> {
       console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
       const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
       infrastructure.push(ferret);
-      void ferret.exited.then((code) => {
-        if (stopping()) return;
-        console.error(`[launcher] FerretDB exited unexpectedly (${code}); stopping the stack`);
-        void stopAll(1);
-      });
+      superviseExit(ferret);
       childEnv.MONGODB_URI = ferret.uri(DATABASE_NAME);
     }
     const namespace = env.TEMPORAL_NAMESPACE || 'default';
@@ -74,13 +67,7 @@ async function main(): Promise<void> {
       output: 'inherit-prefixed',
       ownProcessGroup: true,
     });
-    for (const proc of temporal.processes()) {
-      void proc.exited.then((code) => {
-        if (stopping()) return;
-        console.error(`[launcher] ${proc.name} exited unexpectedly (${code}); stopping the stack`);
-        void stopAll(1);
-      });
-    }
+    for (const proc of temporal.processes()) superviseExit(proc);
     childEnv.TEMPORAL_ADDRESS = temporal.address;
     childEnv.TEMPORAL_NAMESPACE = namespace;
 
@@ -107,38 +94,19 @@ async function main(): Promise<void> {
     ]);
     balancer = await startLoadBalancer({ host, port: apiPort, backends: Array.from({ length: nodes.api }, (_, i) => ({ host: host === '0.0.0.0' ? '127.0.0.1' : host, port: apiNodePort + i })) });
 
-    console.log(
-      [
-        '',
-        'Voice agent service (cluster profile) is up:',
-        `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application.filter((n) => n.role === 'api').map((n) => n.port).join(', ')})`,
-        `  Media        ${application.filter((n) => n.role === 'media').map((n) => `http://${host}:${n.port}`).join(', ')}`,
-        `  Workers      ${nodes.worker} nodes (all task queues)`,
-        `  Temporal UI  ${temporal.uiUrl}`,
-        `  Temporal     ${temporal.address} (namespace ${namespace}; server ${TEMPORAL_SERVER_VERSION} on PostgreSQL 127.0.0.1:${temporal.postgres.port})`,
-        ...simulators.lines,
-        `  MongoDB      ${childEnv.MONGODB_URI?.replace(/\/\/([^@/]*)@/, '//***@')}`,
-        'Press Ctrl-C to stop.',
-        '',
-      ].join('\n'),
-    );
+    printReady('Voice agent service (cluster profile) is up:', [
+      `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application.filter((n) => n.role === 'api').map((n) => n.port).join(', ')})`,
+      `  Media        ${application.filter((n) => n.role === 'media').map((n) => `http://${host}:${n.port}`).join(', ')}`,
+      `  Workers      ${nodes.worker} nodes (all task queues)`,
+      `  Temporal UI  ${temporal.uiUrl}`,
+      `  Temporal     ${temporal.address} (namespace ${namespace}; server ${TEMPORAL_SERVER_VERSION} on PostgreSQL 127.0.0.1:${temporal.postgres.port})`,
+      ...simulators.lines,
+      `  MongoDB      ${redact(childEnv.MONGODB_URI ?? '')}`,
+    ]);
   } catch (err) {
     console.error(`[launcher] ${(err as Error).message}`);
     await stopAll(1);
   }
-}
-
-/** `fn` run on the first call only; later calls do nothing (Ctrl-C twice, a crash while stopping). */
-function once<A extends unknown[]>(fn: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) & { called: boolean } {
-  const wrapped = Object.assign(
-    async (...args: A) => {
-      if (wrapped.called) return;
-      wrapped.called = true;
-      await fn(...args);
-    },
-    { called: false },
-  );
-  return wrapped;
 }
 
 void main();

@@ -3,6 +3,7 @@ import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startFerretDb, startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
+import { createLauncher, printReady, redact } from './infra/launcher';
 
 /**
  * `npm start`: the whole stack in one terminal. Starts FerretDB and the Temporal dev server
@@ -19,29 +20,15 @@ async function main(): Promise<void> {
   const infrastructure: ManagedProcess[] = [];
   const application: ManagedProcess[] = [];
   let simulators: LocalSimulators | undefined;
-  let stopping = false;
-
-  const stopAll = async (exitCode: number) => {
-    if (stopping) return;
-    stopping = true;
-    console.log('[launcher] stopping...');
-    await Promise.all(application.map((p) => p.stop()));
-    await simulators?.close();
-    await Promise.all(infrastructure.map((p) => p.stop()));
-    console.log('[launcher] stopped');
-    process.exit(exitCode);
-  };
-  // Children run in their own process groups; if the launcher dies without stopping them,
-  // take them down with it rather than leave servers holding the ports.
-  process.on('exit', () => [...application, ...infrastructure].forEach((p) => p.child.kill('SIGKILL')));
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
-  const superviseExit = (proc: ManagedProcess) =>
-    void proc.exited.then((code) => {
-      if (stopping) return;
-      console.error(`[launcher] ${proc.name} exited unexpectedly (${code}); stopping the stack`);
-      void stopAll(1);
-    });
+  // Stopped in order: the application first, then the simulators and the infrastructure.
+  const { stopAll, superviseExit } = createLauncher({
+    stop: async () => {
+      await Promise.all(application.map((p) => p.stop()));
+      await simulators?.close();
+      await Promise.all(infrastructure.map((p) => p.stop()));
+    },
+    running: () => [...application, ...infrastructure],
+  });
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   try {
@@ -91,22 +78,16 @@ async function main(): Promise<void> {
     await waitForPort(config.host, config.mediaPort, 60_000, application[2]);
 
     const uiNote = env.TEMPORAL_ADDRESS ? '(external Temporal: its own UI)' : `http://127.0.0.1:${port('TEMPORAL_UI_PORT', 8233)}`;
-    console.log(
-      [
-        '',
-        'Voice agent service is up:',
-        `  API          http://${config.host}:${config.port}/api/v1   (health: /api/v1/health)`,
-        `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
-        `  Media        http://${config.host}:${config.mediaPort}`,
-        `  Callbacks    ${config.publicApiUrl}/telephony/calls/{call_id}/status (the provider posts call statuses here; PUBLIC_API_URL)`,
-        `  Temporal UI  ${uiNote}`,
-        ...simulators.lines,
-        `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
-        `  MongoDB      ${redact(config.mongodbUri)}`,
-        'Press Ctrl-C to stop.',
-        '',
-      ].join('\n'),
-    );
+    printReady('Voice agent service is up:', [
+      `  API          http://${config.host}:${config.port}/api/v1   (health: /api/v1/health)`,
+      `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
+      `  Media        http://${config.host}:${config.mediaPort}`,
+      `  Callbacks    ${config.publicApiUrl}/telephony/calls/{call_id}/status (the provider posts call statuses here; PUBLIC_API_URL)`,
+      `  Temporal UI  ${uiNote}`,
+      ...simulators.lines,
+      `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
+      `  MongoDB      ${redact(config.mongodbUri)}`,
+    ]);
   } catch (err) {
     console.error(`[launcher] ${(err as Error).message}`);
     await stopAll(1);
@@ -117,10 +98,6 @@ async function main(): Promise<void> {
 function appEntry(entry: string): string {
   const extension = path.extname(__filename);
   return path.resolve(__dirname, '..', entry + extension);
-}
-
-function redact(uri: string): string {
-  return uri.replace(/\/\/([^@/]*)@/, '//***@');
 }
 
 void main();

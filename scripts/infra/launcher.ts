@@ -1,0 +1,52 @@
+import type { ManagedProcess } from './processes';
+
+/**
+ * What the two launchers (`npm start`, scripts/launch.ts; `npm run start:cluster`,
+ * scripts/launch-cluster.ts) share: stopping everything once, in the launcher's order, on
+ * Ctrl-C, SIGTERM or a process that must not die; killing the children if the launcher itself
+ * dies without stopping them; and the banner once the stack is up.
+ */
+export interface Launcher {
+  /** Stops the stack once (later calls do nothing: Ctrl-C twice, a crash while stopping), then exits with the code. */
+  stopAll(exitCode: number): Promise<void>;
+  stopping(): boolean;
+  /** The stack stops if this process exits while it runs. */
+  superviseExit(proc: ManagedProcess): void;
+}
+
+export function createLauncher(options: { stop: () => Promise<void>; running: () => ManagedProcess[] }): Launcher {
+  let stopping = false;
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('[launcher] stopping...');
+    await options.stop();
+    console.log('[launcher] stopped');
+    process.exit(exitCode);
+  };
+  // Children run in their own process groups; if the launcher dies without stopping them,
+  // take them down with it rather than leave servers holding the ports.
+  process.on('exit', () => options.running().forEach((p) => p.child.kill('SIGKILL')));
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+  return {
+    stopAll,
+    stopping: () => stopping,
+    superviseExit: (proc) =>
+      void proc.exited.then((code) => {
+        if (stopping) return;
+        console.error(`[launcher] ${proc.name} exited unexpectedly (${code}); stopping the stack`);
+        void stopAll(1);
+      }),
+  };
+}
+
+/** The stack is up: what runs where, then how to stop it. */
+export function printReady(title: string, lines: string[]): void {
+  console.log(['', title, ...lines, 'Press Ctrl-C to stop.', ''].join('\n'));
+}
+
+/** A connection string without its password, for printing. */
+export function redact(uri: string): string {
+  return uri.replace(/\/\/([^@/]*)@/, '//***@');
+}

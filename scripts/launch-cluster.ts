@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
+import { loadConfig, parsePort } from '../config/env';
 import { freePort, ROOT, type ManagedProcess } from './infra/processes';
-import { startFerretDb } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
-import { createLauncher, printReady, redact } from './infra/launcher';
+import { createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
 import { startAppNode, type AppNode, type AppRole } from './infra/app-nodes';
 import { startLoadBalancer, type LoadBalancer } from './infra/load-balancer';
 import { freeClusterPorts, startTemporalCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from './infra/temporal-cluster';
@@ -48,13 +47,7 @@ async function main(): Promise<void> {
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   try {
-    if (!env.MONGODB_URI) {
-      console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
-      const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
-      infrastructure.push(ferret);
-      superviseExit(ferret);
-      childEnv.MONGODB_URI = ferret.uri(DATABASE_NAME);
-    }
+    childEnv.MONGODB_URI = (await startStoreUnlessGiven(env, dataDir, { superviseExit }, infrastructure)) ?? env.MONGODB_URI;
     const namespace = env.TEMPORAL_NAMESPACE || 'default';
     console.log(`[launcher] starting PostgreSQL and the Temporal server (data in ${dataDir})`);
     temporal = await startTemporalCluster({

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { DATABASE_NAME, loadConfig, parsePort } from '../config/env';
+import { loadConfig, parsePort } from '../config/env';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
-import { startFerretDb, startTemporalDevServer, waitForNamespace } from './infra/servers';
+import { startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
-import { createLauncher, printReady, redact } from './infra/launcher';
+import { createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
 
 /**
  * `npm start`: the whole stack in one terminal. Starts FerretDB and the Temporal dev server
@@ -32,13 +32,7 @@ async function main(): Promise<void> {
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   try {
-    if (!env.MONGODB_URI) {
-      console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
-      const ferret = await startFerretDb({ port: port('MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
-      infrastructure.push(ferret);
-      superviseExit(ferret);
-      childEnv.MONGODB_URI = ferret.uri(DATABASE_NAME);
-    }
+    childEnv.MONGODB_URI = (await startStoreUnlessGiven(env, dataDir, { superviseExit }, infrastructure)) ?? env.MONGODB_URI;
     if (!env.TEMPORAL_ADDRESS) {
       console.log(`[launcher] starting the Temporal dev server (data in ${path.join(dataDir, 'temporal.db')})`);
       const temporal = await startTemporalDevServer({

@@ -1,4 +1,7 @@
+import path from 'node:path';
+import { DATABASE_NAME, parsePort } from '../../config/env';
 import type { ManagedProcess } from './processes';
+import { startFerretDb } from './servers';
 
 /**
  * What the two launchers (`npm start`, scripts/launch.ts; `npm run start:cluster`,
@@ -49,4 +52,17 @@ export function printReady(title: string, lines: string[]): void {
 /** A connection string without its password, for printing. */
 export function redact(uri: string): string {
   return uri.replace(/\/\/([^@/]*)@/, '//***@');
+}
+
+/**
+ * FerretDB with its data in `dataDir/ferretdb`, unless MONGODB_URI names a store to use: added
+ * to `infrastructure`, supervised, and its URI (null when one was given).
+ */
+export async function startStoreUnlessGiven(env: NodeJS.ProcessEnv, dataDir: string, launcher: Pick<Launcher, 'superviseExit'>, infrastructure: ManagedProcess[]): Promise<string | null> {
+  if (env.MONGODB_URI) return null;
+  console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
+  const ferret = await startFerretDb({ port: parsePort(env, 'MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
+  infrastructure.push(ferret);
+  launcher.superviseExit(ferret);
+  return ferret.uri(DATABASE_NAME);
 }

@@ -19,9 +19,6 @@ export interface CallAgent {
   tts: string;
 }
 
-/** Why a call that reached the front may not be dialled; null when it may. */
-export type DialRefusal = CallRefusal | null;
-
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
 export interface CallChanges {
   status?: CallStatus;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { StreamRegistry } from '../conversation/stream-registry';
-import { attachStreamEndpoint } from '../conversation/stream-endpoint';
+import { attachStreamEndpoint, type StreamEndpoint } from '../conversation/stream-endpoint';
 import { BrowserAudioStream } from './browser-stream';
 import { BROWSER_CALL_PAGE } from './page';
 
@@ -10,10 +10,7 @@ export interface BrowserCallsOptions {
   registry: StreamRegistry;
 }
 
-export interface BrowserCalls {
-  /** Stops taking browser streams and closes the open ones; the HTTP server stays up. */
-  close(): Promise<void>;
-}
+export type BrowserCalls = StreamEndpoint;
 
 const STREAM_PATH = /^\/browser\/calls\/([^/]+)$/;
 /** A page frame is 20 ms of audio (a few hundred bytes of JSON); anything near this is not the page. */

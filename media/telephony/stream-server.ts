@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { StreamRegistry } from '../conversation/stream-registry';
 import { PlivoAudioStream } from './plivo-stream';
-import { attachStreamEndpoint } from '../conversation/stream-endpoint';
+import { attachStreamEndpoint, type StreamEndpoint } from '../conversation/stream-endpoint';
 
 export interface TelephonyStreamsOptions {
   /** Signs the stream tokens (the API's auth secret). */
@@ -11,10 +11,7 @@ export interface TelephonyStreamsOptions {
   startTimeoutMs?: number;
 }
 
-export interface TelephonyStreams {
-  /** Stops taking streams and closes the open ones; the HTTP server stays up. */
-  close(): Promise<void>;
-}
+export type TelephonyStreams = StreamEndpoint;
 
 const STREAM_PATH = /^\/telephony\/streams\/([^/]+)$/;
 const DEFAULT_START_TIMEOUT_MS = 10_000;

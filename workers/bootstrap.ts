@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemClock, type ActivityDeps } from '../activities';
-import type { TaskQueueRole } from '../workflows/shared/task-queues';
-import { enableLocalFirstAttempts } from '../domain/webhooks/first-attempts';
+import { TASK_QUEUES, type TaskQueueRole } from '../workflows/shared/task-queues';
+import { hostLocalFirstAttempts } from '../domain/webhooks/first-attempts';
 import { WORKER_ROLES, type WorkerTuning } from './roles';
 
 const WORKFLOWS_PATH = require.resolve('../workflows');
@@ -62,9 +62,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
   const base = { connection: options.connection, namespace: options.namespace, ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}) };
-  // Fan-outs in this process may start deliveries eagerly here, with a local first attempt.
-  if (options.roles.includes('webhooks')) enableLocalFirstAttempts();
-  return Promise.all(
+  const workers = await Promise.all(
     options.roles.flatMap((role) => {
       const definition = WORKER_ROLES[role];
       if (!definition) throw new Error(`no worker definition for role ${role}`);
@@ -75,4 +73,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
       ];
     }),
   );
+  // While the webhooks worker runs, fan-outs in this process may start deliveries eagerly on it, with a local first attempt.
+  for (const worker of workers) if (worker.options.taskQueue === TASK_QUEUES.webhooks) hostLocalFirstAttempts(worker);
+  return workers;
 }

@@ -34,23 +34,51 @@ export const MAX_LOCAL_IN_FLIGHT = 200;
 /** A remembered delivery (and a reservation) older than this is dropped: its workflow ran elsewhere, or late. */
 const REMEMBER_MS = 10_000;
 
-let enabled = false;
+/** What the fast path needs of a webhooks worker: whether it runs (Temporal's Worker has it). */
+export interface LocalAttemptHost {
+  getState(): string;
+}
+
+/** The webhooks workers of this process; the fast path is on while one of them runs, and only then. */
+const hosts = new Set<LocalAttemptHost>();
+/** Set by tests and the reliability script: on or off whatever runs here; null follows the workers. */
+let forced: boolean | null = null;
 const remembered = new Map<string, { at: number; delivery: RememberedDelivery }>();
 /** Reservations of local first attempts: delivery id -> target and when. */
 const reservations = new Map<string, { target: string; at: number }>();
 const slowUntil = new Map<string, number>();
 
-/** Called by the process that runs the `webhooks` worker: fan-outs here may use the fast path. */
-export function enableLocalFirstAttempts(on = true): void {
-  enabled = on;
-  if (!on) {
-    remembered.clear();
-    reservations.clear();
-  }
+/**
+ * Called for the `webhooks` worker a process creates: while it runs, fan-outs here may start
+ * deliveries eagerly on it with a local first attempt. Nothing to undo: a worker that stopped
+ * no longer counts, so a process (or a test suite) that stops its worker is back on ordinary
+ * first attempts without being told.
+ */
+export function hostLocalFirstAttempts(worker: LocalAttemptHost): void {
+  hosts.add(worker);
+}
+
+/** Tests and the reliability script: the fast path on or off regardless of the workers here; null follows them again. */
+export function forceLocalFirstAttempts(on: boolean | null): void {
+  forced = on;
+  if (on === false) forget();
 }
 
 export function localFirstAttemptsEnabled(): boolean {
-  return enabled;
+  if (forced !== null) return forced;
+  let running = false;
+  for (const host of hosts) {
+    const state = host.getState();
+    if (state === 'RUNNING') running = true;
+    else if (state === 'STOPPED' || state === 'FAILED') hosts.delete(host);
+  }
+  if (!running && hosts.size === 0) forget();
+  return running;
+}
+
+function forget(): void {
+  remembered.clear();
+  reservations.clear();
 }
 
 /** The target a health record is kept for: its origin (scheme, host and port). */
@@ -67,7 +95,7 @@ function targetOf(url: string): string {
  * reserved (released by the attempt, or expired) and the delivery remembered for it.
  */
 export function reserveLocalFirstAttempt(delivery: RememberedDelivery, now = Date.now()): boolean {
-  if (!enabled) return false;
+  if (!localFirstAttemptsEnabled()) return false;
   const target = targetOf(delivery.url);
   if ((slowUntil.get(target) ?? 0) > now) return false;
   let inFlight = 0;

@@ -4,7 +4,7 @@ import { Client, Connection, type WorkflowStartInput, type WorkflowStartOutput }
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { systemClock } from '../../activities';
 import { newId } from '../../db/ids';
-import { enableLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
+import { forceLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import { signatureHeader } from '../../domain/webhooks/signing';
 import { closeConnectionPools } from '../../providers/net/guarded-request';
@@ -165,7 +165,7 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
       },
     }),
   ];
-  if (process.env.BENCH_WEBHOOK_LOCAL === '0') enableLocalFirstAttempts(false);
+  if (process.env.BENCH_WEBHOOK_LOCAL === '0') forceLocalFirstAttempts(false);
   const running = Promise.all(workers.map((worker) => worker.run()));
   const endpoint = await storedEndpoint({ url: `${receiver.url}/healthy/ours` });
   const baselineUrl = `${receiver.url}/healthy/baseline`;

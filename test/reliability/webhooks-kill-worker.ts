@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { connectMongo, disconnectMongo } from '../../db/connect';
 import { newId } from '../../db/ids';
-import { enableLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
+import { forceLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
 import { WebhookAttempt, type WebhookAttemptDocument } from '../../db/models/webhook-attempt';
 import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
@@ -85,7 +85,7 @@ async function exercise(run: Run): Promise<boolean> {
   // The fan-out marks first attempts local as one beside the webhooks worker does (issue 18),
   // so worker 1 dies with local activities in flight; what the fan-out remembers is in this
   // process, so the worker reads the store instead (the fast path's fallback).
-  enableLocalFirstAttempts();
+  forceLocalFirstAttempts(true);
   run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
 
   log('starting worker 1');

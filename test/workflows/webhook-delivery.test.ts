@@ -7,7 +7,6 @@ import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { attemptDelivery } from '../../domain/webhooks/attempts';
-import { enableLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
 import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../workflows/shared/webhooks';
 import { TASK_QUEUES, WEBHOOK_RETRY_QUEUE } from '../../workflows/shared/task-queues';
@@ -28,9 +27,6 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
   let running: Promise<unknown>;
 
   before(async () => {
-    // These workers are not built by createWorkers: every first attempt here is an ordinary
-    // activity, even when an earlier suite in this process turned local first attempts on.
-    enableLocalFirstAttempts(false);
     env = await createTimeSkipping();
     receiver = await startWebhookReceiver();
     activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true });

@@ -5,7 +5,7 @@ import { systemClock } from '../../activities';
 import { newId } from '../../db/ids';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
-import { enableLocalFirstAttempts } from '../../domain/webhooks/first-attempts';
+import { localFirstAttemptsEnabled } from '../../domain/webhooks/first-attempts';
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import { closeConnectionPools } from '../../providers/net/guarded-request';
 import { createWorkers } from '../../workers/bootstrap';
@@ -27,6 +27,8 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
   let workers: Worker[];
   let running: Promise<unknown>;
   const starts = { eager: 0, all: 0 };
+  /** Each started delivery's first attempt: 'local' when the fan-out chose the fast path. */
+  const firstAttempts = new Map<string, string | undefined>();
 
   before(async () => {
     const env = testServers().temporal;
@@ -36,6 +38,7 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
         {
           async startWithDetails(input: WorkflowStartInput, next: (input: WorkflowStartInput) => Promise<WorkflowStartOutput>) {
             const output = await next(input);
+            firstAttempts.set(input.options.workflowId, (input.options.args[0] as { firstAttempt?: string } | undefined)?.firstAttempt);
             starts.all++;
             if (output.eagerlyStarted) starts.eager++;
             return output;
@@ -55,9 +58,8 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
     running = Promise.all(workers.map((worker) => worker.run()));
   });
   after(async () => {
-    workers.forEach((worker) => worker.shutdown());
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
-    enableLocalFirstAttempts(false);
     closeConnectionPools();
     await receiver.close();
   });
@@ -107,5 +109,19 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
     expect(history.find((event) => event.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(TASK_QUEUES.webhooks);
 
     await Promise.all([first, second].map((id) => client.workflow.getHandle(id).cancel()));
+  });
+
+  // Last: it stops the workers.
+  it('is off once the webhooks worker stopped: a fan-out here then starts ordinary first attempts', async () => {
+    // (The first test showed the fast path on while the worker runs.)
+    const endpoint = await storedEndpoint({ url: `${receiver.url}/after-stop` });
+    expect(localFirstAttemptsEnabled()).to.equal(true);
+    workers.forEach((worker) => worker.shutdown());
+    await running;
+    expect(localFirstAttemptsEnabled()).to.equal(false);
+    const after = (await emit(endpoint.workspaceId)).deliveryIds[0];
+    expect(firstAttempts.has(after), 'the delivery was started').to.equal(true);
+    expect(firstAttempts.get(after)).to.equal(undefined);
+    await client.workflow.getHandle(after).terminate('no worker runs in this test any more');
   });
 });

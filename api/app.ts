@@ -35,6 +35,7 @@ import { createPaymentGateway } from '../providers/payments/gateway';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
+import { WORKSPACE_CACHE_MS, WorkspaceCache } from './auth/workspace-cache';
 import type { AuthDeps } from './auth/deps';
 import { mcpRoutes } from './mcp/routes';
 import { oauthRoutes } from './routes/oauth';
@@ -53,6 +54,11 @@ export interface AppDeps {
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
   now?: () => Date;
+  /**
+   * How long keyed requests may reuse a workspace this process read (default
+   * `WORKSPACE_CACHE_MS`, 1 s; 0 reads it on every request): decision 0151.
+   */
+  workspaceCacheMs?: number;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -80,7 +86,13 @@ export function createApp(deps: AppDeps): Express {
   }
 
   const now = deps.now ?? (() => new Date());
-  const auth: AuthDeps = { config: deps.config.auth, tokens: new SessionTokens(deps.config.auth.secret), welcomeCreditsPaise: deps.config.welcomeCreditsPaise, now };
+  const auth: AuthDeps = {
+    config: deps.config.auth,
+    tokens: new SessionTokens(deps.config.auth.secret),
+    welcomeCreditsPaise: deps.config.welcomeCreditsPaise,
+    now,
+    workspaces: new WorkspaceCache(deps.workspaceCacheMs ?? WORKSPACE_CACHE_MS),
+  };
   // Access is decided before the validator reads the body: a caller without access learns
   // nothing about the body's rules, and uploads are not parsed for nobody.
   const operations = new OperationIndex(document);

@@ -1,16 +1,16 @@
 import type { Request, Response } from 'express';
+import type { mongo } from 'mongoose';
 import { findByIdOwned } from '../../db/by-id';
 import { ApiKey } from '../../db/models/api-key';
 import { OAuthToken } from '../../db/models/oauth-token';
 import { Session, type SessionDocument } from '../../db/models/session';
 import { User } from '../../db/models/user';
-import { Workspace } from '../../db/models/workspace';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Principal, WorkspaceSummary } from './context';
-import type { RateLimitedKind } from '../../db/models/rate-window';
-import { countRequest, rateLimitState, type RateLimitState } from './rate-limit';
+import { rateLimitState, readAndCount, type CountedDocument, type RateLimitState } from './rate-limit';
 import { API_KEY_PREFIX, hashSecretToken, OAUTH_TOKEN_PREFIX } from './secret-tokens';
 import type { SessionTokens } from './session-tokens';
+import { readWorkspace, type WorkspaceCache } from './workspace-cache';
 
 /** A 401 as the contract wants it: `WWW-Authenticate: Bearer`, and why in `detail`. */
 export function unauthorized(detail: string, error?: 'invalid_token'): HttpError {
@@ -23,6 +23,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export interface AuthenticateDeps {
   tokens: SessionTokens;
   now: () => Date;
+  /** The workspaces keys and app tokens act in, reused for a moment (decision 0151). */
+  workspaces: WorkspaceCache;
 }
 
 /**
@@ -61,7 +63,7 @@ async function authenticateOne(req: Request, res: Response, presented: string, d
   const now = deps.now();
 
   if (presented.startsWith(API_KEY_PREFIX)) {
-    const found = await findCounted(req, 'api_key', presented, now, (hash) => ApiKey.findOne({ key_hash: hash }, KEY_FIELDS).lean(), (id) => ApiKey.findById(id, KEY_FIELDS).lean());
+    const found = await findCounted(req, deps, presented, now, ApiKey.collection as unknown as mongo.Collection<StoredKey>, (hash) => ApiKey.findOne({ key_hash: hash }, KEY_FIELDS).lean<StoredKey>());
     if (!found) throw unauthorized('the API key is not valid or has been revoked', 'invalid_token');
     const { credential: key } = found;
     applyRateLimit(res, rateLimitState(key.rate_limit_per_minute, found.count, now));
@@ -71,11 +73,11 @@ async function authenticateOne(req: Request, res: Response, presented: string, d
   if (presented.startsWith(OAUTH_TOKEN_PREFIX)) {
     const found = await findCounted(
       req,
-      'oauth',
+      deps,
       presented,
       now,
-      (hash) => OAuthToken.findOne({ token_hash: hash }, TOKEN_FIELDS).lean(),
-      (id) => OAuthToken.findById(id, TOKEN_FIELDS).lean(),
+      OAuthToken.collection as unknown as mongo.Collection<StoredToken>,
+      (hash) => OAuthToken.findOne({ token_hash: hash }, TOKEN_FIELDS).lean<StoredToken>(),
       { idOf: (token) => token.user_id, load: (id) => User.findById(id, { name: 1, email: 1 }).lean() },
     );
     if (!found) throw unauthorized('the access token is not valid, has expired or has been revoked', 'invalid_token');
@@ -113,13 +115,23 @@ function applyRateLimit(res: Response, state: RateLimitState): void {
 const KEY_FIELDS = { workspace_id: 1, name: 1, key_hash: 1, revoked_at: 1, rate_limit_per_minute: 1 } as const;
 const TOKEN_FIELDS = { workspace_id: 1, user_id: 1, client_name: 1, token_hash: 1, revoked_at: 1, expires_at: 1, rate_limit_per_minute: 1 } as const;
 
-interface StoredSecret {
-  _id: string;
+interface StoredSecret extends CountedDocument {
   workspace_id: string;
   key_hash?: string;
   token_hash?: string;
   revoked_at?: Date | null;
   expires_at?: Date;
+}
+
+interface StoredKey extends StoredSecret {
+  name: string;
+  rate_limit_per_minute?: number | null;
+}
+
+interface StoredToken extends StoredSecret {
+  user_id: string;
+  client_name: string;
+  rate_limit_per_minute?: number | null;
 }
 
 interface KnownSecret {
@@ -130,10 +142,9 @@ interface KnownSecret {
 
 /**
  * The credential id of each secret's hash seen by this process (with its workspace and user,
- * which never change either). Only this immutable fact is
- * cached: with it, a later request reads the credential by `_id` (the one lookup FerretDB v1
- * does without scanning the collection) and counts it in the same round trip, and every
- * request still reads the credential itself, so a revocation counts at once everywhere.
+ * which never change either). Only this immutable fact is cached: with it, a request reads
+ * the credential by `_id` (the one lookup FerretDB v1 does without scanning the collection)
+ * and counts itself in the same command, so a revocation counts at once everywhere.
  */
 const idByHash = new Map<string, KnownSecret>();
 const ID_CACHE_SIZE = 10_000;
@@ -156,64 +167,53 @@ interface Related<T, R> {
 }
 
 /**
- * Finds the valid credential of a presented secret and counts the request. When this process
- * has seen the secret before, the credential read, the count and the related record go out
- * together (one round trip); the first time, they follow the lookup by hash.
+ * Finds the valid credential of a presented secret and counts the request. The credential is
+ * read and counted in one command by `_id` (`readAndCount`), beside the related record and
+ * the workspace; the first time this process sees the secret, a lookup by hash comes first.
  */
 async function findCounted<T extends StoredSecret, R = never>(
   req: Request,
-  kind: RateLimitedKind,
+  deps: AuthenticateDeps,
   presented: string,
   now: Date,
+  collection: mongo.Collection<T>,
   byHash: (hash: string) => Promise<T | null>,
-  byId: (id: string) => Promise<T | null>,
   related?: Related<T, R>,
 ): Promise<{ credential: T; count: number; related: R | null } | null> {
   const hash = hashSecretToken(presented);
-  const known = idByHash.get(hash);
-  if (known) {
-    prefetchWorkspace(req, known.workspaceId);
-    const [credential, count, relatedDoc] = await Promise.all([
-      byId(known.id),
-      countRequest(kind, known.id, now),
-      related && known.relatedId !== undefined ? related.load(known.relatedId) : null,
-    ]);
-    if (!credential) idByHash.delete(hash);
-    if (!credential || !isUsable(credential, hash, now)) return null;
-    return { credential, count: count ?? (await countNew(kind, credential._id, now)), related: relatedDoc };
+  let known = idByHash.get(hash);
+  if (!known) {
+    const found = await byHash(hash);
+    if (!found || !isUsable(found, hash, now)) return null;
+    known = { id: found._id, workspaceId: found.workspace_id, relatedId: related?.idOf(found) };
+    remember(hash, known);
   }
-  const credential = await byHash(hash);
-  if (!credential || !isUsable(credential, hash, now)) return null;
-  const relatedId = related?.idOf(credential);
-  remember(hash, { id: credential._id, workspaceId: credential.workspace_id, relatedId });
-  const [count, relatedDoc] = await Promise.all([countNew(kind, credential._id, now), related && relatedId !== undefined ? related.load(relatedId) : null]);
-  return { credential, count, related: relatedDoc };
-}
-
-async function countNew(kind: RateLimitedKind, id: string, now: Date): Promise<number> {
-  return (await countRequest(kind, id, now, true)) ?? 1;
+  prefetchWorkspace(req, known.workspaceId, deps.workspaces);
+  const [counted, relatedDoc] = await Promise.all([
+    readAndCount(collection, known.id, now),
+    related && known.relatedId !== undefined ? related.load(known.relatedId) : null,
+  ]);
+  if (!counted) idByHash.delete(hash);
+  if (!counted || !isUsable(counted.credential, hash, now)) return null;
+  return { credential: counted.credential, count: counted.count, related: relatedDoc };
 }
 
 const prefetched = new WeakMap<Request, { id: string; workspace: Promise<WorkspaceSummary | null> }>();
 
 /**
- * Starts reading the workspace of a key or app token beside the credential itself, so that
+ * Starts loading the workspace of a key or app token beside the credential itself, so that
  * the access step (`api/middleware/access.ts`) finds it without another round trip. The
- * workspace id is immutable; its record (status, name) is read on every request as before.
+ * workspace id is immutable; its record (name, status, plan) comes from the process's
+ * short-lived cache (`WorkspaceCache`, at most 1 s old: decision 0151) or is read now.
  */
-function prefetchWorkspace(req: Request, id: string): void {
-  const workspace = readWorkspace(id);
+function prefetchWorkspace(req: Request, id: string, workspaces: WorkspaceCache): void {
+  const workspace = workspaces.get(id);
   workspace.catch(() => undefined); // awaited by loadWorkspace, or dropped when auth fails first
   prefetched.set(req, { id, workspace });
 }
 
-/** The workspace as access decisions need it: read already beside the credential, or now. */
+/** The workspace as access decisions need it: loaded already beside the credential, or read now. */
 export function loadWorkspace(req: Request, id: string): Promise<WorkspaceSummary | null> {
   const early = prefetched.get(req);
   return early?.id === id ? early.workspace : readWorkspace(id);
-}
-
-async function readWorkspace(id: string): Promise<WorkspaceSummary | null> {
-  const workspace = await Workspace.findById(id, { name: 1, status: 1, plan: 1 }).lean();
-  return workspace ? { id: workspace._id, name: workspace.name, status: workspace.status, plan: workspace.plan } : null;
 }

@@ -1,5 +1,6 @@
 import type { AuthConfig } from '../../config/env';
 import type { SessionTokens } from './session-tokens';
+import type { WorkspaceCache } from './workspace-cache';
 
 /** What the account and sign-in routes need, built once per app. */
 export interface AuthDeps {
@@ -7,4 +8,6 @@ export interface AuthDeps {
   tokens: SessionTokens;
   welcomeCreditsPaise: number;
   now: () => Date;
+  /** The workspaces keys and app tokens act in, reused for a moment (decision 0151). */
+  workspaces: WorkspaceCache;
 }

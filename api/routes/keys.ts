@@ -27,10 +27,10 @@ export function keyRoutes(deps: AuthDeps): Router {
 
   router.get('/keys', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);
-    const keys = await ApiKey.find({ workspace_id: workspace.id, revoked_at: null }, { name: 1, prefix: 1, created_by: 1, created_at: 1 })
+    const keys = await ApiKey.find({ workspace_id: workspace.id, revoked_at: null }, { name: 1, prefix: 1, created_by: 1, created_at: 1, last_used_at: 1 })
       .sort({ created_at: -1, _id: -1 })
       .lean();
-    const used = await lastUsedAt('api_key', keys.map((k) => k._id));
+    const used = await lastUsedAt('api_key', keys);
     res.json(keys.map((k) => keyView(k, used.get(k._id) ?? null)));
   });
 

@@ -31,6 +31,7 @@ export function workspaceRoutes(deps: AuthDeps): Router {
     const { name } = req.body as WorkspaceUpdate;
     const updated = await Workspace.findOneAndUpdate({ _id: workspace.id }, { $set: { name: name.trim(), updated_at: deps.now() } }, { returnDocument: 'after' }).lean();
     if (!updated) throw new HttpError(404, 'workspace not found');
+    deps.workspaces.forget(workspace.id); // keyed requests through this process see the new name at once
     await audit(req, res, 'workspace.renamed', { type: 'workspace', id: workspace.id, name: updated.name }, { from: workspace.name, to: updated.name });
     res.json(workspaceView(updated, role));
   });

@@ -1,10 +1,10 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { rateLimitField } from './rate-window';
+import { rateLimitField, requestCountFields } from './rate-window';
 
 /**
  * A workspace API key. Only the SHA-256 of the key is stored; `prefix` is what lists show.
- * Requests never write this document (their counts and `last_used_at` live in
- * `rate_windows`), so the only writes are creation and revocation.
+ * Each request with the key reads it and counts itself in it in one update by `_id`
+ * (`counts`, `last_used_at`: `requestCountFields`, decision 0151).
  */
 const apiKeySchema = new Schema(
   {
@@ -17,6 +17,7 @@ const apiKeySchema = new Schema(
     created_at: { type: Date, required: true },
     revoked_at: { type: Date, default: null },
     ...rateLimitField,
+    ...requestCountFields,
   },
   { collection: 'api_keys', versionKey: false },
 );

@@ -1,11 +1,11 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { rateLimitField } from './rate-window';
+import { rateLimitField, requestCountFields } from './rate-window';
 
 /**
  * An access token of a connected app (an MCP client). It acts as the user who connected it,
  * in one workspace, limited to what an API key may do. Only the SHA-256 is stored. Tokens are
- * issued by the MCP server's OAuth flow (`api/auth/oauth-tokens.ts`); requests never write
- * this document (counts and `last_used_at` live in `rate_windows`).
+ * issued by the MCP server's OAuth flow (`api/auth/oauth-tokens.ts`); each request reads the
+ * token and counts itself in it in one update by `_id` (`requestCountFields`, decision 0151).
  */
 const oauthTokenSchema = new Schema(
   {
@@ -19,6 +19,7 @@ const oauthTokenSchema = new Schema(
     expires_at: { type: Date, required: true },
     revoked_at: { type: Date, default: null },
     ...rateLimitField,
+    ...requestCountFields,
   },
   { collection: 'oauth_tokens', versionKey: false },
 );

@@ -11,7 +11,21 @@ export const rateLimitField = {
 };
 
 /**
- * The request counts of one credential, one document per credential (`_id` is
+ * A rate-limited credential's own request counts (decision 0151): `counts` maps each calendar
+ * minute that has requests (`m<unix seconds of its start>`) to its count, and minutes before
+ * the current one are dropped when a request finds them; `last_used_at` is the last request.
+ * Every keyed request reads the credential and counts itself in one `findOneAndUpdate` by
+ * `_id`, atomic on MongoDB and on the patched FerretDB (its update and findAndModify run one at
+ * a time per collection, so a count never writes back over a revocation: docs/infrastructure.md).
+ */
+export const requestCountFields = {
+  counts: { type: Schema.Types.Mixed },
+  last_used_at: { type: Date, default: null },
+};
+
+/**
+ * Superseded by `requestCountFields` (decision 0151); read only for the `last_used_at` of
+ * credentials not used since. The request counts of one credential, one document per credential (`_id` is
  * `<kind>:<credential id>`, for example `api_key:<id>`). `counts` maps each calendar
  * minute that has requests (`m<unix seconds of its start>`) to its count; minutes before the
  * current one are dropped when a request finds them. `last_used_at` is the last request.

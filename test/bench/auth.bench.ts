@@ -19,8 +19,9 @@ const TARGET_ADDED_P50_MS = 1;
  * Two requests that run the same middleware and end the same way, a 422 from the OpenAPI
  * validator without touching the database, differ only in the access step:
  * - baseline: `POST /api/v1/auth/login` with an empty body (public: no access step);
- * - keyed: `POST /api/v1/keys` with an empty body and an API key (the key is read, the
- *   request counted in its calendar-minute window, the workspace loaded, the permission
+ * - keyed: `POST /api/v1/keys` with an empty body and an API key (the key is read and the
+ *   request counted in its calendar-minute window, in one command on the key's document; the
+ *   workspace loaded, from the process's cache of at most 1 s, decision 0151; the permission
  *   checked; the rate-limit headers are set).
  * The requests alternate, sequentially on one connection, so both see the same machine.
  * The difference of their p50 (and p99) is the added cost. A revocation still takes effect

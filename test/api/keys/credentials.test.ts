@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { newId } from '../../../db/ids';
+import { ApiKey } from '../../../db/models/api-key';
 import { Membership } from '../../../db/models/membership';
 import { OAuthToken } from '../../../db/models/oauth-token';
 import { issueOAuthToken, revokeOAuthToken } from '../../../api/auth/oauth-tokens';
@@ -67,11 +68,21 @@ describe('API keys and connected-app tokens as credentials', () => {
       expect((await me({ 'X-API-Key': key })).status).to.equal(200);
       expect((await me({ 'X-API-Key': key }, second)).status).to.equal(200);
       expect((await second.request(`/api/v1/keys/${id}`, { method: 'DELETE', headers })).status).to.equal(204);
+      // Both processes hold the key's workspace (decision 0151), but every request reads the key.
       for (const on of [api, second]) {
         const res = await me({ 'X-API-Key': key }, on);
         expect(res.status).to.equal(401);
         expect(res.headers.get('www-authenticate')).to.equal('Bearer error="invalid_token"');
+        expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
       }
+    });
+
+    it('stop at once when their record is deleted, in every process', async () => {
+      const { id, key } = await newKey('deleted');
+      expect((await me({ 'X-API-Key': key })).status).to.equal(200);
+      expect((await me({ 'X-API-Key': key }, second)).status).to.equal(200);
+      await ApiKey.deleteOne({ _id: id });
+      for (const on of [api, second]) expect((await me({ 'X-API-Key': key }, on)).status).to.equal(401);
     });
 
     it('get 403 on session-only endpoints', async () => {

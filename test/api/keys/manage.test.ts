@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ApiKey } from '../../../db/models/api-key';
+import { RateWindow, rateWindowId } from '../../../db/models/rate-window';
 import { AuditEvent } from '../../../db/models/audit-event';
 import { Workspace } from '../../../db/models/workspace';
 import { hashSecretToken } from '../../../api/auth/secret-tokens';
@@ -53,6 +54,15 @@ describe('API keys: create, list, revoke', () => {
     expect((await api.request('/api/v1/auth/me', { headers: { 'X-API-Key': key } })).status).to.equal(200);
     const listed = (await list()).find((k: { id: string }) => k.id === id);
     expect(Date.now() - Date.parse(listed.last_used_at)).to.be.within(0, 60_000);
+  });
+
+  it('shows the last use recorded before counts moved onto keys, for a key not used since', async () => {
+    const { id } = await (await create('used long ago')).json();
+    const before = new Date(Date.now() - 3_600_000);
+    await ApiKey.collection.updateOne({ _id: id as never }, { $unset: { last_used_at: 1 } });
+    await RateWindow.create({ _id: rateWindowId('api_key', id), counts: {}, last_used_at: before });
+    const listed = (await list()).find((k: { id: string }) => k.id === id);
+    expect(Date.parse(listed.last_used_at)).to.equal(before.getTime());
   });
 
   const bad: [string, unknown, string][] = [

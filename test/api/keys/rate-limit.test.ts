@@ -6,8 +6,8 @@ import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 
 /**
- * Per-key (and per connected-app token) limits: fixed calendar-minute windows counted in
- * MongoDB. The API's clock is pinned 5 seconds into a minute, so no test straddles a minute.
+ * Per-key (and per connected-app token) limits: fixed calendar-minute windows counted on the
+ * credential's own document in the store, shared by every API process. The API's clock is pinned 5 seconds into a minute, so no test straddles a minute.
  */
 describe('rate limits of keys and connected-app tokens', () => {
   const minute = Math.floor(Date.now() / 60_000) * 60_000 + 10 * 60_000;
@@ -29,9 +29,12 @@ describe('rate limits of keys and connected-app tokens', () => {
   const newKey = async (limit?: number): Promise<{ id: string; key: string; headers: Record<string, string> }> => {
     const body = await (await api.request('/api/v1/keys', withJson('POST', { name: 'limited' }, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }))).json();
     if (limit !== undefined) await ApiKey.updateOne({ _id: body.id }, { $set: { rate_limit_per_minute: limit } });
+    ids.set(body.key, body.id);
     return { ...body, headers: { 'X-API-Key': body.key } };
   };
   const me = (h: Record<string, string>, on = api) => on.request('/api/v1/auth/me', { headers: h });
+  const ids = new Map<string, string>();
+  const newKeyId = (h: Record<string, string>) => ids.get(h['X-API-Key'])!;
   const limits = (res: ApiResponse) => ({
     status: res.status,
     limit: res.headers.get('x-ratelimit-limit'),
@@ -76,6 +79,17 @@ describe('rate limits of keys and connected-app tokens', () => {
     expect((await me(headers, second)).status).to.equal(429);
   });
 
+  it('counts concurrent requests exactly, across API processes: the limit is never exceeded and no count is lost', async () => {
+    const { headers } = await newKey(10);
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => me(headers, i % 2 ? second : api)));
+    const served = answers.filter((res) => res.status === 200);
+    expect(served).to.have.length(10);
+    expect(answers.filter((res) => res.status === 429)).to.have.length(6);
+    // Each request got its own count: the served ones saw every remaining value once.
+    expect(served.map((res) => Number(res.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(Object.keys((await ApiKey.findById(newKeyId(headers)).lean())?.counts ?? {})).to.deep.equal([`m${minute / 1000}`]);
+  });
+
   it('starts again with the next calendar minute', async () => {
     const { headers } = await newKey(2);
     await me(headers);
@@ -86,6 +100,8 @@ describe('rate limits of keys and connected-app tokens', () => {
     expect(over.headers.get('retry-after')).to.equal('1');
     clock = minute + 60_000;
     expect(limits(await me(headers))).to.deep.equal({ status: 200, limit: '2', remaining: '1', reset: String(minute / 1000 + 120) });
+    // The count lives on the key, which keeps only the current minute.
+    expect((await ApiKey.findById(newKeyId(headers)).lean())?.counts).to.deep.equal({ [`m${minute / 1000 + 60}`]: 1 });
   });
 
   it('is per key: another key of the workspace is unaffected', async () => {

@@ -82,6 +82,8 @@ export class CallLifecycle {
   private readonly statuses: ProviderStatusUpdate[] = [];
   /** The answer waits here for the conversation's media node (no polling of the call record). */
   private mediaNodeUrl: string | null = null;
+  /** The agent's webhook URL as the call read it, passed with each event (undefined: the fan-out reads it). */
+  private agentWebhookUrl: string | null | undefined = undefined;
 
   constructor(private readonly input: CallWorkflowInput) {
     this.state = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null, refusal: null };
@@ -135,6 +137,7 @@ export class CallLifecycle {
   private async queueAndDial(): Promise<CallAgent | null> {
     const agent = await this.waitForSlot();
     if (!agent) return null;
+    this.agentWebhookUrl = agent.webhookUrl;
     return (await this.dial(agent)) ? agent : null;
   }
 
@@ -226,6 +229,7 @@ export class CallLifecycle {
     this.holdsSlot = true;
     const live = await storeSteps().loadCallAgent({ workspaceId: input.workspaceId, agentId: input.agentId });
     if (!live) return this.endRefused('AgentDeleted', 'failed');
+    this.agentWebhookUrl = live.webhookUrl;
     this.statuses.push({ status: 'in-progress', providerCallId: input.providerCallId ?? '', at: input.queuedAt });
     return live;
   }
@@ -434,7 +438,7 @@ export class CallLifecycle {
 
   /** The next timeline entry's names (the step that writes it adds what it says). */
   private nextEntry() {
-    return { workspaceId: this.input.workspaceId, callId: this.input.callId, agentId: this.input.agentId, sequence: this.sequence++ };
+    return { workspaceId: this.input.workspaceId, callId: this.input.callId, agentId: this.input.agentId, sequence: this.sequence++, ...(this.agentWebhookUrl !== undefined ? { agentWebhookUrl: this.agentWebhookUrl } : {}) };
   }
 
   private event(type: string, message: string, level: EventLevel, latencyMs: number | null, data: Record<string, unknown> = {}): CallEventInput {

@@ -50,7 +50,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
      */
     async queueCall(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
       const [position, agent] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId)]);
-      await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at });
+      await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at, ...(agent ? { agentWebhookUrl: agent.webhookUrl ?? null } : {}) });
       const enqueued = agent !== null && callingWindow(new Date(input.at), agent.hours).open;
       if (enqueued) await signalKeeper(temporal(), input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
       return { position, agent, enqueued };
@@ -67,7 +67,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
       if (refusal) throw callRefusalFailure(refusal);
       if (!callingWindow(new Date(input.at), agent.hours).open) return { agent, hoursClosed: true };
       await write(input.callId, { dequeued_at: input.at });
-      await record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at });
+      await record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at, agentWebhookUrl: agent.webhookUrl ?? null });
       return { agent, hoursClosed: false };
     },
 

@@ -17,6 +17,11 @@ export interface CallAgent {
   stt: string;
   llm: string;
   tts: string;
+  /**
+   * The agent's `webhook_url`, where the call's events also go (decision 0155). Absent from
+   * the agents of histories recorded before it was read here: their events read it again.
+   */
+  webhookUrl?: string | null;
 }
 
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
@@ -69,7 +74,7 @@ export async function writeCallChanges(callId: string, changes: CallChanges, now
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
 export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
   type Model = { provider: string; model: string };
-  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1 }).lean<{
+  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
     workspace_id: string;
     name: string;
     status: 'active' | 'paused';
@@ -77,6 +82,7 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     llm: Model;
     voice: Model;
     transcriber: Model;
+    webhook_url?: string | null;
   }>();
   if (!agent || agent.workspace_id !== workspaceId) return null;
   const { call_start_hour, call_end_hour, timezone } = agent.call;
@@ -89,5 +95,6 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     stt: descriptor(agent.transcriber),
     llm: descriptor(agent.llm),
     tts: descriptor(agent.voice),
+    webhookUrl: agent.webhook_url ?? null,
   };
 }

@@ -25,6 +25,13 @@ export interface RecordEventInput {
   data?: Record<string, unknown>;
   /** ISO; when it happened. */
   createdAt: string;
+  /**
+   * The agent's `webhook_url` as the caller read it with the agent (null: it has none). A call
+   * sends its events to the agent's URL as the call read the agent, like every other setting
+   * of the agent (decision 0155); given here, the fan-out does not read the agent again for
+   * every event. Absent: the fan-out reads it.
+   */
+  agentWebhookUrl?: string | null;
 }
 
 export interface RecordedEvent {
@@ -67,7 +74,7 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
     latency_ms: event.latency_ms,
     data: JSON.parse(event.data_json) as Record<string, unknown>,
   });
-  const targets = await targetsOf(event.workspace_id, event.agent_id, event.type);
+  const targets = await targetsOf(event.workspace_id, event.agent_id, event.type, input.agentWebhookUrl);
   const deliveryIds = await Promise.all(
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
@@ -110,10 +117,10 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
   }
 }
 
-async function targetsOf(workspaceId: string, agentId: string, type: string): Promise<Target[]> {
+async function targetsOf(workspaceId: string, agentId: string, type: string, agentWebhookUrl: string | null | undefined): Promise<Target[]> {
   const [endpoints, agent] = await Promise.all([
     WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1, secret: 1 }).lean(),
-    agentId ? findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }) : null,
+    !agentId ? null : agentWebhookUrl !== undefined ? { _id: agentId, webhook_url: agentWebhookUrl } : findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }),
   ]);
   const targets: Target[] = endpoints
     .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))

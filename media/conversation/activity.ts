@@ -56,7 +56,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       let sequence = input.sequenceBase;
       let events = Promise.resolve();
       const emit = (event: ConversationEvent) => {
-        const entry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt: new Date().toISOString() };
+        const entry = { workspaceId: input.workspaceId, callId: input.callId, agentId: input.agentId, sequence: sequence++, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt: new Date().toISOString(), agentWebhookUrl: agentDoc.webhook_url ?? null };
         // What ended the call goes to the node's log too, where the operator who owns the server settings looks.
         if (event.level === 'error') console.error(`call ${input.callId}: ${event.type}: ${event.message}`);
         // In order, off the audio path; a failed write is retried, since losing an event is not allowed.

@@ -55,7 +55,7 @@ describe('Webhook deliveries', function () {
   };
   const post = (url: string, body?: unknown) => api.request(`/api/v1${url}`, body === undefined ? { method: 'POST', headers } : withJson('POST', body, headers));
   let sequence = 0;
-  const emit = (fields: { callId?: string; agentId?: string; type?: string; sequence?: number } = {}) =>
+  const emit = (fields: { callId?: string; agentId?: string; type?: string; sequence?: number; agentWebhookUrl?: string | null } = {}) =>
     activities.recordEvent({
       workspaceId: owner.workspaceId,
       callId: fields.callId ?? newId(),
@@ -67,6 +67,7 @@ describe('Webhook deliveries', function () {
       latencyMs: null,
       data: { channel: 'phone', from: '+918000000001', to: '+919000000001', values: ['name'] },
       createdAt: new Date().toISOString(),
+      ...(fields.agentWebhookUrl !== undefined ? { agentWebhookUrl: fields.agentWebhookUrl } : {}),
     });
   /** The delivery of a recorded event to one endpoint (the workspace may have others). */
   const deliveryTo = (recorded: { eventId: string; deliveryIds: string[] }, endpointId: string) => {
@@ -134,6 +135,18 @@ describe('Webhook deliveries', function () {
     expect(at(all)).to.have.length(1);
     expect(at(agentPath)).to.have.length(1);
     expect(await WebhookDelivery.countDocuments({ event_id: body.id })).to.equal(2);
+  });
+
+  it("sends a call's event to the agent URL the call read (decision 0155), not the one stored since; none when the call read none", async () => {
+    const agent = await (await api.request('/api/v1/agents', withJson('POST', { name: 'Changed', webhook_url: `${receiver.url}/agent-now` }, headers))).json();
+    const readByTheCall = await emit({ agentId: agent.id, type: 'call.ended', agentWebhookUrl: `${receiver.url}/agent-as-read` });
+    const agentDeliveries = await WebhookDelivery.find({ _id: { $in: readByTheCall.deliveryIds }, target: 'agent' }).lean();
+    expect(agentDeliveries.map((d) => d.url)).to.deep.equal([`${receiver.url}/agent-as-read`]);
+    const none = await emit({ agentId: agent.id, type: 'call.ended', agentWebhookUrl: null });
+    expect(await WebhookDelivery.countDocuments({ _id: { $in: none.deliveryIds }, target: 'agent' })).to.equal(0);
+    // Without it (analytics, older histories) the fan-out reads the agent.
+    const read = await emit({ agentId: agent.id, type: 'call.ended' });
+    expect((await WebhookDelivery.find({ _id: { $in: read.deliveryIds }, target: 'agent' }).lean()).map((d) => d.url)).to.deep.equal([`${receiver.url}/agent-now`]);
   });
 
   it('sends a ping once, never retried, and answers the delivery with the target response', async () => {

@@ -47,7 +47,15 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
   return {
     async runConversation(input: ConversationInput): Promise<ConversationOutcome> {
       const context = Context.current();
-      const [agentDoc, call] = await Promise.all([Agent.findById(input.agentId).lean<StoredAgent>(), Call.findById(input.callId, { user_data: 1, workspace_id: 1 }).lean()]);
+      // The call's answer is waiting for this node, in the call workflow's `answer` update: it is
+      // told first, while the agent and the call are read (a stream that arrives before the
+      // conversation waits for it is kept by the registry), since every step here delays the
+      // moment the callee hears the agent.
+      const [, agentDoc, call] = await Promise.all([
+        announceMediaNode(deps.temporal, input.callId, deps.mediaNodeUrl),
+        Agent.findById(input.agentId).lean<StoredAgent>(),
+        Call.findById(input.callId, { user_data: 1, workspace_id: 1 }).lean(),
+      ]);
       if (!agentDoc || agentDoc.workspace_id !== input.workspaceId || !call) throw ApplicationFailure.nonRetryable('the call or its agent is gone', 'ConversationGone');
       const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
       // An agent without a voice speaks with the server's default for its language (looked up while the call connects).
@@ -67,8 +75,6 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       beat();
       const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
       try {
-        // The call's answer is waiting for this node, in the call workflow's `answer` update.
-        await announceMediaNode(deps.temporal, input.callId, deps.mediaNodeUrl);
         const audio = await deps.registry.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';
         progress.liveSince = Date.now();

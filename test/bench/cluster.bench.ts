@@ -1,7 +1,7 @@
 import { Call } from '../../db/models/call';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { startClusterStack, type ClusterStack } from '../support/cluster';
-import { callees, loadWorkspace, placeCalls, slotHandoffs, untilCallsFinal } from '../support/cluster-load';
+import { answerToStreamSeconds, callees, loadWorkspace, placeCalls, slotHandoffs, untilCallsFinal } from '../support/cluster-load';
 import { percentile } from './calls-stack';
 import { cpuSampler, type ProcessRoles } from './cost';
 
@@ -25,6 +25,8 @@ interface ProfileRun {
   deliveries: number;
   deliverySeconds: number;
   handoffs: number[];
+  /** The callee's silence from the answer to the stream, seconds (connected calls). */
+  answerToStream: number[];
   /** Cores used on average over the run, by process (role) name. */
   cores: Record<string, number>;
 }
@@ -44,7 +46,7 @@ export async function clusterBench(): Promise<ClusterBenchResult> {
   for (const run of [dev, cluster]) {
     const total = Object.values(run.cores).reduce((a, b) => a + b, 0);
     lines.push(
-      `${run.profile}: ${run.completed}/${run.calls} calls completed in ${run.seconds.toFixed(1)} s = ${(run.calls / run.seconds).toFixed(2)} calls/s; ${run.deliveries} webhook deliveries in ${run.deliverySeconds.toFixed(1)} s = ${(run.deliveries / run.deliverySeconds).toFixed(1)}/s; handoff p50 ${percentile(run.handoffs, 50).toFixed(0)} ms, p95 ${percentile(run.handoffs, 95).toFixed(0)} ms`,
+      `${run.profile}: ${run.completed}/${run.calls} calls completed in ${run.seconds.toFixed(1)} s = ${(run.calls / run.seconds).toFixed(2)} calls/s; ${run.deliveries} webhook deliveries in ${run.deliverySeconds.toFixed(1)} s = ${(run.deliveries / run.deliverySeconds).toFixed(1)}/s; handoff p50 ${percentile(run.handoffs, 50).toFixed(0)} ms, p95 ${percentile(run.handoffs, 95).toFixed(0)} ms; answer to stream p50 ${percentile(run.answerToStream, 50).toFixed(2)} s, p95 ${percentile(run.answerToStream, 95).toFixed(2)} s`,
       `  CPU (cores, average over the run; ${total.toFixed(2)} in all): ${Object.entries(run.cores).map(([name, cores]) => `${name} ${cores.toFixed(2)}`).join(', ')}`,
       `  per core: ${(run.calls / run.seconds / total).toFixed(2)} calls/s, ${(run.deliveries / run.deliverySeconds / total).toFixed(1)} deliveries/s`,
     );
@@ -76,7 +78,7 @@ async function measure(profile: 'dev' | 'cluster', nodes: { api: number; worker:
     const used = cpu.stop();
     const cores = Object.fromEntries(Object.entries(used).map(([name, cpuSeconds]) => [name, cpuSeconds / seconds]));
     const completed = await Call.countDocuments({ workspace_id: workspace.workspaceId, status: 'completed' });
-    const run = { profile, calls: CALLS, completed, seconds: (callsDoneAt - startedAt) / 1000, deliveries, deliverySeconds: (lastDelivery - startedAt) / 1000, handoffs: await slotHandoffs(workspace.workspaceId, LIMIT), cores };
+    const run = { profile, calls: CALLS, completed, seconds: (callsDoneAt - startedAt) / 1000, deliveries, deliverySeconds: (lastDelivery - startedAt) / 1000, handoffs: await slotHandoffs(workspace.workspaceId, LIMIT), answerToStream: await answerToStreamSeconds(workspace.workspaceId), cores };
     await workspace.close();
     return run;
   } finally {

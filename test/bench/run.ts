@@ -4,13 +4,14 @@ import { renderDatesBench } from './render-dates.bench';
 import { webhooksBench } from './webhooks.bench';
 import { callsBench } from './calls.bench';
 import { clusterBench } from './cluster.bench';
+import { answerPathBench } from './answer-path.bench';
 
 /**
  * `npm run bench`: each benchmark measures our code against a baseline in the same run and
  * prints the result next to its target, so noisy machines compare like with like.
  * `npm run bench -- <name>` runs one of them (`npm run bench:webhooks` is `webhooks`).
  */
-const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls', 'cluster'] as const;
+const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls', 'answer-path', 'cluster'] as const;
 /** Run only when named (`npm run bench:cluster`): minutes long, and it needs the cluster tools. */
 const ON_REQUEST: readonly string[] = ['cluster'];
 
@@ -48,6 +49,11 @@ async function main(): Promise<void> {
   if (wanted('calls')) {
     const calls = await callsBench();
     report(calls.ok, calls.name, calls.lines);
+  }
+
+  if (wanted('answer-path')) {
+    const answer = await answerPathBench();
+    report(answer.ok, answer.name, answer.lines);
   }
 
   if (wanted('cluster')) {

@@ -68,7 +68,7 @@ describe('Cluster: a media node lost under load', function () {
     }
 
     // New calls go to the surviving node and complete.
-    const fresh = await placeCalls(stack, workspace, callees(stack, 4, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 2 }), 4);
+    const fresh = await placeCalls(stack, workspace, callees(stack, 4, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 6 }), 4);
     expect(fresh.map((p) => p.status)).to.deep.equal([201, 201, 201, 201]);
     const freshIds = fresh.map((p) => p.callId!);
 

@@ -17,7 +17,7 @@ describe('Cluster: a worker node and an API node lost under load', function () {
 
   it('loses no call, event, delivery or ledger item and charges nothing twice', async () => {
     const { stack, workspace } = cluster;
-    const numbers = callees(stack, CALLS, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 2 });
+    const numbers = callees(stack, CALLS, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 6 });
     const first = await placeCalls(stack, workspace, numbers.slice(0, 30), 10);
     // Mid-load: calls queued, live and ending; the rest still being placed.
     const [rest] = await Promise.all([placeCalls(stack, workspace, numbers.slice(30), 10), Promise.all([stack.kill('worker-1'), stack.kill('api-1')])]);
@@ -45,7 +45,7 @@ describe('Cluster: a worker node and an API node lost under load', function () {
     expect(dropped.filter((c) => c.status !== 'failed').map((c) => [c._id, c.status]), 'calls neither completed nor failed').to.deep.equal([]);
     expect(dropped.every((c) => !c.cost_paise)).to.equal(true);
     expect(audit.notEndedOnce.map((c) => c._id), 'calls without exactly one call.ended').to.deep.equal([]);
-    expect(audit.misCharged.map((c) => c._id), 'calls not charged exactly once').to.deep.equal([]);
+    expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
     expect(audit.ledgerSum).to.equal(audit.balance);
 
     await workspace.receiver.waitForRequests(audit.deliveries, 180_000);

@@ -127,6 +127,19 @@ export function sampleConcurrency(stack: ClusterStack, workspace: LoadWorkspace,
   };
 }
 
+/**
+ * Seconds each connected call's callee waited in silence: from the answer (`started_at`) to
+ * the stream's arrival, which begins the live time (`duration_seconds`, up to `ended_at`).
+ * Sorted, for percentiles.
+ */
+export async function answerToStreamSeconds(workspaceId: string): Promise<number[]> {
+  const calls = await Call.find({ workspace_id: workspaceId }, { started_at: 1, ended_at: 1, duration_seconds: 1 }).lean();
+  return calls
+    .filter((c) => c.started_at && c.ended_at)
+    .map((c) => (c.ended_at!.getTime() - c.started_at!.getTime()) / 1000 - (c.duration_seconds ?? 0))
+    .sort((a, b) => a - b);
+}
+
 /** The largest number of calls whose [started_at, ended_at] overlap, from the stored calls. */
 export async function maxOverlappingCalls(workspaceId: string): Promise<number> {
   const calls = await Call.find({ workspace_id: workspaceId }, { started_at: 1, ended_at: 1 }).lean();
@@ -156,11 +169,10 @@ export async function auditWorkspace(workspace: LoadWorkspace) {
   const eventIds = new Set((await CallEvent.find({ workspace_id: workspaceId }, { _id: 1 }).lean()).map((e) => String(e._id)));
   return {
     calls,
-    /** Calls whose ledger items are not exactly one `call` item of -cost_paise (a paid call) or none (a free one). */
-    misCharged: calls.filter((c) => {
-      const charged = callItems.get(String(c._id)) ?? [];
-      return c.cost_paise ? !(charged.length === 1 && charged[0] === -c.cost_paise) : charged.length !== 0;
-    }),
+    /** Calls whose ledger items are not exactly one `call` item of -cost_paise (a paid call), or more than one item of 0 (a call that never went live). */
+    misCharged: calls
+      .map((c) => ({ _id: String(c._id), status: c.status, cost_paise: c.cost_paise ?? 0, duration_seconds: c.duration_seconds, charged: callItems.get(String(c._id)) ?? [] }))
+      .filter(({ cost_paise, charged }) => (cost_paise ? !(charged.length === 1 && charged[0] === -cost_paise) : charged.some((amount) => amount !== 0) || charged.length > 1)),
     /** Calls without exactly one `call.ended` event. */
     notEndedOnce: calls.filter((c) => endedCount.get(String(c._id)) !== 1),
     ledgerSum: items.reduce((sum, item) => sum + item.amount_paise, 0),

@@ -9,7 +9,8 @@
  * 10 s on its target, so a target that times out must not fill the worker's workflow task slots
  * (that is how an earlier try at local attempts lost deliveries: see decision 0110). A target
  * gets a local first attempt only while it answers fast (none of its attempts in this process
- * took `SLOW_ATTEMPT_MS` or more, or failed without an answer, in the last `SLOW_MEMORY_MS`),
+ * took `SLOW_ATTEMPT_MS` or more, or failed without an answer, in the last `SLOW_MEMORY_MS`,
+ * and none of its local attempts still out has been waiting that long),
  * and only `MAX_LOCAL_PER_TARGET` of its local attempts (and `MAX_LOCAL_IN_FLIGHT` in all) may
  * be in flight at once; every other first attempt is an ordinary activity, as before.
  */
@@ -100,13 +101,24 @@ export function reserveLocalFirstAttempt(delivery: RememberedDelivery, now = Dat
   if ((slowUntil.get(target) ?? 0) > now) return false;
   let inFlight = 0;
   let forTarget = 0;
+  let oldestForTarget = now;
   for (const [id, reservation] of reservations) {
     if (now - reservation.at > REMEMBER_MS) {
       reservations.delete(id);
       continue;
     }
     inFlight++;
-    if (reservation.target === target) forTarget++;
+    if (reservation.target === target) {
+      forTarget++;
+      oldestForTarget = Math.min(oldestForTarget, reservation.at);
+    }
+  }
+  // A target whose attempt has been out for SLOW_ATTEMPT_MS without an answer is slow now, not
+  // when that attempt finally times out: otherwise every delivery fanned out to it meanwhile
+  // would hold a workflow task for the whole timeout.
+  if (now - oldestForTarget >= SLOW_ATTEMPT_MS) {
+    slowUntil.set(target, now + SLOW_MEMORY_MS);
+    return false;
   }
   if (inFlight >= MAX_LOCAL_IN_FLIGHT || forTarget >= MAX_LOCAL_PER_TARGET) return false;
   reservations.set(delivery.deliveryId, { target, at: now });

@@ -238,7 +238,9 @@ function describeLoad(load: Record<SystemName, SystemResult>): string[] {
  * one) instead of printing them; failed activities by cause.
  */
 function countWarning(entry: LogEntry, warnings: Map<string, number>): void {
-  const key = entry.message === 'Activity failed' ? `activity failed (retried by Temporal): ${activityFailureCause(entry)}` : entry.message.slice(0, 100);
+  // Core's messages name the run and task ("[TMPRL1104] <run id>:4:1 Workflow task ..."): counted by what they say.
+  const message = entry.message.replace(/^(\[TMPRL\d+\]) \S+:\d+:\d+ /, '$1 ');
+  const key = entry.message === 'Activity failed' ? `activity failed (retried by Temporal): ${activityFailureCause(entry)}` : message.slice(0, 100);
   warnings.set(key, (warnings.get(key) ?? 0) + 1);
 }
 

@@ -37,6 +37,8 @@ export interface CallsBenchStack {
   workspaceId: string;
   /** A number of the simulated account (the caller ID). */
   fromNumber: string;
+  /** Another number of the simulated account, free for a second workspace of the bench. */
+  spareNumber: string;
   client: Client;
   simulators: SimulatorControl;
   servers: DisposableServers;
@@ -107,6 +109,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     auth: { Authorization: `Bearer ${key}` },
     workspaceId,
     fromNumber: ready.pool[0]!,
+    spareNumber: ready.pool[1]!,
     client,
     simulators: control,
     servers,
@@ -159,9 +162,9 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
   };
 }
 
-/** POST JSON with the stack's key. */
-export async function postJson(stack: CallsBenchStack, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${stack.baseUrl}/api/v1${path}`, { method: 'POST', headers: { ...stack.auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+/** POST JSON with the stack's key (or another workspace's). */
+export async function postJson(stack: CallsBenchStack, path: string, body: unknown, auth: Record<string, string> = stack.auth): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${stack.baseUrl}/api/v1${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 

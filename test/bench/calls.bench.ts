@@ -8,6 +8,7 @@ import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
 import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
 import { countStoreOperations, cpuMsPerUnit, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
 import { callWorkflowId } from '../../workflows/shared/calls';
+import { fundedWorkspace } from '../support/accounts';
 
 export interface CallsBenchResult {
   name: string;
@@ -26,6 +27,9 @@ const SIGNAL_SAMPLES = 200;
 /** Call workflows whose histories are counted for the Temporal work per call. */
 const COST_SAMPLE_WORKFLOWS = 20;
 const FINISH_DEADLINE_MS = 30 * 60_000;
+/** The handoff is measured again with the machine at this share of the call starts it sustains (issue 18: p95 at most 5x the bare signal round trip). */
+const CAPACITY_SHARE = 0.7;
+const HANDOFF_TARGET_RATIO = 5;
 
 /** Configured simulator latencies for the pipeline measure; what is left over is ours. */
 const LLM_LATENCY_MS = 300;
@@ -57,17 +61,23 @@ export async function callsBench(): Promise<CallsBenchResult> {
   try {
     if (PART !== 'pipeline') {
     const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
-    const queue = await queueHandoff(stack, agentId);
+    const queue = await queueHandoff(stack, { workspaceId: stack.workspaceId, auth: stack.auth, fromNumber: stack.fromNumber, agentId, limit: LIMIT, calls: CALLS });
     const signal = await signalRoundTrip(stack);
+    // What this machine sustains: the calls of the run above over its wall time (it is bound by CPU, not by the limit).
+    const capacity = CALLS / queue.wallSeconds;
+    const atShare = await handoffAtShare(stack, capacity, queue.holdSeconds);
+    const shareRatio = percentile(atShare.handoffs, 95) / percentile(signal, 95);
     lines.push(
       `slot handoff over ${queue.handoffs.length} handoffs (${CALLS} calls, limit ${LIMIT}, ${CONVERSATION_SECONDS} s conversations, ${queue.wallSeconds.toFixed(0)} s): p50 ${fmt(percentile(queue.handoffs, 50))}, p95 ${fmt(percentile(queue.handoffs, 95))}`,
       `bare signal round trip (${SIGNAL_SAMPLES} samples, same server): p50 ${fmt(percentile(signal, 50))}, p95 ${fmt(percentile(signal, 95))}`,
       `handoff / signal round trip: p50 ${(percentile(queue.handoffs, 50) / percentile(signal, 50)).toFixed(1)}x, p95 ${(percentile(queue.handoffs, 95) / percentile(signal, 95)).toFixed(1)}x`,
       `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
-      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded here by the limit and the ${CONVERSATION_SECONDS} s conversations)`,
+      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded by the machine, or by the limit and the ${CONVERSATION_SECONDS} s conversations, whichever is lower)`,
       ...describeCallCost(queue.cost),
+      `sustained call starts: ${capacity.toFixed(2)} a second (the run above); a call holds its slot ${queue.holdSeconds.toFixed(1)} s (median)`,
+      `slot handoff at ${Math.round(CAPACITY_SHARE * 100)}% of that (limit ${atShare.limit}, ${atShare.calls} calls, ${atShare.startsPerSecond.toFixed(2)} starts a second, ${atShare.finished} finished): p50 ${fmt(percentile(atShare.handoffs, 50))}, p95 ${fmt(percentile(atShare.handoffs, 95))} = ${shareRatio.toFixed(1)}x the bare signal round trip's p95 (target <= ${HANDOFF_TARGET_RATIO}x: ${shareRatio <= HANDOFF_TARGET_RATIO ? 'met' : 'NOT met'})`,
     );
-    if (queue.finished !== CALLS || queue.maxLive > LIMIT) ok = false;
+    if (queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
     }
     if (PART === 'queue') return { name: 'calls: slot handoff, POST /calls', ok, lines };
 
@@ -90,14 +100,41 @@ export async function callsBench(): Promise<CallsBenchResult> {
   return { name: 'calls: slot handoff, POST /calls, pipeline overhead', ok, lines };
 }
 
-async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>): Promise<string> {
-  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
+async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>, auth = stack.auth): Promise<string> {
+  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, auth);
   if (status !== 201) throw new Error(`agent create answered ${status}: ${JSON.stringify(json)}`);
   return json.id as string;
 }
 
-async function queueHandoff(stack: CallsBenchStack, agentId: string) {
-  const numbers = Array.from({ length: CALLS }, callee);
+/** Where a queue of calls is placed: a workspace (its key and caller ID), its agent and limit, and how many calls. */
+interface QueueTarget {
+  workspaceId: string;
+  auth: Record<string, string>;
+  fromNumber: string;
+  agentId: string;
+  limit: number;
+  calls: number;
+}
+
+/**
+ * The slot handoff with the machine at CAPACITY_SHARE of the call starts it sustains: a
+ * workspace whose limit lets calls start at that rate (limit = share x capacity x how long a
+ * call holds its slot), with a queue behind it, so that every handoff is a queued call taking
+ * a freed slot while the machine still has room.
+ */
+async function handoffAtShare(stack: CallsBenchStack, capacity: number, holdSeconds: number) {
+  const limit = Math.max(2, Math.round(CAPACITY_SHARE * capacity * holdSeconds));
+  const calls = Math.min(CALLS, Math.max(4 * limit, Math.round(CAPACITY_SHARE * capacity * 90)));
+  const { workspaceId, key } = await fundedWorkspace({ concurrencyLimit: limit, creditsPaise: 100_000_000, callerNumber: stack.spareNumber, name: 'bench at a share of capacity' });
+  const auth = { Authorization: `Bearer ${key}` };
+  const agentId = await createAgent(stack, { welcome_message: 'Hi.' }, auth);
+  const run = await queueHandoff(stack, { workspaceId, auth, fromNumber: stack.spareNumber, agentId, limit, calls });
+  return { limit, calls, finished: run.finished, handoffs: run.handoffs, startsPerSecond: calls / run.wallSeconds };
+}
+
+async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
+  const { workspaceId, limit } = target;
+  const numbers = Array.from({ length: target.calls }, callee);
   await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: CONVERSATION_SECONDS });
   const placeMs: number[] = [];
   const ids: string[] = [];
@@ -111,7 +148,7 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
       while (next < numbers.length) {
         const to = numbers[next++]!;
         const t0 = performance.now();
-        const { status, json } = await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber });
+        const { status, json } = await postJson(stack, '/calls', { agent_id: target.agentId, to_number: to, from_number: target.fromNumber }, target.auth);
         placeMs.push(performance.now() - t0);
         if (status !== 201) throw new Error(`POST /calls answered ${status}: ${JSON.stringify(json)}`);
         ids.push(json.id as string);
@@ -120,33 +157,36 @@ async function queueHandoff(stack: CallsBenchStack, agentId: string) {
   );
   let finished = 0;
   for (;;) {
-    finished = await Call.countDocuments({ workspace_id: stack.workspaceId, status: { $in: ['completed', 'failed', 'canceled', 'no-answer', 'busy'] } });
-    if (finished >= CALLS || Date.now() - started > FINISH_DEADLINE_MS) break;
+    finished = await Call.countDocuments({ workspace_id: workspaceId, status: { $in: ['completed', 'failed', 'canceled', 'no-answer', 'busy'] } });
+    if (finished >= target.calls || Date.now() - started > FINISH_DEADLINE_MS) break;
     await sleep(2_000);
   }
   const wallSeconds = (Date.now() - started) / 1000;
-  const cost: Cost = { units: CALLS, cpu: cpu.stop(), storeOperations: store.counts() };
+  const cost: Cost = { units: target.calls, cpu: cpu.stop(), storeOperations: store.counts() };
   store.stop();
   cost.temporal = await temporalWork(stack.client, sample(ids, COST_SAMPLE_WORKFLOWS).map(callWorkflowId));
-  const calls = await Call.find({ workspace_id: stack.workspaceId }, { started_at: 1, ended_at: 1 }).lean();
-  const placed = await CallEvent.find({ workspace_id: stack.workspaceId, type: 'call.placed' }, { created_at: 1 }).lean();
-  // The k-th call to end freed the slot the (LIMIT + k)-th dial took.
+  const calls = await Call.find({ workspace_id: workspaceId }, { started_at: 1, ended_at: 1, dequeued_at: 1 }).lean();
+  // How long a call holds its slot: from leaving the queue to its end (median).
+  const holds = calls.filter((c) => c.dequeued_at && c.ended_at).map((c) => (c.ended_at!.getTime() - c.dequeued_at!.getTime()) / 1000);
+  const holdSeconds = percentile(holds, 50);
+  const placed = await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1 }).lean();
+  // The k-th call to end freed the slot the (limit + k)-th dial took.
   const ends = calls.map((c) => c.ended_at?.getTime()).filter((t): t is number => typeof t === 'number').sort((a, b) => a - b);
   const dials = placed.map((e) => e.created_at.getTime()).sort((a, b) => a - b);
   if (process.env.BENCH_DEBUG) {
     const t0 = Math.min(...dials);
-    console.log('ends', ends.slice(0, 8).map((t) => t - t0), 'dials', dials.slice(LIMIT - 3, LIMIT + 8).map((t) => t - t0));
-    const statuses = await Call.find({ workspace_id: stack.workspaceId }, { status: 1, hangup_reason: 1, started_at: 1, ended_at: 1, dequeued_at: 1 }).lean();
+    console.log('ends', ends.slice(0, 8).map((t) => t - t0), 'dials', dials.slice(limit - 3, limit + 8).map((t) => t - t0));
+    const statuses = await Call.find({ workspace_id: workspaceId }, { status: 1, hangup_reason: 1, started_at: 1, ended_at: 1, dequeued_at: 1 }).lean();
     console.log(statuses.slice(0, 5).map((c) => [c.status, c.hangup_reason, c.dequeued_at?.getTime() ? c.dequeued_at.getTime() - t0 : null, c.started_at ? c.started_at.getTime() - t0 : null, c.ended_at ? c.ended_at.getTime() - t0 : null]));
   }
   const handoffs: number[] = [];
-  for (let k = 0; LIMIT + k < dials.length && k < ends.length; k++) handoffs.push(dials[LIMIT + k]! - ends[k]!);
+  for (let k = 0; limit + k < dials.length && k < ends.length; k++) handoffs.push(dials[limit + k]! - ends[k]!);
   // Live at once: the largest overlap of [started, ended] intervals.
   const edges = calls.flatMap((c) => (c.started_at && c.ended_at ? [[c.started_at.getTime(), 1] as const, [c.ended_at.getTime(), -1] as const] : [])).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let live = 0;
   let maxLive = 0;
   for (const [, delta] of edges) maxLive = Math.max(maxLive, (live += delta));
-  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost };
+  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost, holdSeconds };
 }
 
 async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {

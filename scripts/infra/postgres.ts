@@ -2,21 +2,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
+import { startProcess, waitForPort, type LocalDataServerOptions, type ManagedProcess } from './processes';
 
 /** The role Temporal connects as (trust authentication on loopback: a local server of our own). */
 export const POSTGRES_USER = 'temporal';
 
-export interface PostgresOptions {
-  host?: string;
-  port: number;
-  /** The cluster's data folder (created with initdb on first start, kept across restarts). */
-  dataDir: string;
-  /** Trade durability for speed (tests): no fsync, no synchronous commit. */
-  fast?: boolean;
-  output: StartOptions['output'];
-  ownProcessGroup?: boolean;
-}
+/** `dataDir` is the cluster's data folder (created with initdb on first start); `fast`: no fsync, no synchronous commit. */
+export type PostgresOptions = LocalDataServerOptions;
 
 export interface RunningPostgres extends ManagedProcess {
   host: string;

@@ -48,6 +48,18 @@ export interface ManagedProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** What starting one of the local data servers (FerretDB, PostgreSQL) takes. */
+export interface LocalDataServerOptions {
+  host?: string;
+  port: number;
+  /** The server's own data folder (kept across restarts). */
+  dataDir: string;
+  /** Trade durability for speed (tests): the server skips syncing its writes to disk. */
+  fast?: boolean;
+  output: StartOptions['output'];
+  ownProcessGroup?: boolean;
+}
+
 export interface StartOptions {
   name: string;
   command: string;

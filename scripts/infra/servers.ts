@@ -3,18 +3,10 @@ import path from 'node:path';
 import { pingTemporal } from '../../api/health-checks';
 import { createTemporalClient } from '../../domain/shared/temporal';
 import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
-import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
+import { requireTool, startProcess, waitForPort, type LocalDataServerOptions, type ManagedProcess, type StartOptions } from './processes';
 
-export interface FerretDbOptions {
-  host?: string;
-  port: number;
-  /** SQLite files and FerretDB's state live here. */
-  dataDir: string;
-  /** Trade durability for speed (tests): SQLite `synchronous(off)`. */
-  fast?: boolean;
-  output: StartOptions['output'];
-  ownProcessGroup?: boolean;
-}
+/** `dataDir` holds the SQLite files and FerretDB's state; `fast`: SQLite `synchronous(off)`. */
+export type FerretDbOptions = LocalDataServerOptions;
 
 /** FerretDB with its SQLite backend; resolves once it accepts connections. */
 export async function startFerretDb(options: FerretDbOptions): Promise<ManagedProcess & { uri: (db: string) => string }> {

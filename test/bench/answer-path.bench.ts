@@ -1,5 +1,5 @@
 import { callWorkflowId } from '../../workflows/shared/calls';
-import { postJson, startCallsBenchStack, percentile, type CallsBenchStack } from './calls-stack';
+import { createAgent, postJson, startCallsBenchStack, percentile, type CallsBenchStack } from './calls-stack';
 
 export interface AnswerPathBenchResult {
   name: string;
@@ -25,9 +25,7 @@ const CONCURRENCY = 20;
 export async function answerPathBench(): Promise<AnswerPathBenchResult> {
   const stack = await startCallsBenchStack({ concurrencyLimit: 50 });
   try {
-    const agent = await postJson(stack, '/agents', { name: 'answer path', voice: { voice_id: 'meera', language: 'en-IN' }, welcome_message: 'Hi.', call: { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' } });
-    if (agent.status !== 201) throw new Error(`agent create answered ${agent.status}: ${JSON.stringify(agent.json)}`);
-    const agentId = String(agent.json.id);
+    const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
     const lines: string[] = [];
     let measured = 0;
     for (const [calls, concurrency] of [

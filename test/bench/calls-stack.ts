@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -166,6 +167,16 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
 export async function postJson(stack: CallsBenchStack, path: string, body: unknown, auth: Record<string, string> = stack.auth): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${stack.baseUrl}/api/v1${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** Calling hours that never close, for bench agents. */
+export const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
+
+/** An agent for the bench's calls (open hours, a voice of the simulated speech server), created through the API. */
+export async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>, auth = stack.auth): Promise<string> {
+  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, auth);
+  if (status !== 201) throw new Error(`agent create answered ${status}: ${JSON.stringify(json)}`);
+  return json.id as string;
 }
 
 export function percentile(values: number[], p: number): number {

@@ -5,10 +5,11 @@ import { TASK_QUEUES } from '../../workflows/shared/task-queues';
 import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/testing/signal-echo';
 import { pingSignal } from '../../workflows/testing/signal-echo';
 import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
-import { percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
+import { createAgent, OPEN_HOURS, percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
 import { countStoreOperations, cpuMsPerUnit, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
 import { callWorkflowId } from '../../workflows/shared/calls';
 import { fundedWorkspace } from '../support/accounts';
+import { maxOverlappingCalls } from '../support/cluster-load';
 
 export interface CallsBenchResult {
   name: string;
@@ -39,7 +40,6 @@ const PIPELINE_TARGET_P95_MS = 20;
 /** How far apart the first turns of the concurrent calls are spread (see pipelineOverhead). */
 const TURN_SPREAD_MS = 3_000;
 
-const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const callee = () => `+9197${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;
@@ -100,11 +100,6 @@ export async function callsBench(): Promise<CallsBenchResult> {
   return { name: 'calls: slot handoff, POST /calls, pipeline overhead', ok, lines };
 }
 
-async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>, auth = stack.auth): Promise<string> {
-  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, auth);
-  if (status !== 201) throw new Error(`agent create answered ${status}: ${JSON.stringify(json)}`);
-  return json.id as string;
-}
 
 /** Where a queue of calls is placed: a workspace (its key and caller ID), its agent and limit, and how many calls. */
 interface QueueTarget {
@@ -181,11 +176,7 @@ async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
   }
   const handoffs: number[] = [];
   for (let k = 0; limit + k < dials.length && k < ends.length; k++) handoffs.push(dials[limit + k]! - ends[k]!);
-  // Live at once: the largest overlap of [started, ended] intervals.
-  const edges = calls.flatMap((c) => (c.started_at && c.ended_at ? [[c.started_at.getTime(), 1] as const, [c.ended_at.getTime(), -1] as const] : [])).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let live = 0;
-  let maxLive = 0;
-  for (const [, delta] of edges) maxLive = Math.max(maxLive, (live += delta));
+  const maxLive = await maxOverlappingCalls(workspaceId);
   return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost, holdSeconds };
 }
 

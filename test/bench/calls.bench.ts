@@ -6,7 +6,8 @@ import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/t
 import { pingSignal } from '../../workflows/testing/signal-echo';
 import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
 import { createAgent, OPEN_HOURS, percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
-import { countStoreOperations, cpuMsPerUnit, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
+import { runNoopCallFlow } from './noop-call-flow';
+import { countStoreOperations, cpuMsPerUnit, describeCost, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
 import { callWorkflowId } from '../../workflows/shared/calls';
 import { fundedWorkspace } from '../support/accounts';
 import { maxOverlappingCalls } from '../support/cluster-load';
@@ -61,6 +62,8 @@ export async function callsBench(): Promise<CallsBenchResult> {
   try {
     if (PART !== 'pipeline') {
     const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
+    // Issue 18's baseline first, on the same server: the same call flow with every activity a no-op.
+    const noop = await runNoopCallFlow({ temporalAddress: stack.servers.temporalAddress, roles: stack.roles, calls: CALLS, limit: LIMIT, conversationSeconds: CONVERSATION_SECONDS, sampleWorkflows: COST_SAMPLE_WORKFLOWS });
     const queue = await queueHandoff(stack, { workspaceId: stack.workspaceId, auth: stack.auth, fromNumber: stack.fromNumber, agentId, limit: LIMIT, calls: CALLS });
     const signal = await signalRoundTrip(stack);
     // What this machine sustains: the calls of the run above over its wall time (it is bound by CPU, not by the limit).
@@ -74,10 +77,12 @@ export async function callsBench(): Promise<CallsBenchResult> {
       `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
       `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded by the machine, or by the limit and the ${CONVERSATION_SECONDS} s conversations, whichever is lower)`,
       ...describeCallCost(queue.cost),
+      `baseline, the same call flow with every activity a no-op (${noop.finished}/${CALLS} finished in ${noop.wallSeconds.toFixed(0)} s): ${describeCost(noop.cost, 'call')}`,
+      `CPU per call, ours / no-op flow: ${(cpuMsPerUnit(queue.cost).total / cpuMsPerUnit(noop.cost).total).toFixed(2)}x (${cpuMsPerUnit(queue.cost).total.toFixed(0)} / ${cpuMsPerUnit(noop.cost).total.toFixed(0)} ms); Temporal's share alone: ${((queue.cost.cpu.temporal ?? 0) / (noop.cost.cpu.temporal || NaN)).toFixed(2)}x`,
       `sustained call starts: ${capacity.toFixed(2)} a second (the run above); a call holds its slot ${queue.holdSeconds.toFixed(1)} s (median)`,
       `slot handoff at ${Math.round(CAPACITY_SHARE * 100)}% of that (limit ${atShare.limit}, ${atShare.calls} calls, ${atShare.startsPerSecond.toFixed(2)} starts a second, ${atShare.finished} finished): p50 ${fmt(percentile(atShare.handoffs, 50))}, p95 ${fmt(percentile(atShare.handoffs, 95))} = ${shareRatio.toFixed(1)}x the bare signal round trip's p95 (target <= ${HANDOFF_TARGET_RATIO}x: ${shareRatio <= HANDOFF_TARGET_RATIO ? 'met' : 'NOT met'})`,
     );
-    if (queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
+    if (noop.finished !== CALLS || queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
     }
     if (PART === 'queue') return { name: 'calls: slot handoff, POST /calls', ok, lines };
 

@@ -39,7 +39,7 @@ export function createProviders(config: ProvidersConfig | undefined): Providers 
 
 function unconfiguredTelephony(): Telephony {
   const fail = () => Promise.reject(new ProviderUnavailableError('telephony', 'not configured: set TELEPHONY_BASE_URL'));
-  return { listNumbers: fail, getNumber: fail, createCall: fail, hangupCall: fail };
+  return { listNumbers: fail, getNumber: fail, createCall: fail, hangupCall: fail, transferCall: fail };
 }
 
 function unconfiguredSynthesizer(): Synthesizer {

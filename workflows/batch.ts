@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, proxyActivities, setCurrentDetails, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, patched, proxyActivities, setCurrentDetails, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { QueuedBatchCalls } from '../activities/batches';
 import type { callWorkflow } from './call';
@@ -62,7 +62,8 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   const startAtMs = input.startAt ? Date.parse(input.startAt) : 0;
   let status: BatchStatus = carried?.status ?? (startAtMs > Date.now() ? 'scheduled' : 'running');
   let statusReason: string | null = carried?.statusReason ?? null;
-  const counts = carried?.counts ?? { ...emptyCounts(), pending: input.contactsTotal };
+  // Counts carried from a run before `voicemail` existed lack it: it starts at 0.
+  const counts = carried ? { ...emptyCounts(), ...carried.counts } : { ...emptyCounts(), pending: input.contactsTotal };
   let nextIndex = carried?.nextIndex ?? 0;
   /** Sorted by due time, then file order. */
   const waiting: WaitingContact[] = [...(carried?.waiting ?? [])];
@@ -72,7 +73,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   const historyLimit = input.historyLimit ?? BATCH_HISTORY_LIMIT;
 
   const inFlight = new Map<string, InFlightCall>();
-  const finished: { callId: string; status: string; reason: string | null; refusal: CallRefusal | null }[] = [];
+  const finished: { callId: string; status: string; reason: string | null; refusal: CallRefusal | null; voicemailAction?: CallState['voicemailAction'] }[] = [];
   const contactChanges = new Map<number, ContactChange>();
   let cancelUncalled = false;
   let hangUpBy: string | null = null;
@@ -143,7 +144,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   setHandler(cancelBatchUpdate, ({ by }) => ask('cancel', by));
 
   /** A call of the batch ended: its contact is settled, or waits for a retry. */
-  const settle = ({ callId, status: callStatus, reason, refusal }: (typeof finished)[number]) => {
+  const settle = ({ callId, status: callStatus, reason, refusal, voicemailAction }: (typeof finished)[number]) => {
     const call = inFlight.get(callId);
     if (!call) return;
     inFlight.delete(callId);
@@ -161,6 +162,21 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
       wait({ index: call.index, status: 'pending', attempts: call.attempt - 1, dueAt: 0 });
       changeContact({ index: call.index, status: 'pending', attempts: call.attempt - 1 });
       if (status === 'running' || status === 'scheduled') setStatus('paused', reason);
+      return;
+    }
+    // An answering machine answered (docs/decisions/0159): the contact is `voicemail`, and retried as an
+    // unanswered call is when the agent hung up on it. Calls recorded before voicemail never end so,
+    // and the patch marks the histories that take this branch.
+    if (callStatus === 'completed' && voicemailAction && patched('batch-voicemail-contacts')) {
+      if (voicemailAction === 'hang_up' && call.attempt < input.retry.maxAttempts && !FINAL.includes(status)) {
+        const dueAt = Date.now() + input.retry.spacingSeconds * 1000;
+        move('calling', 'retry-wait');
+        wait({ index: call.index, status: 'retry-wait', attempts: call.attempt, dueAt });
+        changeContact({ index: call.index, status: 'retry-wait', next_attempt_at: new Date(dueAt).toISOString() });
+        return;
+      }
+      move('calling', 'voicemail');
+      changeContact({ index: call.index, status: 'voicemail' });
       return;
     }
     if (UNANSWERED.has(callStatus) && call.attempt < input.retry.maxAttempts && !FINAL.includes(status)) {
@@ -201,7 +217,8 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
       });
       void child.result().then(
         // Results recorded before refusals were typed carry only the reason text.
-        (result: CallState) => finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason, refusal: result.refusal !== undefined ? result.refusal : refusalOfRecordedReason(result.hangupReason) }),
+        (result: CallState) =>
+          finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason, refusal: result.refusal !== undefined ? result.refusal : refusalOfRecordedReason(result.hangupReason), voicemailAction: result.voicemailAction }),
         failed,
       );
     } catch (error) {

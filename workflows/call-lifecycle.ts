@@ -6,10 +6,10 @@ import { analyticsWorkflowId } from './shared/analytics';
 import { analyticsWorkflow } from './analytics';
 import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
 import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
-import type { CallAgent, CallChanges } from '../domain/calls/queue';
+import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindow } from './shared/calling-hours';
-import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate } from './shared/calls';
+import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type TransferProgress, type TransferRequest, type TransferResult } from './shared/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
@@ -22,6 +22,10 @@ import {
   PROVIDER_LIMIT_MARGIN_SECONDS,
   startConversation,
   storeSteps,
+  dialTransferLeg,
+  hangupTransferLeg,
+  joinTransferLegs,
+  transferProviderCall,
   type ConversationRun,
   type EventLevel,
 } from './call-steps';
@@ -35,6 +39,39 @@ interface Ending {
   reason: string;
   level: EventLevel;
 }
+
+/**
+ * A transfer to a person (docs/decisions/0160-0161) as the workflow follows it: the record's
+ * `transfer`, and whether the call was handed over to the destination's dial (the conversation
+ * then ends and the call stays up, bridged).
+ */
+interface TransferState {
+  record: CallTransferRecord;
+  handedOver: boolean;
+  /** The dial's end was reported (action URL, or the B leg's hang-up). */
+  dialEnded: boolean;
+  /** The destination leg's seconds as the provider counted them, once reported. */
+  reportedBridgedSeconds: number | null;
+  /** Warm: the second leg's provider id, and how it went (answered; its final status). */
+  leg: { providerCallId: string; answered: boolean; endedWith: string | null; verdict: 'human' | 'machine' | null } | null;
+}
+
+/** Warm: after the leg answered, how long the provider's machine-detection verdict is waited for; none by then is taken for a person. */
+const LEG_VERDICT_WAIT_MS = 4_000;
+
+/** Warm: past the ring timeout, how long the second leg may take to report its end (or answer) before the transfer fails. */
+const LEG_REPORT_GRACE_MS = 10_000;
+
+/** `DialStatus` of a dial that did not connect, as `call.transfer_failed` names it. */
+function transferFailureOf(dialStatus: string): string {
+  if (dialStatus === 'no-answer' || dialStatus === 'timeout') return 'no-answer';
+  if (dialStatus === 'busy') return 'busy';
+  if (dialStatus === 'cancel' || dialStatus === 'canceled') return 'canceled';
+  return 'failed';
+}
+
+/** How long, after the provider's final status of a transferred call, the dial's own end report is waited for (its bridged seconds). */
+const DIAL_REPORT_WAIT_MS = 3_000;
 
 /** A connected call while it is live, and what its end is decided from. */
 interface LiveCall {
@@ -84,6 +121,10 @@ export class CallLifecycle {
   private mediaNodeUrl: string | null = null;
   /** The agent's webhook URL as the call read it, passed with each event (undefined: the fan-out reads it). */
   private agentWebhookUrl: string | null | undefined = undefined;
+  /** The live call, while it is followed (a transfer request needs it). */
+  private live: LiveCall | null = null;
+  private transfer: TransferState | null = null;
+  private readonly transferReports: TransferProgress[] = [];
 
   constructor(private readonly input: CallWorkflowInput) {
     this.state = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null, refusal: null };
@@ -112,6 +153,112 @@ export class CallLifecycle {
     const ended = () => this.state.phase === 'ended';
     await condition(() => this.mediaNodeUrl !== null || ended(), Math.max(1, request.waitMs));
     return { mediaNodeUrl: ended() ? null : this.mediaNodeUrl, ended: ended() };
+  }
+
+  /**
+   * The conversation's `transfer_call` (docs/decisions/0160): cold hands the call to the
+   * destination's `<Dial>` and answers `handed-over` (the conversation then ends, and the call
+   * stays up while the dial rings and the two talk). One transfer a call.
+   */
+  async requestTransfer(request: TransferRequest): Promise<TransferResult> {
+    const live = this.live;
+    if (!live || this.state.phase !== 'live' || live.hangupSent || live.finalStatus || !live.viaProvider) return { outcome: 'failed', reason: 'error' };
+    if (this.transfer) return { outcome: 'failed', reason: 'error' };
+    const record: CallTransferRecord = { destination: request.destination, description: request.description, mode: request.mode, status: 'started', reason: null, transferred_at: null, bridged_seconds: 0 };
+    this.transfer = { record, handedOver: false, dialEnded: false, reportedBridgedSeconds: null, leg: null };
+    if (request.mode === 'warm') return this.dialWarmLeg(request);
+    showCallDetails(`transferring (${request.mode}) to ${request.destination}`);
+    await this.step({ transfer: record });
+    const { transferred } = await transferProviderCall({ callId: this.input.callId, destination: request.destination, ringTimeoutSeconds: request.ringTimeoutSeconds, timeLimitSeconds: live.agent.maxDurationSeconds }).catch(() => ({ transferred: false }));
+    if (!transferred) {
+      record.status = 'failed';
+      record.reason = 'error';
+      await this.step({ transfer: record });
+      return { outcome: 'failed', reason: 'error' };
+    }
+    this.transfer.handedOver = true;
+    // The bridged part has no agent to cap it; the dial's own time limit ends it. The workflow's
+    // backstop moves past that limit.
+    live.capAt = Date.now() + (live.agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS) * 1000 + CAP_GRACE_MS;
+    return { outcome: 'handed-over', reason: null };
+  }
+
+  transferProgress(report: TransferProgress): void {
+    // Warm, before the join: the second leg's progress, which the transfer's Updates wait for.
+    const leg = this.transfer?.leg;
+    if (leg && !this.transfer!.handedOver) {
+      if (report.event === 'answered') leg.answered = true;
+      else if (report.event === 'human' || report.event === 'machine') leg.verdict ??= report.event;
+      else leg.endedWith ??= report.status;
+      return;
+    }
+    this.transferReports.push(report);
+  }
+
+  /**
+   * Warm (docs/decisions/0161): the destination is dialled as a second call from the call's own
+   * number, its audio streamed to the call's media node. Answers `answered` once a person picked
+   * up (the conversation briefs them, then `joinTransfer`), or `failed` with the reason.
+   */
+  private async dialWarmLeg(request: TransferRequest): Promise<TransferResult> {
+    const transfer = this.transfer!;
+    const { input } = this;
+    const live = this.live!;
+    await this.step({ transfer: transfer.record });
+    const ownNumber = input.direction === 'inbound' ? input.toNumber : input.fromNumber;
+    const dial = await dialTransferLeg({ callId: input.callId, from: ownNumber, to: request.destination, mediaNodeUrl: this.mediaNodeUrl ?? '', ringTimeoutSeconds: request.ringTimeoutSeconds, timeLimitSeconds: live.agent.maxDurationSeconds }).catch((error: Error) => ({ providerCallId: null, refused: error.message }));
+    if (!dial.providerCallId) return this.failWarm('failed');
+    const leg = { providerCallId: dial.providerCallId, answered: false, endedWith: null as string | null, verdict: null as 'human' | 'machine' | null };
+    transfer.leg = leg;
+    const callOver = () => live.finalStatus !== null || live.hangupSent || this.statuses.some((s) => FINAL_PROVIDER_STATUSES.has(s.status));
+    await condition(() => leg.answered || leg.endedWith !== null || callOver(), request.ringTimeoutSeconds * 1000 + LEG_REPORT_GRACE_MS);
+    // Answered: by a person, unless the provider's detection says a machine (a verdict that does not come in time: a person).
+    if (leg.answered && leg.endedWith === null && !callOver()) await condition(() => leg.verdict !== null || leg.endedWith !== null || callOver(), LEG_VERDICT_WAIT_MS);
+    if (leg.answered && leg.verdict === 'machine' && leg.endedWith === null) {
+      await hangupTransferLeg({ providerCallId: leg.providerCallId }).catch(() => undefined);
+      return this.failWarm('machine');
+    }
+    if (leg.answered && leg.endedWith === null && !callOver()) return { outcome: 'answered', reason: null };
+    if (leg.endedWith === null) await hangupTransferLeg({ providerCallId: leg.providerCallId }).catch(() => undefined);
+    return this.failWarm(callOver() ? 'canceled' : transferFailureOf(leg.endedWith ?? 'no-answer'));
+  }
+
+  /** Warm, after `answered`: joins both legs in the conference room (the agent leaves), or gives up (the leg is hung up). */
+  async joinTransfer(request: JoinTransferRequest): Promise<TransferResult> {
+    const transfer = this.transfer;
+    const live = this.live;
+    const leg = transfer?.leg;
+    if (!transfer || !leg || !live || transfer.handedOver || transfer.record.status !== 'started') return { outcome: 'failed', reason: 'error' };
+    if (!request.join || leg.endedWith !== null || live.finalStatus || live.hangupSent) {
+      if (leg.endedWith === null) await hangupTransferLeg({ providerCallId: leg.providerCallId }).catch(() => undefined);
+      return this.failWarm(request.join ? (leg.endedWith !== null ? 'canceled' : 'error') : (request.reason ?? 'error'));
+    }
+    transfer.handedOver = true;
+    const { joined } = await joinTransferLegs({ callId: this.input.callId, legProviderCallId: leg.providerCallId }).catch(() => ({ joined: false }));
+    if (!joined) {
+      // The caller may already be gone: the leg goes too, and the call ends as the provider reports.
+      await hangupTransferLeg({ providerCallId: leg.providerCallId }).catch(() => undefined);
+      transfer.record.status = 'failed';
+      transfer.record.reason = 'error';
+      await this.step({ transfer: transfer.record });
+      return { outcome: 'failed', reason: 'error' };
+    }
+    const at = new Date().toISOString();
+    transfer.record.status = 'transferred';
+    transfer.record.transferred_at = at;
+    live.capAt = Date.now() + (live.agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS) * 1000 + CAP_GRACE_MS;
+    showCallDetails(`transferred (warm) to ${transfer.record.destination}: both in the conference`);
+    await this.step({ transfer: transfer.record }, this.event('call.transferred', `transferred to ${transfer.record.destination}`, 'info', null, { destination: transfer.record.destination, mode: 'warm' }));
+    return { outcome: 'handed-over', reason: null };
+  }
+
+  /** A warm transfer that did not happen: the record says why, the agent stays (the conversation writes `call.transfer_failed`). */
+  private async failWarm(reason: string): Promise<TransferResult> {
+    const transfer = this.transfer!;
+    transfer.record.status = 'failed';
+    transfer.record.reason = reason;
+    await this.step({ transfer: transfer.record });
+    return { outcome: 'failed', reason };
   }
 
   async hangup(request: HangupRequest): Promise<HangupResult> {
@@ -254,10 +401,14 @@ export class CallLifecycle {
       conversation: { scope: null, done: false, canceled: false, outcome: null, failure: null, timedOut: false, lastBeatAt: null, liveSince: null },
     };
     const { conversation } = live;
+    this.live = live;
+    // Handed to a person, or being handed over (the stream may close before the provider has answered the transfer).
+    const handedOver = () => this.transfer !== null && (this.transfer.handedOver || this.transfer.record.status === 'started');
     const waiting = () =>
       this.statuses.length > 0 ||
+      this.transferReports.length > 0 ||
       (this.hangupRequest !== null && !live.hangupSent) ||
-      (conversation.done && (!live.hangupSent || !live.viaProvider)) ||
+      (conversation.done && !handedOver() && (!live.hangupSent || !live.viaProvider)) ||
       (live.finalStatus !== null && (conversation.done || conversation.scope === null));
     for (;;) {
       if (live.finalStatus && (conversation.done || conversation.scope === null)) break;
@@ -284,8 +435,14 @@ export class CallLifecycle {
         await this.hangUp(live, { by: request.by, reason: 'hung up through the API', level: 'info' });
         continue;
       }
-      // The conversation ended (or failed) while the call is still up: end the call.
-      if (conversation.done && !live.hangupSent && live.startedAt !== null && live.finalStatus === null) {
+      const report = this.transferReports.shift();
+      if (report) {
+        await this.followTransfer(report);
+        continue;
+      }
+      // The conversation ended (or failed) while the call is still up: end the call. Not when it
+      // ended because the call was handed to a person: the provider's dial goes on with it.
+      if (conversation.done && !handedOver() && !live.hangupSent && live.startedAt !== null && live.finalStatus === null) {
         const outcome = conversation.outcome;
         if (outcome) await this.hangUp(live, { by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
         else {
@@ -317,6 +474,34 @@ export class CallLifecycle {
       if (this.holdsSlot) await this.release();
     }
     return live;
+  }
+
+  /**
+   * A report of the transfer's dial: the destination answered (`call.transferred`: the record
+   * says who took the call), or the dial ended (its bridged seconds; or, never answered,
+   * `call.transfer_failed`, and the provider hangs up the call).
+   */
+  private async followTransfer(report: TransferProgress): Promise<void> {
+    const transfer = this.transfer;
+    if (!transfer?.handedOver) return;
+    const { record } = transfer;
+    if (report.event === 'answered') {
+      if (record.status !== 'started') return;
+      record.status = 'transferred';
+      record.transferred_at = report.at;
+      showCallDetails(`transferred to ${record.destination}: bridged`);
+      await this.step({ transfer: record }, this.event('call.transferred', `transferred to ${record.destination}`, 'info', null, { destination: record.destination, mode: record.mode }));
+      return;
+    }
+    if (report.bridgedSeconds !== undefined) transfer.reportedBridgedSeconds ??= report.bridgedSeconds;
+    if (transfer.dialEnded) return;
+    transfer.dialEnded = true;
+    if (record.status === 'started') {
+      record.status = 'failed';
+      record.reason = transferFailureOf(report.status);
+      showCallDetails(`the transfer to ${record.destination} failed: ${record.reason}`);
+      await this.step({ transfer: record }, this.event('call.transfer_failed', `the transfer to ${record.destination} failed: ${record.reason}`, 'warning', null, { destination: record.destination, mode: record.mode, reason: record.reason }));
+    }
   }
 
   /** The call was answered: `call.started` with its cap, and the conversation starts on a media node. */
@@ -369,12 +554,22 @@ export class CallLifecycle {
     const outcome = conversation.outcome;
     // Our own reason first (API hang-up, the cap), then the conversation's, unless it only ended
     // because we canceled it when the provider said the call was over: then the caller hung up.
-    const conversationEnded = outcome && outcome.reason !== CONVERSATION_CANCELED_REASON ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : null;
+    // A conversation that ended `transferred` although the call was never handed over (the caller
+    // left while the transfer was asked for): the caller hung up.
+    const notTransferred = outcome?.reason === 'transferred' && !this.transfer?.handedOver;
+    const conversationEnded = outcome && outcome.reason !== CONVERSATION_CANCELED_REASON && !notTransferred ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : null;
     // A conversation that failed on its own (its media node stopped heartbeating) is an error, even
     // when the provider's final status came first (the stream died with the node).
     const failedOnItsOwn = !outcome && conversation.failure !== null && (conversation.timedOut || !conversation.canceled);
     const failedEnding = failedOnItsOwn ? { by: 'system', reason: 'error', level: 'error' as EventLevel } : null;
-    const ended = live.endedBy ?? failedEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
+    // A warm transfer's second leg still up when the call ends without the join: it goes too.
+    const strayLeg = this.transfer && !this.transfer.handedOver ? this.transfer.leg : null;
+    if (strayLeg && strayLeg.endedWith === null) await hangupTransferLeg({ providerCallId: strayLeg.providerCallId }).catch(() => undefined);
+    const transfer = this.transfer?.handedOver ? this.transfer : null;
+    // A call handed to a person ends `transferred` (by the agent) once the person took it; a cold
+    // dial nobody took ends the call (docs/decisions/0160).
+    const transferEnding: Ending | null = transfer ? (transfer.record.status === 'transferred' ? { by: 'agent', reason: 'transferred', level: 'info' } : { by: 'system', reason: 'transfer failed', level: 'warning' }) : null;
+    const ended = live.endedBy ?? failedEnding ?? transferEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
     if (failedOnItsOwn && !live.endedBy) await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' }));
     // Billing rule 2: charged for the time the agent was live, from the stream's arrival to the
     // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
@@ -383,6 +578,24 @@ export class CallLifecycle {
     const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter((t): t is number => t !== null);
     const endedAtMs = Math.max(startedAt, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
     const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt, liveFrom)) / 100) / 10;
+    // Billing of a transfer: the bridged time (the destination leg's seconds as the provider
+    // reported them, else from the answer to the provider's final status) at the plan's price,
+    // with the live time in the one `call` item (docs/decisions/0160).
+    let bridgedSeconds = 0;
+    if (transfer?.record.status === 'transferred') {
+      // Reports still queued (the final status may come first), then, without the leg's seconds, a short wait for them.
+      const takeReports = () => {
+        for (const report of this.transferReports.splice(0)) if (report.event === 'ended' && report.bridgedSeconds !== undefined) transfer.reportedBridgedSeconds ??= report.bridgedSeconds;
+      };
+      takeReports();
+      if (transfer.reportedBridgedSeconds === null && transfer.record.mode === 'cold') {
+        await condition(() => this.transferReports.length > 0, DIAL_REPORT_WAIT_MS);
+        takeReports();
+      }
+      const fromAnswer = finalStatus ? Math.max(0, Date.parse(finalStatus.at) - Date.parse(transfer.record.transferred_at!)) / 1000 : 0;
+      bridgedSeconds = Math.round((transfer.reportedBridgedSeconds ?? fromAnswer) * 10) / 10;
+      transfer.record.bridged_seconds = bridgedSeconds;
+    }
     const endedAt = new Date(endedAtMs).toISOString();
     if (this.holdsSlot) await this.release();
     // Charged once, the record closed with its cost, then `call.ended`: one step.
@@ -390,8 +603,9 @@ export class CallLifecycle {
       callId: input.callId,
       workspaceId: input.workspaceId,
       durationSeconds,
+      ...(transfer ? { bridgedSeconds } : {}),
       endedAt,
-      changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed' },
+      changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed', ...(transfer ? { transfer: transfer.record } : {}) },
       event: this.event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
         duration_seconds: durationSeconds,
         // A number, as the contract types it; whether the agent was heard at all is `agent_spoke`
@@ -404,8 +618,9 @@ export class CallLifecycle {
     });
     this.state.status = 'completed';
     this.state.hangupReason = ended.reason;
+    if (ended.reason === 'voicemail' && outcome?.voicemailAction) this.state.voicemailAction = outcome.voicemailAction;
     this.state.phase = 'ended';
-    const story = `completed: live ${callLength(durationSeconds)}, charged ${costPaise} paise (ended by ${ended.by}: ${ended.reason})`;
+    const story = `completed: live ${callLength(durationSeconds)}${bridgedSeconds ? `, bridged ${callLength(bridgedSeconds)}` : ''}, charged ${costPaise} paise (ended by ${ended.by}: ${ended.reason})`;
     showCallStatus('completed', `${story}; post-call analytics running`);
     log.info('call ended', { callId: input.callId, durationSeconds, costPaise, runId: workflowInfo().runId });
     return story;

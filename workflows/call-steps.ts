@@ -43,6 +43,11 @@ export const { hangupProviderCall } = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
 
+// A transfer (docs/decisions/0160) is a re-point of the call at new XML: repeating it is harmless, retried a few times.
+export const { transferProviderCall, joinTransferLegs, hangupTransferLeg } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { initialInterval: '1 second', maximumAttempts: 3 } });
+// A second call for a warm transfer: creating a call is not idempotent, one attempt (as dialCall).
+export const { dialTransferLeg } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
+
 /** Provider statuses that end a call. */
 export const FINAL_PROVIDER_STATUSES = new Set(['completed', 'no-answer', 'busy', 'failed', 'canceled']);
 /**

@@ -1,6 +1,6 @@
 import { setHandler } from '@temporalio/workflow';
 import { CallLifecycle } from './call-lifecycle';
-import { agentDeletedSignal, answerUpdate, callStateQuery, hangupUpdate, mediaNodeSignal, providerStatusSignal, slotGrantedSignal, type CallState, type CallWorkflowInput } from './shared/calls';
+import { agentDeletedSignal, answerUpdate, callStateQuery, hangupUpdate, mediaNodeSignal, providerStatusSignal, joinTransferUpdate, requestTransferUpdate, slotGrantedSignal, transferProgressSignal, type CallState, type CallWorkflowInput } from './shared/calls';
 
 /**
  * One call from the queue to its end (`call-<call_id>`, task queue `calls`). An outbound call:
@@ -21,5 +21,8 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallState>
   setHandler(mediaNodeSignal, ({ url }) => call.mediaNodeReady(url));
   setHandler(answerUpdate, (request) => call.answer(request));
   setHandler(hangupUpdate, (request) => call.hangup(request));
+  setHandler(requestTransferUpdate, (request) => call.requestTransfer(request));
+  setHandler(joinTransferUpdate, (request) => call.joinTransfer(request));
+  setHandler(transferProgressSignal, (report) => call.transferProgress(report));
   return call.run();
 }

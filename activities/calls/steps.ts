@@ -78,7 +78,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
     },
 
     /** A connected call's end: charged once, the record closed with its cost, then `call.ended`. */
-    async closeCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string; changes: CallChanges; event: CallEventInput }): Promise<{ costPaise: number }> {
+    async closeCall(input: { callId: string; workspaceId: string; durationSeconds: number; bridgedSeconds?: number; endedAt: string; changes: CallChanges; event: CallEventInput }): Promise<{ costPaise: number }> {
       const { costPaise } = await chargeLedgerForCall(input);
       await write(input.callId, input.changes, { cost_paise: costPaise });
       await record(input.event);

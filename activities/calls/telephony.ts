@@ -2,6 +2,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DialRefusedError } from '../../providers/errors';
 import type { Telephony } from '../../providers/telephony/types';
 import { Call } from '../../db/models/call';
+import { Agent } from '../../db/models/agent';
+import { MACHINE_DETECTION_TIME_MS } from '../../providers/telephony/callbacks';
 
 export interface TelephonyDeps {
   /** The telephony provider's adapter; absent in workers that never dial. */
@@ -13,6 +15,9 @@ export interface TelephonyDeps {
    */
   telephonyCallbackBaseUrl?: string;
 }
+
+/** How long the provider listens to a warm transfer's leg before judging it human or machine (Plivo's `machine_detection_time`). */
+const TRANSFER_LEG_MACHINE_DETECTION_MS = 3_000;
 
 /** Dialling and hanging up through the provider; the call's progress comes back as status callbacks. */
 export function createCallTelephonyActivities(deps: TelephonyDeps) {
@@ -30,12 +35,64 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       const { telephony, base } = provider();
       const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
       const answerUrl = `${base}/telephony/calls/${input.callId}/answer`;
+      // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
+      const machineDetection = (await detectsVoicemail(input.callId)) ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
       try {
-        return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds });
+        return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, machineDetection });
       } catch (error) {
         if (error instanceof DialRefusedError) throw ApplicationFailure.nonRetryable(error.message, 'DialRefused');
         throw error;
       }
+    },
+
+    /**
+     * Cold transfer (docs/decisions/0160): hands the answered call to `<Dial>` XML served at
+     * `<base>/telephony/calls/{call_id}/transfer/dial?to=...&timeout=...&limit=...` (signed by the provider
+     * over that URL, so the route may trust its query). False when the provider no longer holds the call.
+     */
+    async transferProviderCall(input: { callId: string; destination: string; ringTimeoutSeconds: number; timeLimitSeconds: number }): Promise<{ transferred: boolean }> {
+      const { telephony, base } = provider();
+      const call = await Call.findById(input.callId, { provider_call_id: 1 }).lean();
+      if (!call?.provider_call_id) return { transferred: false };
+      const query = new URLSearchParams({ to: input.destination, timeout: String(input.ringTimeoutSeconds), limit: String(input.timeLimitSeconds) });
+      const alegUrl = `${base}/telephony/calls/${input.callId}/transfer/dial?${query}`;
+      return { transferred: await telephony.transferCall(call.provider_call_id, alegUrl) };
+    },
+
+    /**
+     * Warm transfer (docs/decisions/0161): dials the destination as a second call from the call's
+     * own number. Its answer streams to the call's media node as `<call_id>:transfer`; its
+     * statuses go to `.../transfer/leg/status`.
+     */
+    async dialTransferLeg(input: { callId: string; from: string; to: string; mediaNodeUrl: string; ringTimeoutSeconds: number; timeLimitSeconds: number }): Promise<{ providerCallId: string | null; refused: string | null }> {
+      const { telephony, base } = provider();
+      const statusUrl = `${base}/telephony/calls/${input.callId}/transfer/leg/status`;
+      const answerUrl = `${base}/telephony/calls/${input.callId}/transfer/leg/answer?${new URLSearchParams({ node: input.mediaNodeUrl })}`;
+      try {
+        // The provider's answering-machine detection judges who answered (docs/decisions/0161).
+        const machineDetection = { url: `${base}/telephony/calls/${input.callId}/transfer/leg/machine`, timeMs: TRANSFER_LEG_MACHINE_DETECTION_MS };
+        const placed = await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, ringTimeoutSeconds: input.ringTimeoutSeconds, machineDetection });
+        return { providerCallId: placed.providerCallId, refused: null };
+      } catch (error) {
+        if (error instanceof DialRefusedError) return { providerCallId: null, refused: error.message };
+        throw error;
+      }
+    },
+
+    /** Warm: re-points both legs (the call and its second leg) at the conference room `<call_id>`. */
+    async joinTransferLegs(input: { callId: string; legProviderCallId: string }): Promise<{ joined: boolean }> {
+      const { telephony, base } = provider();
+      const call = await Call.findById(input.callId, { provider_call_id: 1 }).lean();
+      if (!call?.provider_call_id) return { joined: false };
+      const url = `${base}/telephony/calls/${input.callId}/transfer/conference`;
+      // The second leg first: it waits in the room, and the caller arrives to a person.
+      if (!(await telephony.transferCall(input.legProviderCallId, url))) return { joined: false };
+      return { joined: await telephony.transferCall(call.provider_call_id, url) };
+    },
+
+    /** Hangs up a warm transfer's second leg (idempotent; a leg already over is left alone). */
+    async hangupTransferLeg(input: { providerCallId: string }): Promise<void> {
+      await provider().telephony.hangupCall(input.providerCallId);
     },
 
     /** Ends the call at the provider; the final status arrives as a callback. */
@@ -46,4 +103,22 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       await telephony.hangupCall(call.provider_call_id);
     },
   };
+}
+
+/**
+ * Whether the call's agent detects voicemail (`call.voicemail.detect`), read here rather than
+ * passed by the workflow so that recorded call histories replay unchanged (docs/decisions/0158).
+ * A failed read dials without the provider's detection (the dial is made once, and must not
+ * fail for it): the transcript backstop still screens the call.
+ */
+async function detectsVoicemail(callId: string): Promise<boolean> {
+  try {
+    const call = await Call.findById(callId, { agent_id: 1 }).lean();
+    if (!call?.agent_id) return false;
+    const agent = await Agent.findById(call.agent_id, { 'call.voicemail': 1 }).lean<{ call?: { voicemail?: { detect?: boolean } } }>();
+    return agent?.call?.voicemail?.detect === true;
+  } catch (error) {
+    console.error(`call ${callId}: could not read whether its agent detects voicemail; dialling without machine detection`, error);
+    return false;
+  }
 }

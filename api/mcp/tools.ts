@@ -69,6 +69,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     title: 'Create an agent',
     description:
       'Creates a voice agent (as POST /agents). Only `name` is required; every other setting takes its default. ' +
+      '`call.voicemail` screens outbound calls for answering machines (`detect`; `action` hang_up, or leave_message with a `message` said after the beep). ' +
+      '`call.transfer` lets the agent hand a caller to a person: `destinations` (at most 10 E.164 `number`s, each with a `description` of when to use it, `mode` cold) offer the model the built-in tool transfer_call; `handover_message` is said first; `ring_timeout_seconds` 10 to 120. ' +
       'Setting `phone_number` needs the permission numbers.manage, which connected apps do not have.',
     mirrors: ['createAgent'],
     annotations: WRITE,

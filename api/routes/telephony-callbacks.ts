@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Router, type Request } from 'express';
 import type { Client } from '@temporalio/client';
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
-import { HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../providers/telephony/answer-xml';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
+import { conferenceXml, dialXml, HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../providers/telephony/answer-xml';
+import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseMachineDetection, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
 import { signStreamToken } from '../../domain/calls/stream-token';
-import type { ProviderStatusUpdate } from '../../workflows/shared/calls';
-import { answerCall, signalProviderStatus } from '../../domain/calls/temporal';
+import { transferLegStreamKey, type ProviderStatusUpdate } from '../../workflows/shared/calls';
+import { answerCall, signalProviderStatus, signalTransferProgress } from '../../domain/calls/temporal';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
@@ -48,6 +48,21 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
   });
 
   /**
+   * The verdict of the provider's answering-machine detection, asked for at dial time when the
+   * agent detects voicemail (docs/decisions/0158): written once on the call's `answered_by`, where
+   * the call's media node looks for it. A retried or late callback changes nothing (the first
+   * verdict stays), and is answered 2xx all the same so that the provider stops retrying.
+   */
+  router.post('/telephony/calls/:call_id/machine', async (req, res) => {
+    const callId = req.params.call_id as string;
+    const verdict = parseMachineDetection(signedParams(req, deps));
+    if (!verdict) throw new HttpError(400, 'not a machine-detection callback: Machine (true or false) and RequestUUID or CallUUID are required');
+    const { modifiedCount } = await Call.updateOne({ _id: callId, answered_by: null }, { $set: { answered_by: verdict.answeredBy, updated_at: deps.now() } });
+    deps.logger.info({ msg: 'answering-machine detection', call_id: callId, answered_by: verdict.answeredBy, provider_call_id: verdict.providerCallId, recorded: modifiedCount === 1 });
+    res.json({});
+  });
+
+  /**
    * The answer request is the in-progress callback, and its answer (Plivo XML) what the
    * call does: stream its audio both ways to the media node holding the call's conversation
    * (callAnswerXml).
@@ -73,6 +88,91 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
       return;
     }
     res.send(await callAnswerXml(decision.callId, deps));
+  });
+
+  /**
+   * Cold transfer (docs/decisions/0160): the call was transferred here (`aleg_url`); it dials the
+   * destination named in the query (the provider signed this URL as the workflow gave it), with
+   * the call's own number as caller ID. The dial's events come to `.../transfer/events`, its end
+   * to `.../transfer/action`.
+   */
+  router.post('/telephony/calls/:call_id/transfer/dial', async (req, res) => {
+    signedParams(req, deps);
+    const callId = req.params.call_id as string;
+    const to = String(req.query.to ?? '');
+    const timeout = Number(req.query.timeout ?? 30);
+    const limit = Number(req.query.limit ?? 14_400);
+    if (!/^\+[1-9]\d{7,14}$/.test(to) || !Number.isInteger(timeout) || !Number.isInteger(limit)) throw new HttpError(400, 'to (E.164), timeout and limit (seconds) are required');
+    const call = await Call.findById(callId, { direction: 1, from_number: 1, to_number: 1 }).lean();
+    res.type('application/xml');
+    if (!call) return void res.send(HANGUP_ANSWER_XML);
+    const base = `${deps.publicApiUrl}/telephony/calls/${encodeURIComponent(callId)}/transfer`;
+    const callerId = call.direction === 'inbound' ? call.to_number : call.from_number;
+    res.send(dialXml({ number: to, callerId, timeoutSeconds: timeout, timeLimitSeconds: limit, actionUrl: `${base}/action`, callbackUrl: `${base}/events` }));
+  });
+
+  /** The transfer's dial events (`callbackUrl`): the destination answered, or its leg hung up (with its seconds). */
+  router.post('/telephony/calls/:call_id/transfer/events', async (req, res) => {
+    const params = signedParams(req, deps);
+    const callId = req.params.call_id as string;
+    const at = deps.now().toISOString();
+    const action = params.DialAction;
+    if (action === 'answer' || action === 'connected') await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: params.DialBLegStatus ?? action, at });
+    else if (action === 'hangup') {
+      const seconds = params.DialBLegDuration;
+      await signalTransferProgress(deps.temporal, callId, { event: 'ended', status: params.DialBLegStatus ?? 'completed', ...(seconds !== undefined && /^\d+$/.test(seconds) ? { bridgedSeconds: Number(seconds) } : {}), at });
+    }
+    res.json({});
+  });
+
+  /**
+   * The transfer's dial is over (`action`, with `DialStatus`): reported to the workflow, and the
+   * call hangs up (a cold transfer does not come back to the agent: docs/decisions/0160).
+   */
+  router.post('/telephony/calls/:call_id/transfer/action', async (req, res) => {
+    const params = signedParams(req, deps);
+    const callId = req.params.call_id as string;
+    await signalTransferProgress(deps.temporal, callId, { event: 'ended', status: params.DialStatus ?? 'failed', at: deps.now().toISOString() });
+    res.type('application/xml').send(HANGUP_ANSWER_XML);
+  });
+
+  /**
+   * Warm transfer (docs/decisions/0161): the second leg's answer URL. The person answered: the
+   * call's workflow hears of it, and the leg's audio streams to the call's media node (named in
+   * the signed query) as `<call_id>:transfer`, where the conversation briefs them.
+   */
+  router.post('/telephony/calls/:call_id/transfer/leg/answer', async (req, res) => {
+    signedParams(req, deps);
+    const callId = req.params.call_id as string;
+    const node = String(req.query.node ?? '');
+    res.type('application/xml');
+    if (!/^wss?:\/\//.test(node) || !(await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: 'in-progress', at: deps.now().toISOString() }))) return void res.send(HANGUP_ANSWER_XML);
+    const key = transferLegStreamKey(callId);
+    const token = await signStreamToken(deps.streamTokenSecret, key);
+    res.send(streamAnswerXml(`${node.replace(/\/$/, '')}/telephony/streams/${encodeURIComponent(key)}?token=${encodeURIComponent(token)}`));
+  });
+
+  /** Warm: the provider's answering-machine verdict on the second leg (a machine fails the transfer with `machine`). */
+  router.post('/telephony/calls/:call_id/transfer/leg/machine', async (req, res) => {
+    const verdict = parseMachineDetection(signedParams(req, deps));
+    if (!verdict) throw new HttpError(400, 'not a machine-detection callback: Machine (true or false) and RequestUUID or CallUUID are required');
+    await signalTransferProgress(deps.temporal, req.params.call_id as string, { event: verdict.answeredBy, status: verdict.answeredBy, at: deps.now().toISOString() });
+    res.json({});
+  });
+
+  /** Warm: the second leg's ring and hang-up URL; its end (with its status) goes to the call's workflow. */
+  router.post('/telephony/calls/:call_id/transfer/leg/status', async (req, res) => {
+    const callback = statusOf(signedParams(req, deps));
+    if (callback.status !== 'ringing' && callback.status !== 'in-progress') {
+      await signalTransferProgress(deps.temporal, req.params.call_id as string, { event: 'ended', status: callback.status, at: deps.now().toISOString() });
+    }
+    res.json({});
+  });
+
+  /** Warm: both legs are re-pointed here once the person was briefed: one conference room named after the call. */
+  router.post('/telephony/calls/:call_id/transfer/conference', (req, res) => {
+    signedParams(req, deps);
+    res.type('application/xml').send(conferenceXml(`call-${req.params.call_id as string}`));
   });
 
   /** An inbound call's later statuses (its end), found by the provider's call id. */

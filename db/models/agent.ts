@@ -36,6 +36,20 @@ export interface AgentExtraction {
   choices: { value: string; when: string }[];
 }
 
+/** One number the agent may hand a caller to: `description` says when the model should use it. */
+export interface TransferDestination {
+  number: string;
+  description: string;
+  mode: 'cold' | 'warm';
+}
+
+export interface AgentTransfer {
+  destinations: TransferDestination[];
+  /** Said to the caller before the transfer (warm uses a built-in line when empty). */
+  handover_message: string;
+  ring_timeout_seconds: number;
+}
+
 /** The settings of an agent as the API shows them (the contract's Agent table). */
 export interface AgentSettings {
   name: string;
@@ -67,6 +81,12 @@ export interface AgentSettings {
     check_user_online: boolean;
     user_online_message: string;
     user_online_after_seconds: number;
+    /** Keypad digits (DTMF): the built-in `press_digits` tool, and the caller's digits reaching the model. */
+    keypad: { press_digits: boolean; caller_digits: boolean };
+    /** Answering machines on outbound phone calls (docs/decisions/0158): detect, then hang up or leave `message` after the beep. */
+    voicemail: { detect: boolean; action: 'hang_up' | 'leave_message'; message: string };
+    /** Transfer to a person (docs/decisions/0160): the built-in `transfer_call` tool, offered when `destinations` is not empty. */
+    transfer: AgentTransfer;
   };
   analytics: { summarize: boolean; extractions: AgentExtraction[]; extraction_prompt: string };
   tools: AgentTool[];
@@ -161,6 +181,16 @@ export const agentSettingsFields = {
     check_user_online: required(Boolean),
     user_online_message: { type: String, default: '' },
     user_online_after_seconds: required(Number),
+    // Agents saved before keypad digits existed read as both off.
+    keypad: { press_digits: { type: Boolean, default: false }, caller_digits: { type: Boolean, default: false } },
+    // Agents saved before voicemail detection existed read as not detecting.
+    voicemail: { detect: { type: Boolean, default: false }, action: { type: String, default: 'hang_up' }, message: { type: String, default: '' } },
+    // Agents saved before transfers existed read as transferring nowhere.
+    transfer: {
+      destinations: { type: [new Schema({ number: required(String), description: { type: String, default: '' }, mode: { type: String, default: 'cold' } }, { _id: false })], default: [] },
+      handover_message: { type: String, default: '' },
+      ring_timeout_seconds: { type: Number, default: 30 },
+    },
   },
   analytics: { summarize: required(Boolean), extractions: { type: [extractionSchema], default: [] }, extraction_prompt: { type: String, default: '' } },
   tools: { type: [toolSchema], default: [] },

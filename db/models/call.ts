@@ -60,6 +60,28 @@ const callSchema = new Schema(
     /** Why post-call analytics gave up (after its retries); the call completed without them. */
     analytics_error: { type: String, default: null },
     avg_first_audio_ms: { type: Number, default: null },
+    /**
+     * Who answered an outbound call whose agent detects voicemail (docs/decisions/0158): the
+     * provider's machine-detection callback writes it once (`human` or `machine`), and the media
+     * node writes `machine` when the transcript finds a greeting. Null otherwise.
+     */
+    answered_by: { type: String, enum: ['human', 'machine', null], default: null },
+    /** Transfer to a person (docs/decisions/0160): who took the call; null when the agent did not transfer it. */
+    transfer: {
+      type: new Schema(
+        {
+          destination: { type: String, required: true },
+          description: { type: String, default: '' },
+          mode: { type: String, enum: ['cold', 'warm'], required: true },
+          status: { type: String, enum: ['started', 'transferred', 'failed'], required: true },
+          reason: { type: String, default: null },
+          transferred_at: { type: Date, default: null },
+          bridged_seconds: { type: Number, default: 0 },
+        },
+        { _id: false },
+      ),
+      default: null,
+    },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

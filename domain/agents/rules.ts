@@ -8,6 +8,9 @@ import { toolParametersProblem } from './tool-parameters';
 /** The name of the built-in tool that ends the call. */
 export const BUILT_IN_TOOL = 'end_call';
 
+/** Names of the built-in tools, which custom tools may not take (issue 20 adds `press_digits` and `transfer_call`). */
+export const BUILT_IN_TOOLS: readonly string[] = [BUILT_IN_TOOL, 'press_digits', 'transfer_call'];
+
 /**
  * The rules of an agent's settings that the OpenAPI schema cannot state: the catalog's
  * providers and models, the plan's language-model providers, the calling hours, a real time
@@ -57,14 +60,33 @@ function callIssues({ call }: AgentSettings): ValidationIssue[] {
   if (!canonicalTimeZone(call.timezone)) {
     issues.push(issue(['call', 'timezone'], 'unknown time zone; use an IANA name such as Asia/Kolkata or Europe/London', call.timezone));
   }
+  // Leaving a message needs one (docs/decisions/0158); the schema states the length and the actions.
+  if (call.voicemail.action === 'leave_message' && call.voicemail.message.trim() === '') {
+    issues.push(issue(['call', 'voicemail', 'message'], 'required when action is leave_message: the message left after the beep', call.voicemail.message));
+  }
+  issues.push(...transferIssues(call.transfer));
   return issues;
 }
+
+/** `call.transfer` (docs/decisions/0160): E.164 numbers, each once; the schema states the count, lengths and modes. */
+function transferIssues(transfer: AgentSettings['call']['transfer']): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  transfer.destinations.forEach((destination, i) => {
+    if (!E164.test(destination.number)) issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'must be an E.164 number such as +919812345678', destination.number));
+    else if (seen.has(destination.number)) issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'another destination has this number; numbers must be unique', destination.number));
+    seen.add(destination.number);
+  });
+  return issues;
+}
+
+const E164 = /^\+[1-9]\d{7,14}$/;
 
 function toolIssues({ tools }: AgentSettings): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   tools.forEach((tool, i) => {
-    if (tool.name === BUILT_IN_TOOL) issues.push(issue(['tools', i, 'name'], `${BUILT_IN_TOOL} is the name of the built-in tool`, tool.name));
+    if (BUILT_IN_TOOLS.includes(tool.name)) issues.push(issue(['tools', i, 'name'], `${tool.name} is the name of a built-in tool`, tool.name));
     else if (seen.has(tool.name)) issues.push(issue(['tools', i, 'name'], 'another tool of the agent has this name; names must be unique', tool.name));
     seen.add(tool.name);
     const problem = toolParametersProblem(tool.parameters);

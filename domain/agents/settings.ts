@@ -1,5 +1,5 @@
 import { agentDefaults, llmProvider, transcriberModelFor, ttsProvider } from './catalog';
-import type { AgentExtraction, AgentSettings, AgentTool } from '../../db/models/agent';
+import type { AgentExtraction, AgentSettings, AgentTool, AgentTransfer } from '../../db/models/agent';
 import { canonicalTimeZone } from '../shared/time';
 import type { components } from '../../schemas/api-types';
 
@@ -41,7 +41,7 @@ export function settingsFromInput(input: AgentInput, currentPhoneNumber: string 
       model: input.voice?.model ?? ttsProvider(voiceProviderId)?.defaultModel ?? '',
     },
     transcriber: { ...defaults.transcriber, ...input.transcriber, provider: transcriberProvider, model: transcriberModelFor(transcriberProvider) },
-    call: { ...call, timezone: canonicalTimeZone(call.timezone) ?? call.timezone },
+    call: { ...call, timezone: canonicalTimeZone(call.timezone) ?? call.timezone, keypad: { ...defaults.call.keypad, ...input.call?.keypad }, voicemail: { ...defaults.call.voicemail, ...input.call?.voicemail }, transfer: transferOf(input.call?.transfer, defaults.call.transfer) },
     analytics: {
       summarize: input.analytics?.summarize ?? defaults.analytics.summarize,
       extractions: (input.analytics?.extractions ?? []).map(extractionOf),
@@ -52,6 +52,15 @@ export function settingsFromInput(input: AgentInput, currentPhoneNumber: string 
     webhook_url: input.webhook_url ?? defaults.webhook_url,
     phone_number: 'phone_number' in input ? (input.phone_number ?? null) : currentPhoneNumber,
     status: input.status ?? defaults.status,
+  };
+}
+
+/** `call.transfer` with its defaults (docs/decisions/0160); each destination's `mode` defaults to cold. */
+function transferOf(input: NonNullable<AgentInput['call']>['transfer'], defaults: AgentTransfer): AgentTransfer {
+  return {
+    destinations: (input?.destinations ?? defaults.destinations).map((d) => ({ number: d.number, description: d.description, mode: d.mode ?? 'cold' })),
+    handover_message: input?.handover_message ?? defaults.handover_message,
+    ring_timeout_seconds: input?.ring_timeout_seconds ?? defaults.ring_timeout_seconds,
   };
 }
 

@@ -1,4 +1,4 @@
-import { toolOf, type AgentSettings, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
+import { toolOf, type AgentSettings, type AgentTransfer, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
 import type { StoredAgentVersion } from '../../db/models/agent-version';
 import type { components } from '../../schemas/api-types';
 
@@ -51,6 +51,12 @@ function settingsView(s: StoredAgentSettings): AgentSettings & { variables: stri
       check_user_online: c.check_user_online,
       user_online_message: c.user_online_message,
       user_online_after_seconds: c.user_online_after_seconds,
+      // Stored before keypad digits existed: both off.
+      keypad: { press_digits: c.keypad?.press_digits ?? false, caller_digits: c.keypad?.caller_digits ?? false },
+      // Stored before voicemail detection existed: not detecting.
+      voicemail: { detect: c.voicemail?.detect ?? false, action: c.voicemail?.action ?? 'hang_up', message: c.voicemail?.message ?? '' },
+      // Stored before transfers existed: no destinations.
+      transfer: transferView(c.transfer),
     },
     analytics: {
       summarize: analytics.summarize,
@@ -66,5 +72,14 @@ function settingsView(s: StoredAgentSettings): AgentSettings & { variables: stri
     phone_number: s.phone_number ?? null,
     status: s.status,
     variables: [...s.variables],
+  };
+}
+
+/** `call.transfer` as shown (docs/decisions/0160); absent on agents saved before transfers existed. */
+function transferView(t: Partial<AgentTransfer> | undefined): AgentTransfer {
+  return {
+    destinations: (t?.destinations ?? []).map((d) => ({ number: d.number, description: d.description, mode: d.mode })),
+    handover_message: t?.handover_message ?? '',
+    ring_timeout_seconds: t?.ring_timeout_seconds ?? 30,
   };
 }

@@ -1,7 +1,7 @@
 import type { BatchDocument } from '../../db/models/batch';
 import type { BatchContactDocument } from '../../db/models/batch-contact';
 import type { components } from '../../schemas/api-types';
-import { emptyCounts } from '../../workflows/shared/batches';
+import { emptyCounts, type ContactCounts } from '../../workflows/shared/batches';
 
 type BatchView = components['schemas']['Batch'];
 type ContactView = components['schemas']['BatchContact'];
@@ -24,7 +24,7 @@ export function batchView(b: BatchDocument) {
     file_name: b.file_name ?? '',
     contacts_total: b.contacts_total,
     rejected_total: b.rejected_total ?? 0,
-    counts: { ...emptyCounts(), ...b.counts },
+    counts: countsView({ ...emptyCounts(), ...b.counts }),
     created_by: b.created_by ?? '',
     created_at: b.created_at,
     started_at: b.started_at ?? null,
@@ -44,4 +44,14 @@ export function batchContactView(c: BatchContactDocument) {
     next_attempt_at: c.next_attempt_at ?? null,
     updated_at: c.updated_at,
   } satisfies Record<keyof ContactView, unknown>;
+}
+
+/**
+ * The contacts per status. `voicemail` (docs/decisions/0159) is shown once a contact of the batch
+ * reached it, and is never taken back (the status is final): batches that never met an answering
+ * machine show the counts they always did.
+ */
+function countsView(counts: ContactCounts): Omit<ContactCounts, 'voicemail'> & { voicemail?: number } {
+  const { voicemail, ...rest } = counts;
+  return voicemail ? { ...counts } : rest;
 }

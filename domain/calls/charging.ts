@@ -41,16 +41,19 @@ export interface CallCharge {
  * Takes a connected call's cost from the ledger once: the item's idempotency key is the call
  * id, so a retry finds the first item and writes nothing again. Answers what was charged.
  */
-export async function chargeLedgerForCall(input: { callId: string; workspaceId: string; durationSeconds: number; endedAt: string }): Promise<CallCharge> {
+export async function chargeLedgerForCall(input: { callId: string; workspaceId: string; durationSeconds: number; bridgedSeconds?: number; endedAt: string }): Promise<CallCharge> {
   const price = await pricePerMinute(input.workspaceId);
-  const cost = callCost(input.durationSeconds, price);
+  // A call transferred to a person: the bridged time at the same price, in the same item
+  // (docs/decisions/0160): ceil((duration_seconds + bridged_seconds) * price / 60).
+  const bridged = input.bridgedSeconds ?? 0;
+  const cost = callCost(input.durationSeconds + bridged, price);
   const item = await appendLedgerItem({
     workspaceId: input.workspaceId,
     kind: 'call',
     amountPaise: -cost,
     idempotencyKey: `call:${input.callId}`,
     at: new Date(input.endedAt),
-    note: `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
+    note: bridged ? `call ${input.callId}: ${input.durationSeconds} s live + ${bridged} s bridged at ${price} paise a minute` : `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
     callId: input.callId,
   });
   return { costPaise: -item.amount_paise, balanceAfterPaise: item.balance_after_paise };

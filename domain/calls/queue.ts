@@ -35,6 +35,19 @@ export interface CallChanges {
   provider_status?: string;
   hangup_by?: string;
   hangup_reason?: string;
+  /** Transfer to a person (docs/decisions/0160): the record's `transfer`, whole. */
+  transfer?: CallTransferRecord;
+}
+
+/** The call record's `transfer`: who took the call (docs/decisions/0160). Times are ISO here, dates once stored. */
+export interface CallTransferRecord {
+  destination: string;
+  description: string;
+  mode: 'cold' | 'warm';
+  status: 'started' | 'transferred' | 'failed';
+  reason: string | null;
+  transferred_at: string | null;
+  bridged_seconds: number;
 }
 
 const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
@@ -67,6 +80,7 @@ export async function dialRefusalOf(workspaceId: string, agentId: string): Promi
 export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const set: Record<string, unknown> = { ...extra, updated_at: now };
   for (const [key, value] of Object.entries(changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
+  if (changes.transfer) set.transfer = { ...changes.transfer, transferred_at: changes.transfer.transferred_at ? new Date(changes.transfer.transferred_at) : null };
   const leftQueue = changes.dequeued_at !== undefined || (changes.status !== undefined && FINAL_CALL_STATUSES.includes(changes.status));
   await Promise.all([Call.updateOne({ _id: callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: callId })]);
 }

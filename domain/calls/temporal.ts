@@ -7,6 +7,13 @@ import {
   hangupUpdate,
   mediaNodeSignal,
   providerStatusSignal,
+  requestTransferUpdate,
+  joinTransferUpdate,
+  transferProgressSignal,
+  type JoinTransferRequest,
+  type TransferProgress,
+  type TransferRequest,
+  type TransferResult,
   type AnswerRequest,
   type CallWorkflow,
   type CallWorkflowInput,
@@ -85,6 +92,37 @@ export async function signalProviderStatus(temporal: Client, callId: string, upd
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
     return false;
+  }
+}
+
+/** A transfer's dial report (docs/decisions/0160) for the call's workflow; false when that workflow is not running. */
+export async function signalTransferProgress(temporal: Client, callId: string, report: TransferProgress): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(transferProgressSignal, report);
+    return true;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    return false;
+  }
+}
+
+/** The conversation's `transfer_call`: the call's workflow transfers the call and answers how it went (an ended call: failed). */
+export async function requestTransfer(temporal: Client, callId: string, request: TransferRequest): Promise<TransferResult> {
+  try {
+    return await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(requestTransferUpdate, { args: [request] });
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return { outcome: 'failed', reason: 'error' };
+    throw error;
+  }
+}
+
+/** Warm: the conversation briefed the person; the call's workflow joins both legs (or gives up). An ended call: failed. */
+export async function joinTransfer(temporal: Client, callId: string, request: JoinTransferRequest): Promise<TransferResult> {
+  try {
+    return await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(joinTransferUpdate, { args: [request] });
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return { outcome: 'failed', reason: 'error' };
+    throw error;
   }
 }
 

@@ -27,6 +27,18 @@ export function callView(c: CallDocument) {
     started_at: c.started_at ?? null,
     ended_at: c.ended_at ?? null,
     avg_first_audio_ms: c.avg_first_audio_ms ?? null,
+    answered_by: (c.answered_by ?? null) as 'human' | 'machine' | null,
+    transfer: c.transfer
+      ? {
+          destination: c.transfer.destination,
+          description: c.transfer.description,
+          mode: c.transfer.mode as 'cold' | 'warm',
+          status: c.transfer.status as 'started' | 'transferred' | 'failed',
+          reason: c.transfer.reason ?? null,
+          transferred_at: c.transfer.transferred_at ?? null,
+          bridged_seconds: c.transfer.bridged_seconds,
+        }
+      : null,
     created_at: c.created_at,
   } satisfies Record<keyof CallView, unknown>;
 }

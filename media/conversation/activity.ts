@@ -5,7 +5,8 @@ import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
 import { retrieve } from '../../domain/knowledge/bases';
 import { recordEvent } from '../../domain/webhooks/fan-out';
-import { announceMediaNode } from '../../domain/calls/temporal';
+import { announceMediaNode, joinTransfer, requestTransfer } from '../../domain/calls/temporal';
+import { transferLegStreamKey } from '../../workflows/shared/calls';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
 import { CallRecording } from '../audio/recording';
 import { saveRecording } from '../../domain/calls/recording-store';
@@ -17,6 +18,7 @@ import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { withDefaultVoice } from './default-voice';
 import { Conversation, type ConversationAgent, type ConversationEvent } from './engine';
 import type { StreamRegistry } from './stream-registry';
+import type { AnsweredBy, VoicemailDeps } from './voicemail';
 
 export interface ConversationActivityDeps {
   temporal: Client;
@@ -35,6 +37,8 @@ export interface ConversationActivityDeps {
 /** How often progress is reported; the workflow's heartbeat timeout is a few times this. */
 const HEARTBEAT_INTERVAL_MS = 1_000;
 const KNOWLEDGE_PASSAGES = 3;
+/** A warm transfer's second leg connects its stream within a second or two of its answer. */
+const TRANSFER_LEG_STREAM_WAIT_MS = 15_000;
 
 /**
  * The live conversation of one call, as an activity on the `media` task queue. It tells the
@@ -54,7 +58,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
       const [, agentDoc, call] = await Promise.all([
         announceMediaNode(deps.temporal, input.callId, deps.mediaNodeUrl),
         Agent.findById(input.agentId).lean<StoredAgent>(),
-        Call.findById(input.callId, { user_data: 1, workspace_id: 1 }).lean(),
+        Call.findById(input.callId, { user_data: 1, workspace_id: 1, direction: 1 }).lean(),
       ]);
       if (!agentDoc || agentDoc.workspace_id !== input.workspaceId || !call) throw ApplicationFailure.nonRetryable('the call or its agent is gone', 'ConversationGone');
       const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
@@ -91,7 +95,14 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
             retrieve: async (query) => (await retrieve({ workspaceId: input.workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES, embeddings: deps.embeddings })).map((chunk) => chunk.text),
             emit,
             now: () => Date.now(),
+            // `transfer_call`: the call's workflow drives the provider (docs/decisions/0160).
+            transfer: (request) => requestTransfer(deps.temporal, input.callId, request),
+            // Warm: the second leg's stream arrives on this node under its own key (docs/decisions/0161).
+            transferLeg: () => deps.registry.waitFor(transferLegStreamKey(input.callId), { signal: context.cancellationSignal, timeoutMs: TRANSFER_LEG_STREAM_WAIT_MS }),
+            joinTransfer: (request) => joinTransfer(deps.temporal, input.callId, request),
             ...(recording ? recordingHooks(recording) : {}),
+            // Outbound phone calls of an agent that detects voicemail are screened (docs/decisions/0158).
+            ...(call.direction === 'outbound' && agent.call.voicemail?.detect ? { voicemail: voicemailDeps(input.callId) } : {}),
           },
         );
         const result = await conversation.run();
@@ -107,6 +118,7 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
           usage: result.usage,
           avgFirstAudioMs: result.avgFirstAudioMs,
           nextSequence: sequence,
+          ...(result.voicemailAction ? { voicemailAction: result.voicemailAction } : {}),
         };
         // Saved before the outcome goes back, so that the recording is there when the call's end is announced.
         const toSave = recording && { callId: input.callId, workspaceId: input.workspaceId, wav: recording.toWav(), durationMs: recording.durationMs };
@@ -176,4 +188,20 @@ async function saveWithRetry(write: () => Promise<unknown>, lost: string): Promi
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
   }
+}
+
+/**
+ * The call record as voicemail screening reads and writes it: the provider's verdict arrives on
+ * `answered_by` (the API's machine-detection callback); the transcript backstop sets `machine`.
+ */
+function voicemailDeps(callId: string): VoicemailDeps {
+  return {
+    async readAnsweredBy() {
+      const found = await Call.findById(callId, { answered_by: 1 }).lean();
+      return (found?.answered_by ?? null) as AnsweredBy;
+    },
+    async recordMachine() {
+      await saveWithRetry(() => Call.updateOne({ _id: callId }, { $set: { answered_by: 'machine', updated_at: new Date() } }), 'answered_by of a call could not be saved');
+    },
+  };
 }

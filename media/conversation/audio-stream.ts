@@ -22,6 +22,11 @@ export interface CallAudioStream {
   onClose(listener: (reason: string) => void): void;
   /** Closes from our side (the call is over). */
   close(): void;
+  /**
+   * Keypad digits the caller pressed (`0-9`, `*`, `#`, `A-D`), one a call, as the provider
+   * reports them (Plivo's stream `dtmf` events); a stream without digits (the browser's) never calls it.
+   */
+  onDigits?(listener: (digit: string) => void): void;
   /** Messages sent to a browser client (transcript lines); a telephony stream ignores them. */
   sendText?(message: Record<string, unknown>): void;
 }

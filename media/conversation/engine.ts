@@ -7,7 +7,12 @@ import type { RecognitionStream, Transcriber } from '../../providers/stt/types';
 import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../../providers/tts/types';
 import type { CallAudioStream } from './audio-stream';
 import { PlaybackTimeline } from './playback';
+import { dtmfDurationMs, dtmfMulaw } from '../audio/dtmf';
+import { CallerDigits, digitsSent, digitsToPress, PRESS_DIGITS, PRESS_DIGITS_TOOL, pressedText } from './keypad';
 import { SentenceChunker } from './sentences';
+import { VoicemailScreen, type DetectedBy, type VoicemailDeps } from './voicemail';
+import { TRANSFER_TOOL_NAME, transferOf, transferSettingsOf, transferTool } from './transfer';
+import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../workflows/shared/calls';
 import { fillVariables } from './variables';
 import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../workflows/shared/conversation';
 
@@ -39,6 +44,20 @@ export interface ConversationDeps {
   onCallerAudio?(mulaw: Buffer, atMs: number): void;
   /** Milliseconds, monotonic enough for latencies (Date.now() in production). */
   now(): number;
+  /**
+   * Voicemail screening (docs/decisions/0158): given for an outbound phone call whose agent has
+   * `call.voicemail.detect` on, absent otherwise (no screening).
+   */
+  voicemail?: VoicemailDeps;
+  /**
+   * `transfer_call` (docs/decisions/0160): asks the call's workflow to transfer the call; answers
+   * once it was handed over or failed. Absent: the tool fails with `error` (no telephony).
+   */
+  transfer?(request: TransferRequest): Promise<TransferResult>;
+  /** Warm: the second leg's audio stream, once the person who answered is connected to this node. */
+  transferLeg?(): Promise<CallAudioStream>;
+  /** Warm: after the briefing, join the two legs (the agent leaves), or give up. */
+  joinTransfer?(request: JoinTransferRequest): Promise<TransferResult>;
 }
 
 export interface ConversationOptions {
@@ -73,10 +92,18 @@ export interface ConversationResult {
   usage: ConversationUsage;
   /** Mean of the replies' first-audio latencies (the welcome left out); null without replies. */
   avgFirstAudioMs: number | null;
+  /** A machine answered and the call ended on it (reason `voicemail`): the action taken; null otherwise. */
+  voicemailAction: 'hang_up' | 'leave_message' | null;
 }
 
 /** What the model reads, and `tool.result` says, for a tool request stopped by barge-in. */
 const TOOL_CANCELED = 'canceled: the caller interrupted before the answer arrived';
+
+/** Said to the caller before a warm transfer when the agent has no `handover_message`. */
+const WARM_HANDOVER_LINE = 'Please hold while I connect you to a colleague.';
+/** The briefing of a warm transfer's person (docs/decisions/0161); the simulated model knows it by "brief a colleague". */
+const TRANSFER_BRIEFING_PROMPT =
+  'You brief a colleague who is taking over a phone call. In one or two short sentences, tell them who is calling and what they need, from the conversation below. Speak to the colleague directly.';
 
 /** Model rounds one caller turn may take (tool calls, then the answer). */
 const MAX_TOOL_ROUNDS = 4;
@@ -133,6 +160,8 @@ export class Conversation {
   private reply: Reply | null = null;
   private working = false;
   private goodbye = false;
+  /** `transfer_call` is handing the call to a person: the stream's close is the handover, not the caller leaving. */
+  private transferring = false;
   private onlineCheckAsked = false;
   /** Marks the far end has reported played, and how many were sent. */
   private readonly playedMarks = new Set<string>();
@@ -145,6 +174,12 @@ export class Conversation {
   private readonly done = new Promise<void>((resolve) => (this.finished = resolve));
   private readonly tools: LlmTool[];
   private readonly systemPrompt: string;
+  /** Voicemail screening of an outbound call (./voicemail.ts); null when the call is not screened. */
+  private voicemail: VoicemailScreen | null = null;
+  /** The caller's keypad digits, gathered for their turns (`call.keypad.caller_digits`); null when off. */
+  private callerDigits: CallerDigits | null = null;
+  /** The caller has words under way (an interim since their last turn): their turn will take the digits. */
+  private callerSpeaking = false;
 
   constructor(
     private readonly options: ConversationOptions,
@@ -152,6 +187,9 @@ export class Conversation {
   ) {
     const { agent, userData } = options;
     this.tools = [...agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), END_CALL_TOOL];
+    if (agent.call.keypad?.press_digits) this.tools.push(PRESS_DIGITS_TOOL);
+    const transfer = transferTool(transferSettingsOf(agent.call));
+    if (transfer) this.tools.push(transfer);
     const language = `Speak ${languageName(agent.voice.language)}, the caller's language, in short sentences fit to be spoken on a phone call.`;
     this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
   }
@@ -161,7 +199,8 @@ export class Conversation {
     const { agent } = this.options;
     this.startedAtMs = this.deps.now();
     this.lastActivityMs = this.startedAtMs;
-    audio.onClose(() => this.end('caller', 'the caller hung up', 'info'));
+    // A stream that closes while the call is handed to a person closed because of the transfer.
+    audio.onClose(() => (this.transferring ? this.end('agent', 'transferred', 'info') : this.end('caller', 'the caller hung up', 'info')));
     audio.onPlayed((name) => this.playedMarks.add(name));
     // The workflow tells this reason from the conversation's own ends (it canceled us because the call was over).
     if (this.options.signal.aborted) this.end('system', CONVERSATION_CANCELED_REASON, 'info');
@@ -187,12 +226,25 @@ export class Conversation {
         this.recognition?.sendAudio(mulaw);
         this.deps.onCallerAudio?.(mulaw, this.deps.now() - this.startedAtMs);
       });
-      if (agent.welcome_message && !this.ending) await this.welcome(fillVariables(agent.welcome_message, this.options.userData));
+      if (agent.call.keypad?.caller_digits && audio.onDigits) {
+        const digits = new CallerDigits((pressed) => this.heardTurn('', pressed), () => this.callerSpeaking);
+        this.callerDigits = digits;
+        audio.onDigits((digit) => {
+          if (this.ending) return;
+          this.lastActivityMs = this.deps.now();
+          digits.press(digit);
+        });
+      }
+      // A screened call holds its welcome until the callee is known to be no machine (./voicemail.ts).
+      const machine = this.deps.voicemail ? await this.screenForVoicemail(this.deps.voicemail).untilWelcome() : false;
+      if (agent.welcome_message && !this.ending && !machine) await this.welcome(fillVariables(agent.welcome_message, this.options.userData));
     } catch (error) {
       if (!(error instanceof Ended)) this.fail(providerOf(error), error);
     }
     await this.done;
     clearInterval(watcher);
+    this.callerDigits?.close();
+    this.voicemail?.stop();
     await this.closeRecognition();
     return {
       endedBy: this.ending!.by,
@@ -203,6 +255,7 @@ export class Conversation {
       transcript: this.transcript,
       usage: this.usage,
       avgFirstAudioMs: this.firstAudioLatencies.length ? Math.round(this.firstAudioLatencies.reduce((a, b) => a + b, 0) / this.firstAudioLatencies.length) : null,
+      voicemailAction: this.voicemail?.machine && this.ending!.reason === 'voicemail' ? agent.call.voicemail.action : null,
     };
   }
 
@@ -211,19 +264,36 @@ export class Conversation {
   private heardInterim(text: string): void {
     if (this.ending || !text.trim()) return;
     this.lastActivityMs = this.deps.now();
+    this.callerSpeaking = true;
+    // A greeting's words find a machine (and nobody barges in on a machine).
+    if (this.voicemail?.heard(text, false)) return;
     const reply = this.reply;
     if (!reply || reply.interrupted || !reply.interruptible || !this.playback.playing(this.deps.now())) return;
     if (wordCount(text) >= this.options.agent.call.interruption_min_words) this.bargeIn();
   }
 
-  private heardTurn(text: string): void {
-    if (this.ending || !text.trim()) return;
+  /** A turn of the caller: their words (from recognition), with the keys pressed since their last turn (`call.keypad.caller_digits`). */
+  private heardTurn(words: string, pressed?: string): void {
+    if (this.ending) return;
+    if (pressed === undefined) {
+      // A speech turn: the caller's words are done, and it takes the keys pressed meanwhile.
+      if (!words.trim()) return;
+      this.callerSpeaking = false;
+    }
+    const digits = pressed ?? this.callerDigits?.take() ?? '';
+    const text = [words.trim(), digits ? pressedText(digits) : ''].filter(Boolean).join(' ');
+    if (!text) return;
     const now = this.deps.now();
     this.lastActivityMs = now;
-    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye } });
+    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye, digits } });
     this.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
     this.deps.audio.sendText?.({ event: 'transcript', role: 'user', text, interrupted: false });
     if (this.goodbye) return; // the agent decided to hang up: the words are kept, not answered
+    if (this.voicemail?.heard(text, true) && (this.voicemail.machine || this.options.agent.welcome_message)) {
+      // A machine's greeting is kept, not answered; a person's first words while the welcome was held are answered by the welcome (the model answers them when there is none).
+      if (!this.voicemail.machine) this.history.push({ role: 'user', content: text });
+      return;
+    }
     this.turns.push({ text, endedAtMs: now });
     const reply = this.reply;
     if (reply && !reply.audible && !reply.interrupted) {
@@ -279,8 +349,9 @@ export class Conversation {
     const reply = this.startReply(true);
     const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
     let endCall = false;
+    let handedOver = false;
     let firstToken = true;
-    for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall; round++) {
+    for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall && !handedOver; round++) {
       const { text, toolCalls } = await this.generate(reply, passages, (modelMs) => {
         if (!firstToken) return;
         firstToken = false;
@@ -304,6 +375,15 @@ export class Conversation {
           for (const skipped of toolCalls.slice(index)) this.history.push({ role: 'tool', tool_call_id: skipped.id, content: 'not run: the caller interrupted' });
           return this.endReply(reply);
         }
+        if (call.name === PRESS_DIGITS && this.options.agent.call.keypad?.press_digits) {
+          await this.pressDigits(call, reply);
+          continue;
+        }
+        if (call.name === TRANSFER_TOOL_NAME && transferTool(transferSettingsOf(this.options.agent.call))) {
+          handedOver = await this.transferCall(call, reply, turnEndedAtMs);
+          if (handedOver) break;
+          continue;
+        }
         if (call.name === 'end_call') {
           this.deps.emit({ type: 'tool.call', message: 'end_call', level: 'info', latencyMs: null, data: { name: 'end_call' } });
           this.history.push({ role: 'tool', tool_call_id: call.id, content: 'the call ends' });
@@ -313,6 +393,10 @@ export class Conversation {
         await this.callTool(call, reply, turnEndedAtMs);
       }
       reply.historyEntry = null; // what follows the results is the next round's
+    }
+    if (handedOver) {
+      this.endReply(reply);
+      return this.end('agent', 'transferred', 'info');
     }
     if (reply.abort.signal.aborted) return this.endReply(reply);
     this.endReply(reply);
@@ -395,6 +479,139 @@ export class Conversation {
     this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
   }
 
+  /**
+   * The built-in `press_digits`: the keys as DTMF tones on the call's audio, queued after what
+   * the agent is saying (the reply's text has played by now), then the result once they have
+   * played. The tones are no speech: they go on the timeline as a piece without words, so
+   * barge-in never counts them as heard text and no `tts.first_audio` is emitted for them.
+   */
+  private async pressDigits(call: LlmToolCall, reply: Reply): Promise<void> {
+    const args = parseArguments(call.arguments);
+    this.deps.emit({ type: 'tool.call', message: PRESS_DIGITS, level: 'info', latencyMs: null, data: { name: PRESS_DIGITS, args, url: '' } });
+    const asked = digitsToPress(args);
+    const startedAt = this.deps.now();
+    let status = 200;
+    let result: string;
+    if ('problem' in asked) {
+      status = 0;
+      result = asked.problem;
+    } else {
+      const mulaw = dtmfMulaw(asked.digits);
+      const startsAt = this.playback.queue('', dtmfDurationMs(asked.digits), startedAt);
+      this.deps.audio.play(mulaw);
+      this.deps.onAgentAudio?.(mulaw, startsAt - this.startedAtMs);
+      await this.untilPlayed(reply);
+      this.lastActivityMs = this.deps.now();
+      if (reply.abort.signal.aborted) {
+        status = 0;
+        result = 'not all sent: the call moved on before the keys had played';
+      } else result = digitsSent(asked.digits);
+    }
+    const latencyMs = this.deps.now() - startedAt;
+    this.deps.emit({ type: 'tool.result', message: `${PRESS_DIGITS}: ${status}`, level: status === 200 ? 'info' : 'warning', latencyMs, data: { name: PRESS_DIGITS, status, result } });
+    this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+  }
+
+  /**
+   * `transfer_call` (docs/decisions/0160): the handover message plays to the end, then
+   * `call.transfer_started`, and the call's workflow hands the call over. True when it did (the
+   * conversation ends: the stream closes as the provider re-points the call); false when it
+   * failed, which the model is told (and `call.transfer_failed` says), and the call goes on.
+   */
+  private async transferCall(call: LlmToolCall, reply: Reply, turnEndedAtMs: number): Promise<boolean> {
+    const settings = transferSettingsOf(this.options.agent.call);
+    const args = parseArguments(call.arguments);
+    this.deps.emit({ type: 'tool.call', message: TRANSFER_TOOL_NAME, level: 'info', latencyMs: null, data: { name: TRANSFER_TOOL_NAME, args, url: '' } });
+    const startedAt = this.deps.now();
+    const chosen = transferOf(args, settings);
+    const answer = (status: number, result: string) => {
+      this.deps.emit({ type: 'tool.result', message: `${TRANSFER_TOOL_NAME}: ${status}`, level: status === 200 ? 'info' : 'warning', latencyMs: this.deps.now() - startedAt, data: { name: TRANSFER_TOOL_NAME, status, result } });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+    };
+    if ('problem' in chosen) {
+      answer(0, chosen.problem);
+      return false;
+    }
+    const { destination, reason } = chosen;
+    // Caller turns while the call is handed over are kept, not answered.
+    this.goodbye = true;
+    const handover = fillVariables(settings.handover_message, this.options.userData) || (destination.mode === 'warm' ? WARM_HANDOVER_LINE : '');
+    if (handover) {
+      const saying = this.speechQueue(reply, turnEndedAtMs);
+      saying.say(handover);
+      await saying.finished();
+      await this.untilFarEndPlayed(reply);
+    }
+    if (this.ending) return false;
+    this.deps.emit({ type: 'call.transfer_started', message: `transferring to ${destination.number}`, level: 'info', latencyMs: null, data: { destination: destination.number, mode: destination.mode, reason } });
+    this.transferring = true;
+    const request: TransferRequest = { destination: destination.number, description: destination.description, mode: destination.mode, reason, ringTimeoutSeconds: settings.ring_timeout_seconds };
+    let result: TransferResult = this.deps.transfer ? await this.deps.transfer(request).catch((): TransferResult => ({ outcome: 'failed', reason: 'error' })) : { outcome: 'failed', reason: 'error' };
+    let briefing = '';
+    if (result.outcome === 'answered') {
+      // Warm: a person took the second call; brief them, then join the two.
+      const briefed = await this.briefTransferLeg(reason).catch((): null => null);
+      briefing = briefed ?? '';
+      result = await this.joinTransfer(briefed === null || this.ending !== null ? { join: false, reason: this.ending ? 'canceled' : 'error' } : { join: true });
+    }
+    if (result.outcome === 'handed-over') {
+      answer(200, briefing ? `transferred to ${destination.number} after briefing them: ${briefing}` : `transferred to ${destination.number}`);
+      return true;
+    }
+    this.transferring = false;
+    this.goodbye = false;
+    const why = result.reason ?? 'error';
+    this.deps.emit({ type: 'call.transfer_failed', message: `the transfer to ${destination.number} failed: ${why}`, level: 'warning', latencyMs: null, data: { destination: destination.number, mode: destination.mode, reason: why } });
+    answer(0, `the transfer failed (${why}): the caller is still with you; tell them`);
+    return false;
+  }
+
+  private joinTransfer(request: JoinTransferRequest): Promise<TransferResult> {
+    if (!this.deps.joinTransfer) return Promise.resolve({ outcome: 'failed', reason: 'error' });
+    return this.deps.joinTransfer(request).catch((): TransferResult => ({ outcome: 'failed', reason: 'error' }));
+  }
+
+  /**
+   * Warm: the person who answered hears a short summary of the call so far, from the language
+   * model, on their own stream; answers it once played (null when their stream never came).
+   */
+  private async briefTransferLeg(reason: string): Promise<string | null> {
+    if (!this.deps.transferLeg) return null;
+    const leg = await this.deps.transferLeg();
+    const { llm, voice } = this.options.agent;
+    const lines = this.transcript.map((t) => `${t.role === 'user' ? 'caller' : 'agent'}: ${t.text}`).join('\n');
+    this.usage.llm_calls++;
+    const answer = await this.deps.languageModel.complete({
+      model: llm.model,
+      temperature: 0,
+      maxTokens: 120,
+      messages: [
+        { role: 'system', content: TRANSFER_BRIEFING_PROMPT },
+        { role: 'user', content: `Reason for the transfer: ${reason || 'not given'}\n\nConversation so far:\n${lines}` },
+      ],
+    });
+    this.usage.llm_input_tokens += answer.usage.inputTokens;
+    this.usage.llm_output_tokens += answer.usage.outputTokens;
+    const summary = answer.text.trim() || `A caller is being transferred to you: ${reason}`;
+    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
+    let playMs = 0;
+    this.usage.tts_characters += summary.length;
+    for await (const pcm of this.deps.synthesizer.synthesize({ text: summary, voice: voice.voice_id ?? '', model: voice.model, speed: voice.speed, language: voice.language, signal: this.options.signal })) {
+      const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
+      if (!mulaw.length) continue;
+      leg.play(mulaw);
+      playMs += mulaw.length / 8;
+    }
+    let played = false;
+    leg.onPlayed((name) => {
+      if (name === 'briefed') played = true;
+    });
+    leg.mark('briefed');
+    const deadline = this.deps.now() + playMs + FAR_END_PLAYED_WAIT_MS;
+    while (!played && !this.ending && this.deps.now() < deadline) await sleep(20);
+    return summary;
+  }
+
   /** Asks the model, yes or no, whether the conversation is over (`hangup_prompt`). */
   private async conversationOver(): Promise<boolean> {
     const { llm, call } = this.options.agent;
@@ -413,6 +630,54 @@ export class Conversation {
     this.usage.llm_input_tokens += answer.usage.inputTokens;
     this.usage.llm_output_tokens += answer.usage.outputTokens;
     return /^\s*yes\b/i.test(answer.text);
+  }
+
+  // ---- voicemail (docs/decisions/0158, ./voicemail.ts) ----
+
+  /** Starts screening the call: the provider's verdict, the callee's first words and audio. */
+  private screenForVoicemail(deps: VoicemailDeps): VoicemailScreen {
+    const screen = new VoicemailScreen(this.options.agent.call.voicemail, deps, () => this.deps.now(), (by) => void this.answerMachine(by));
+    this.voicemail = screen;
+    this.deps.audio.onAudio((mulaw) => screen.hearAudio(mulaw));
+    screen.start();
+    return screen;
+  }
+
+  /**
+   * A machine answered: whatever the agent is saying stops, `call.voicemail`, then the action:
+   * `hang_up` ends the call now; `leave_message` waits for the greeting's beep (or its end), says
+   * the message (not interruptible) and ends once it has played. Both end with `voicemail`.
+   */
+  private async answerMachine(detectedBy: DetectedBy): Promise<void> {
+    if (this.ending) return;
+    const { action, message } = this.options.agent.call.voicemail;
+    const reply = this.reply;
+    if (reply && !reply.abort.signal.aborted) {
+      if (this.playback.playing(this.deps.now())) {
+        this.deps.audio.clear();
+        this.playback.stop(this.deps.now());
+      }
+      reply.interrupted = true;
+      reply.abort.abort();
+    }
+    this.turns.length = 0;
+    const found = detectedBy === 'provider' ? "the provider's answering-machine detection" : 'the greeting in the transcript';
+    this.deps.emit({ type: 'call.voicemail', message: `an answering machine answered (${found}); ${action === 'hang_up' ? 'hanging up' : 'leaving the message after the beep'}`, level: 'info', latencyMs: null, data: { detected_by: detectedBy, action } });
+    if (action === 'hang_up') return this.end('agent', 'voicemail', 'info');
+    try {
+      await this.voicemail!.untilGreetingEnds(() => this.ending !== null);
+      if (this.ending) return;
+      const text = fillVariables(message, this.options.userData);
+      const said = this.startReply(false);
+      const speech = this.speechQueue(said, null);
+      speech.say(text);
+      await speech.finished();
+      this.endReply(said);
+      await this.untilFarEndPlayed(said);
+      this.end('agent', 'voicemail', 'info');
+    } catch (error) {
+      this.fail(providerOf(error), error);
+    }
   }
 
   private async welcome(text: string): Promise<void> {
@@ -546,7 +811,7 @@ export class Conversation {
     const now = this.deps.now();
     const { call } = this.options.agent;
     if (now - this.startedAtMs >= this.options.capSeconds * 1000) return this.end('system', this.options.capReason, 'info');
-    if (this.working || this.goodbye || this.playback.playing(now)) return;
+    if (this.working || this.goodbye || this.playback.playing(now) || this.voicemail?.holdsTheFloor()) return;
     const quietMs = now - Math.max(this.lastActivityMs, this.playback.endsAtMs);
     if (call.check_user_online && !this.onlineCheckAsked && quietMs >= call.user_online_after_seconds * 1000) {
       this.onlineCheckAsked = true;
@@ -606,6 +871,17 @@ export class Conversation {
       // The recognizer is gone; the seconds sent are unknown.
     }
   }
+}
+
+/** A tool call's arguments as an object; broken JSON (the model's) or anything else reads as none. */
+function parseArguments(json: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(json || '{}');
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // The model wrote broken JSON: the tool's answer tells the model.
+  }
+  return {};
 }
 
 function wordCount(text: string): number {

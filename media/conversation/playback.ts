@@ -51,8 +51,9 @@ export class PlaybackTimeline {
     const parts: string[] = [];
     for (const piece of this.pieces) {
       if (piece.startMs >= nowMs) break;
+      // A piece without words (keypad tones) adds nothing to what was heard.
       if (piece.endMs <= nowMs) {
-        parts.push(piece.text);
+        if (piece.text) parts.push(piece.text);
         continue;
       }
       const share = (nowMs - piece.startMs) / Math.max(1, piece.endMs - piece.startMs);

@@ -13,6 +13,7 @@ export abstract class SocketAudioStream<OutFrame> implements CallAudioStream {
   abstract readonly streamId: string;
   private readonly audioListeners: ((mulaw: Buffer) => void)[] = [];
   private readonly playedListeners: ((name: string) => void)[] = [];
+  private readonly digitListeners: ((digit: string) => void)[] = [];
   private readonly closeListeners: ((reason: string) => void)[] = [];
   /** Why the far end went away, once it has; null while the stream is open. */
   private farEndGone: string | null = null;
@@ -46,6 +47,11 @@ export abstract class SocketAudioStream<OutFrame> implements CallAudioStream {
     this.playedListeners.push(listener);
   }
 
+  /** Keys the caller pressed; only protocols that carry them (`heardDigit`) ever call it. */
+  onDigits(listener: (digit: string) => void): void {
+    this.digitListeners.push(listener);
+  }
+
   /** Also when the far end is already gone: the listener hears why, once, right after. */
   onClose(listener: (reason: string) => void): void {
     const reason = this.farEndGone;
@@ -55,6 +61,10 @@ export abstract class SocketAudioStream<OutFrame> implements CallAudioStream {
 
   protected heardAudio(mulaw: Buffer): void {
     for (const listener of this.audioListeners) listener(mulaw);
+  }
+
+  protected heardDigit(digit: string): void {
+    for (const listener of this.digitListeners) listener(digit);
   }
 
   protected heardPlayed(name: string): void {

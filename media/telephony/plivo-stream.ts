@@ -18,8 +18,8 @@ const MAX_PLAY_BYTES = 8000;
  * One call's audio over Plivo's bidirectional stream (JSON text frames, mu-law at 8 kHz):
  * `media` frames are the caller's audio, `playAudio` queues ours at the provider, which
  * plays it in real time; `checkpoint` / `playedStream` mark how far playback got, and
- * `clearAudio` drops what is still queued (barge-in). `stop` or the socket closing is the
- * far end going away.
+ * `clearAudio` drops what is still queued (barge-in); `dtmf` frames are keys the caller pressed.
+ * `stop` or the socket closing is the far end going away.
  *
  * Made by `accept` once the provider's `start` frame has arrived. Audio that arrives before
  * anyone listens is dropped: it is stale by the time a listener comes.
@@ -98,6 +98,13 @@ export class PlivoAudioStream extends SocketAudioStream<AgentStreamFrame> {
         const media = frame.media as { track?: unknown; payload?: unknown } | undefined;
         if (typeof media?.payload !== 'string' || (media.track !== undefined && media.track !== 'inbound')) return;
         this.heardAudio(Buffer.from(media.payload, 'base64'));
+        return;
+      }
+      case 'dtmf': {
+        // A key the caller pressed: {"event":"dtmf","streamId":..,"dtmf":{"track":"inbound","digit":"1","timestamp":".."}}.
+        const dtmf = frame.dtmf as { track?: unknown; digit?: unknown } | undefined;
+        if (typeof dtmf?.digit !== 'string' || !/^[0-9*#A-D]$/.test(dtmf.digit) || (dtmf.track !== undefined && dtmf.track !== 'inbound')) return;
+        this.heardDigit(dtmf.digit);
         return;
       }
       case 'playedStream':

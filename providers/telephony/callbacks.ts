@@ -11,6 +11,12 @@ import { PROVIDER_CALL_STATUSES, type ProviderCallStatus, type ProviderStatusUpd
 export const PLIVO_NONCE_HEADER = 'X-Plivo-Signature-V3-Nonce';
 export const PLIVO_SIGNATURE_HEADER = 'X-Plivo-Signature-V3';
 
+/**
+ * How long the provider's answering-machine detection listens (Plivo's `machine_detection_time`,
+ * 2000 to 10000 ms): the media node holds a screened call's welcome at most about this long.
+ */
+export const MACHINE_DETECTION_TIME_MS = 4_000;
+
 /** The decoded form fields of a callback (`CallUUID`, `CallStatus`, ...). */
 export type CallbackParams = Record<string, string>;
 
@@ -70,4 +76,12 @@ export function parseStatusCallback(params: CallbackParams): StatusCallback | nu
 
 function isProviderCallStatus(value: string | undefined): value is ProviderCallStatus {
   return (PROVIDER_CALL_STATUSES as readonly string[]).includes(value ?? '');
+}
+
+/** The verdict of Plivo's answering-machine detection (`Machine=true|false`), or null when the fields carry none. */
+export function parseMachineDetection(params: CallbackParams): { answeredBy: 'human' | 'machine'; providerCallId: string } | null {
+  const machine = params.Machine?.toLowerCase();
+  const providerCallId = params.RequestUUID || params.CallUUID;
+  if ((machine !== 'true' && machine !== 'false') || !providerCallId) return null;
+  return { answeredBy: machine === 'true' ? 'machine' : 'human', providerCallId };
 }

@@ -42,7 +42,7 @@ const NOT_A_REFUSAL = new Set([401, 403, 404, 408, 429]);
  * account's rented numbers: the list at `GET /v1/Account/{auth_id}/Number/`, one number at
  * `.../Number/{number}/`) and the Call resource (`POST .../Call/` places a call,
  * `DELETE .../Request/{uuid}/` cancels one still ringing, `DELETE .../Call/{uuid}/` hangs up
- * an answered one). Plivo writes numbers as digits without `+`; this adapter speaks E.164
+ * an answered one, `POST .../Call/{uuid}/` with `legs=aleg` transfers one to new XML). Plivo writes numbers as digits without `+`; this adapter speaks E.164
  * to the rest of the service.
  */
 export class PlivoTelephony implements Telephony {
@@ -75,6 +75,14 @@ export class PlivoTelephony implements Telephony {
       ring_url: call.ringUrl,
       hangup_url: call.hangupUrl,
       time_limit: call.timeLimitSeconds,
+      ...(call.ringTimeoutSeconds !== undefined ? { ring_timeout: call.ringTimeoutSeconds } : {}),
+      // Asynchronous detection: `true` (not `hangup`) lets the call go on; the verdict goes to the URL.
+      ...(call.machineDetection && {
+        machine_detection: 'true',
+        machine_detection_url: call.machineDetection.url,
+        machine_detection_method: 'POST',
+        machine_detection_time: call.machineDetection.timeMs,
+      }),
     });
     if (answer.status >= 400 && answer.status <= 499 && !NOT_A_REFUSAL.has(answer.status)) {
       throw new DialRefusedError(SERVICE, plivoError(answer));
@@ -97,6 +105,13 @@ export class PlivoTelephony implements Telephony {
       okBody(SERVICE, answer);
       return;
     }
+  }
+
+  async transferCall(providerCallId: string, alegUrl: string): Promise<boolean> {
+    const answer = await this.send('POST', `Call/${encodeURIComponent(providerCallId)}/`, { legs: 'aleg', aleg_url: alegUrl, aleg_method: 'POST' });
+    if (answer.status === 404) return false;
+    okBody(SERVICE, answer);
+    return true;
   }
 
   private get(resource: string) {

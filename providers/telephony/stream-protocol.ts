@@ -53,13 +53,27 @@ export interface StreamClearedFrame {
   streamId: string;
 }
 
+/** A key the caller pressed (the provider recognised its tone, or took it out of band). */
+export interface StreamDtmfFrame {
+  event: 'dtmf';
+  sequenceNumber?: number;
+  streamId: string;
+  dtmf: {
+    track: string;
+    /** One of `0-9`, `*`, `#`, `A-D`. */
+    digit: string;
+    /** Milliseconds since the stream started, as a string. */
+    timestamp: string;
+  };
+}
+
 /** The call ended; the provider closes the socket next. */
 export interface StreamStopFrame {
   event: 'stop';
   sequenceNumber?: number;
 }
 
-export type ProviderStreamFrame = StreamStartFrame | StreamMediaFrame | StreamPlayedFrame | StreamClearedFrame | StreamStopFrame;
+export type ProviderStreamFrame = StreamStartFrame | StreamMediaFrame | StreamPlayedFrame | StreamClearedFrame | StreamDtmfFrame | StreamStopFrame;
 
 // ---- us -> provider ----
 

@@ -19,6 +19,12 @@ export interface Telephony {
    * says which). A call the provider no longer holds (already over) is left alone.
    */
   hangupCall(providerCallId: string): Promise<void>;
+  /**
+   * Transfers an answered call (its A leg) to the XML at `alegUrl`, fetched with POST: what the
+   * call does from then on (Plivo's `POST .../Call/{uuid}/` with `legs=aleg`). The call's audio
+   * stream ends. False when the provider no longer holds the call (404).
+   */
+  transferCall(providerCallId: string, alegUrl: string): Promise<boolean>;
 }
 
 export interface NewCall {
@@ -34,6 +40,13 @@ export interface NewCall {
   hangupUrl: string;
   /** The provider hangs up this long after the answer. */
   timeLimitSeconds: number;
+  /**
+   * Answering-machine detection (docs/decisions/0158): the provider listens to the callee's first
+   * `timeMs` while the call goes on as usual, then posts its verdict (`Machine=true|false`) to `url`.
+   */
+  machineDetection?: { url: string; timeMs: number };
+  /** How long it may ring before it is `no-answer` (Plivo's `ring_timeout`; its default when absent). */
+  ringTimeoutSeconds?: number;
 }
 
 export interface PlacedCall {

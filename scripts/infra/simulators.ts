@@ -1,6 +1,7 @@
 import { SIMULATOR_AUTH_ID, SIMULATOR_AUTH_TOKEN, startTelephonySimulator, type TelephonySimulator } from '../../simulators/telephony/simulator';
 import { SIMULATOR_API_KEY, startSpeechSimulator } from '../../simulators/tts/simulator';
 import type { RunningSimulator } from '../../simulators/simulated-service';
+import { KEYPAD_DEMO_CALLEES, TRANSFER_DEMO_CALLEES, VOICEMAIL_DEMO_CALLEES } from '../../simulators/telephony/demo-callees';
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../simulators/llm/simulator';
 import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../simulators/stt/simulator';
 import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator } from '../../simulators/payments/simulator';
@@ -24,7 +25,8 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
   const running: RunningSimulator[] = [];
   const result: LocalSimulators = { env: {}, lines: [], close: () => Promise.all(running.map((s) => s.close())).then(() => undefined) };
   if (!env.TELEPHONY_BASE_URL) {
-    const telephony = await startTelephonySimulator();
+    // Callees at fixed numbers that play the other side of a feature (see the README).
+    const telephony = await startTelephonySimulator({ callees: { ...KEYPAD_DEMO_CALLEES, ...VOICEMAIL_DEMO_CALLEES, ...TRANSFER_DEMO_CALLEES } });
     running.push(telephony);
     result.telephony = telephony;
     Object.assign(result.env, { TELEPHONY_BASE_URL: telephony.url, PLIVO_AUTH_ID: SIMULATOR_AUTH_ID, PLIVO_AUTH_TOKEN: SIMULATOR_AUTH_TOKEN });

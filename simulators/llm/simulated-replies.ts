@@ -57,9 +57,29 @@ const CALLER_LINE = /^\s*(?:user|caller)\s*:(.*)$/gim;
  *    last turn is the last `user` message before the question; when there is none (the
  *    transcript is inside the question), the last line of the question starting `user:` or
  *    `caller:`.
- * 3. The last message is a tool result: `The tool answered: <its first 200 characters>.`
+ * 2a. The first message (system) asks to "brief a colleague" (a warm transfer's briefing): `A
+ *    caller needs help. They said: <their last line>.` - their last line being the last line
+ *    starting `caller:` (or `user:`) of the last user message.
+ * 3a. The last message is the result of `transfer_call` saying `the transfer failed (<reason>)`:
+ *    `I am sorry, I could not reach anyone right now (<reason>). I can keep helping you myself.`
+ * 3. The last message is the result of the built-in `press_digits`: an empty reply (no text, no
+ *    tool call; the agent waits, silent, for what the phone menu says next). Any other tool
+ *    result: `The tool answered: <its first 200 characters>.`
  * 4. The last user message says goodbye (bye, goodbye, alvida, "that's all", "that is all") and
  *    `end_call` is offered: calls `end_call` with `{}`, saying `Thank you for calling. Goodbye!`.
+ * 4a. Keypad (`press_digits` offered): the last user message offers keys, "press <keys> for
+ *    <topic>" (any case; topics end at punctuation or the next "press"): calls `press_digits`
+ *    with the keys of the first option whose topic's words (those of 3 letters or more) all
+ *    appear in the system prompt; when none does and the message says "press <keys>" once
+ *    only, with those keys. Keys are `0-9`, `*`, `#`.
+ * 4b. The last user message is only keys the caller pressed, `[pressed <keys>]` (the engine's
+ *    form, `call.keypad.caller_digits`): `You pressed <keys>.`
+ * 4c. Transfer (`transfer_call` offered, docs/decisions/0160): the last user message asks for a
+ *    person (human, person, agent, manager, supervisor, representative, "real person", "someone")
+ *    or sounds angry ("ridiculous", "useless", "fed up", "angry", "frustrated", "terrible"): calls
+ *    `transfer_call` with the destination whose description shares the most words (4 letters or
+ *    more) with the turn, else the first, and `reason` the turn; it says
+ *    `Let me connect you to someone who can help.` first.
  * 5. The last user message names an offered tool (its name, or with underscores as spaces, any
  *    case): calls it, each required string property of its schema set to the user's text.
  * 6. Otherwise: `You said: <last user message>. How can I help further?` (two sentences), or a
@@ -76,21 +96,108 @@ export function defaultRespond(request: ChatCompletionRequestBody): SimulatedRep
   if (last && (last.role === 'system' || last.role === 'user') && YES_OR_NO.test(messageText(last))) {
     return { text: saysGoodbye(judgedTurn(messages)) ? 'Yes' : 'No' };
   }
-  if (last?.role === 'tool') return { text: `The tool answered: ${cut(messageText(last), 200)}.` };
+  // Rule 2a: the briefing of a warm transfer's person (docs/decisions/0161).
+  if (messages[0]?.role === 'system' && BRIEFING.test(messageText(messages[0]))) return { text: briefingOf(lastUser) };
+  // Rule 3a: a transfer that failed (the agent is still with the caller).
+  if (last?.role === 'tool' && toolNameOf(messages, last) === TRANSFER_CALL) {
+    const failed = /^the transfer failed \(([a-z-]+)\)/.exec(messageText(last));
+    if (failed) return { text: `I am sorry, I could not reach anyone right now (${failed[1]}). I can keep helping you myself.` };
+  }
+  if (last?.role === 'tool') return toolNameOf(messages, last) === PRESS_DIGITS ? { text: '' } : { text: `The tool answered: ${cut(messageText(last), 200)}.` };
   const tools = (request.tools ?? []).filter((t) => t.type === 'function');
   if (saysGoodbye(lastUser) && tools.some((t) => t.function.name === 'end_call')) {
     return { text: 'Thank you for calling. Goodbye!', toolCalls: [{ name: 'end_call', arguments: {} }] };
   }
+  if (tools.some((t) => t.function.name === PRESS_DIGITS)) {
+    const keys = keysToPress(lastUser, systemText(messages));
+    if (keys) return { toolCalls: [{ name: PRESS_DIGITS, arguments: { digits: keys } }] };
+  }
+  const transfer = tools.find((t) => t.function.name === TRANSFER_CALL);
+  if (transfer && WANTS_A_PERSON.test(lastUser)) {
+    const destination = transferDestinationFor(transfer.function, lastUser);
+    if (destination) return { text: 'Let me connect you to someone who can help.', toolCalls: [{ name: TRANSFER_CALL, arguments: { destination, reason: cut(lastUser.trim(), 200) } }] };
+  }
+  const pressed = PRESSED_ONLY.exec(lastUser);
+  if (pressed) return { text: `You pressed ${pressed[1]}.` };
   const named = tools.find((t) => mentions(lastUser, t.function.name));
   if (named) return { toolCalls: [{ name: named.function.name, arguments: argumentsFrom(named.function.parameters, lastUser) }] };
   if (!lastUser.trim()) return { text: 'Hello! How can I help you today?' };
   return { text: `You said: ${lastUser.trim().replace(/[.!?।]+$/u, '')}. How can I help further?` };
 }
 
+/** The built-in transfer tool (media/conversation/transfer.ts) and what makes the simulated model use it (rule 4c). */
+const TRANSFER_CALL = 'transfer_call';
+const BRIEFING = /\bbrief a colleague\b/i;
+
+function briefingOf(userMessage: string): string {
+  const lines = [...userMessage.matchAll(CALLER_LINE)];
+  const said = lines.length ? lines[lines.length - 1]![1]!.trim().replace(/[.!?]+$/, '') : '';
+  return said ? `A caller needs help. They said: ${said}.` : 'A caller needs help.';
+}
+
+const WANTS_A_PERSON = /\b(?:human|person|agent|manager|supervisor|representative|someone|somebody|ridiculous|useless|fed up|angry|frustrated|terrible)\b/i;
+
+/** The destination of rule 4c: the tool's `destination` enum, described by the tool's `<number>: <description>` lines. */
+function transferDestinationFor(tool: ChatCompletionRequestTool['function'], turn: string): string | null {
+  const properties = (tool.parameters?.properties ?? {}) as Record<string, { enum?: unknown }>;
+  const numbers = Array.isArray(properties.destination?.enum) ? properties.destination.enum.filter((n): n is string => typeof n === 'string') : [];
+  if (!numbers.length) return null;
+  const words = new Set((turn.toLowerCase().match(/[a-z]{4,}/g) ?? []));
+  let best = numbers[0]!;
+  let bestScore = 0;
+  for (const number of numbers) {
+    const line = (tool.description ?? '').split('\n').find((l) => l.startsWith(`${number}:`)) ?? '';
+    const score = (line.toLowerCase().match(/[a-z]{4,}/g) ?? []).filter((w) => words.has(w)).length;
+    if (score > bestScore) {
+      best = number;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
 export function messageText(message: ChatCompletionRequestMessage): string {
   const { content } = message;
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('');
+  return '';
+}
+
+const PRESS_DIGITS = 'press_digits';
+/** "press 2 for support" (the topic ends at punctuation or the next "press"). */
+const PRESS_FOR = /\bpress\s+([0-9*#]+)\s+for\s+([^,.;:!?]+)/gi;
+const PRESS = /\bpress\s+([0-9*#]+)(?![0-9*#])/gi;
+/** A caller turn of keys only, as the engine writes it. */
+const PRESSED_ONLY = /^\s*\[pressed ([0-9*#A-D]+)\]\s*$/;
+
+/** The keys a phone menu's words ask for, given what the system prompt wants (rule 4a), or null. */
+function keysToPress(menu: string, systemPrompt: string): string | null {
+  const wanted = new Set(words(systemPrompt));
+  for (const [, keys, topic] of menu.matchAll(PRESS_FOR)) {
+    const topicWords = words(topic!.split(/\s+(?:or\s+)?press\b/i)[0]!).filter((w) => w.length >= 3);
+    if (topicWords.length > 0 && topicWords.every((w) => wanted.has(w))) return keys!;
+  }
+  const plain = [...menu.matchAll(PRESS)];
+  return plain.length === 1 ? plain[0]![1]! : null;
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function systemText(messages: ChatCompletionRequestMessage[]): string {
+  return messages
+    .filter((m) => m.role === 'system')
+    .map(messageText)
+    .join('\n');
+}
+
+/** The name of the tool whose result `result` is (from the assistant message that called it), or ''. */
+function toolNameOf(messages: ChatCompletionRequestMessage[], result: ChatCompletionRequestMessage): string {
+  for (const message of messages) {
+    const call = message.tool_calls?.find((c) => c.id === result.tool_call_id);
+    if (call) return call.function.name;
+  }
   return '';
 }
 

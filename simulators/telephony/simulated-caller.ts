@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { encodeMulaw, MULAW_SILENCE } from '../../providers/audio/mulaw';
 import { SpeechDecoder, speakText } from '../simulated-speech';
+import { DtmfDetector } from '../dtmf-detector';
 import { STREAM_CONTENT_TYPE, STREAM_FRAME_BYTES, STREAM_FRAME_MS, STREAM_SAMPLE_RATE, parseStreamFrame, type ProviderStreamFrame } from '../../providers/telephony/stream-protocol';
 
 /**
@@ -17,13 +18,41 @@ export type CallerStep =
   | { say: string; afterAgentSilenceMs?: number }
   /** Waits until the agent starts speaking (playback starts) and says the line this long into it: barge-in. */
   | { say: string; talkOverAfterMs: number }
+  /** Says the line now, without waiting for the agent (an answering machine's greeting). */
+  | { say: string; unprompted: true }
+  /** Plays a pure tone (an answering machine's beep: `hz` 1000, `ms` 500 by default) and records when it began (`beepedAt`). */
+  | { beep: true; hz?: number; ms?: number }
   /** Stays silent this long. */
   | { pauseMs: number }
+  /**
+   * Presses keys (`0-9`, `*`, `#`), sent as the stream's `dtmf` events `gapMs` apart (default
+   * 250), recorded in `digitsPressed`. Waits first as a `say` line does (the agent spoke, then
+   * `afterAgentSilenceMs` of silence), or not at all when `unprompted`.
+   */
+  | { press: string; afterAgentSilenceMs?: number; unprompted?: true; gapMs?: number }
+  /**
+   * A phone menu (IVR): says `menu.say` at once (unprompted), then waits for the agent to press
+   * one of the keys of `menu.options` (DTMF tones it hears, from when the prompt began; other
+   * keys are ignored) and goes on with that key's steps, which may hold another `menu`. After
+   * `timeoutMs` (default 10 000) from the prompt's end without such a key, `otherwise` runs
+   * (default: nothing). Then the steps after the menu follow.
+   */
+  | { menu: CallerMenu }
+  /** Waits until the keys heard since the previous line began include `waitForDigits` (e.g. a PIN), or `timeoutMs` (default 10 000) passes. */
+  | { waitForDigits: string; timeoutMs?: number }
   /**
    * Hangs up now; with `afterAgentSilenceMs`, once the agent has said something since the
    * previous line and has then been silent that long (hanging up after hearing the answer).
    */
   | { hangUp: true; afterAgentSilenceMs?: number };
+
+/** A phone menu of the simulated callee (see the `menu` step). */
+export interface CallerMenu {
+  say: string;
+  options: Record<string, CallerStep[]>;
+  timeoutMs?: number;
+  otherwise?: CallerStep[];
+}
 
 /** What the simulated callee heard and said over the stream, as tests inspect it. */
 export interface StreamedConversation {
@@ -35,6 +64,12 @@ export interface StreamedConversation {
   said: { text: string; at: Date }[];
   /** How many `clearAudio` frames it obeyed. */
   clearedAudio: number;
+  /** Keypad keys it heard as DTMF tones in the agent's audio, in order (tones are kept out of `heard`). */
+  digitsHeard: string;
+  /** Keys it pressed (`press` steps), in order. */
+  digitsPressed: string;
+  /** When a `beep` step began (an answering machine records what it hears after it); null without one. */
+  beepedAt: Date | null;
 }
 
 export interface SimulatedCallerOptions {
@@ -54,6 +89,12 @@ export interface SimulatedCallerOptions {
 /** Silence at least this long ends an utterance of the agent. */
 const UTTERANCE_GAP_MS = 300;
 const DEFAULT_AFTER_AGENT_SILENCE_MS = 400;
+const DEFAULT_PRESS_GAP_MS = 250;
+const DEFAULT_DIGITS_TIMEOUT_MS = 10_000;
+/** An answering machine's beep: 1 kHz for half a second, as loud as the simulated speech. */
+const BEEP_HZ = 1_000;
+const BEEP_MS = 500;
+const BEEP_AMPLITUDE = 6_000;
 
 type Queued = { kind: 'audio'; bytes: Buffer; offset: number } | { kind: 'checkpoint'; name: string };
 
@@ -70,13 +111,20 @@ class Stopped extends Error {}
  * it: opens the WebSocket, sends `start`, then every 20 ms of real time a `media` frame of
  * the callee's audio (silence, or a line of simulated speech). What we send with `playAudio`
  * plays back in real time (8000 bytes a second) into a speech decoder, so the simulator
- * records what the callee actually heard; `clearAudio` drops what has not played yet, and a
- * `checkpoint` is answered `playedStream` when playback reaches it. `stop` ends it.
+ * records what the callee actually heard, and into a DTMF detector (keypad tones become
+ * `digitsHeard`, never words); `clearAudio` drops what has not played yet, and a
+ * `checkpoint` is answered `playedStream` when playback reaches it. Keys the callee presses
+ * go as `dtmf` events. `stop` ends it.
  */
 export class SimulatedCaller {
   private readonly socket: WebSocket;
   private readonly streamId = randomUUID();
   private readonly decoder = new SpeechDecoder(STREAM_SAMPLE_RATE);
+  private readonly keys = new DtmfDetector();
+  /** Played to the speech decoder instead of a frame of keypad tone: tones are no words. */
+  private readonly silentFrame = Buffer.alloc(STREAM_FRAME_BYTES, MULAW_SILENCE);
+  /** How many keys had been heard when the previous line began. */
+  private digitsAtLineStart = 0;
   /** The frame being sent and the frame being played, reused (50 frames a second each way). */
   private readonly mouthFrame = Buffer.alloc(STREAM_FRAME_BYTES);
   private readonly earFrame = Buffer.alloc(STREAM_FRAME_BYTES);
@@ -153,29 +201,84 @@ export class SimulatedCaller {
 
   private async converse(): Promise<void> {
     try {
-      for (const step of this.options.steps) {
-        if ('hangUp' in step) {
-          if (step.afterAgentSilenceMs !== undefined) await this.agentSpokeThenSilent(step.afterAgentSilenceMs);
-          this.options.onHangUp();
-          return;
-        }
-        if ('pauseMs' in step) {
-          const until = Date.now() + step.pauseMs;
-          await this.when(() => Date.now() >= until);
-          continue;
-        }
-        if ('talkOverAfterMs' in step) {
-          const since = this.lineEndedAtMs;
-          await this.when(() => this.playing && this.playbackStartedAtMs !== null && this.playbackStartedAtMs >= since);
-          const at = this.playbackStartedAtMs! + step.talkOverAfterMs;
-          await this.when(() => Date.now() >= at);
-        } else await this.agentSpokeThenSilent(step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS);
-        await this.say(step.say);
-      }
+      await this.runSteps(this.options.steps);
       // After the last step the callee stays on, silent, until the call ends.
     } catch (error) {
       if (!(error instanceof Stopped)) throw error;
     }
+  }
+
+  /** Runs `steps` in order; answers true once the callee hung up (nothing runs after that). */
+  private async runSteps(steps: CallerStep[]): Promise<boolean> {
+    for (const step of steps) {
+      if ('hangUp' in step) {
+        if (step.afterAgentSilenceMs !== undefined) await this.agentSpokeThenSilent(step.afterAgentSilenceMs);
+        this.options.onHangUp();
+        return true;
+      }
+      if ('press' in step) {
+        if (!step.unprompted) await this.agentSpokeThenSilent(step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS);
+        await this.press(step.press, step.gapMs ?? DEFAULT_PRESS_GAP_MS);
+        continue;
+      }
+      if ('menu' in step) {
+        const branch = await this.menu(step.menu);
+        if (await this.runSteps(branch)) return true;
+        continue;
+      }
+      if ('waitForDigits' in step) {
+        const from = this.digitsAtLineStart;
+        const until = Date.now() + (step.timeoutMs ?? DEFAULT_DIGITS_TIMEOUT_MS);
+        await this.when(() => this.options.record.digitsHeard.slice(from).includes(step.waitForDigits) || Date.now() >= until);
+        continue;
+      }
+      if ('beep' in step) {
+        await this.beep(step.hz ?? BEEP_HZ, step.ms ?? BEEP_MS);
+        continue;
+      }
+      if ('unprompted' in step) {
+        await this.say(step.say);
+        continue;
+      }
+      if ('pauseMs' in step) {
+        const until = Date.now() + step.pauseMs;
+        await this.when(() => Date.now() >= until);
+        continue;
+      }
+      if ('talkOverAfterMs' in step) {
+        const since = this.lineEndedAtMs;
+        await this.when(() => this.playing && this.playbackStartedAtMs !== null && this.playbackStartedAtMs >= since);
+        const at = this.playbackStartedAtMs! + step.talkOverAfterMs;
+        await this.when(() => Date.now() >= at);
+      } else await this.agentSpokeThenSilent(step.afterAgentSilenceMs ?? DEFAULT_AFTER_AGENT_SILENCE_MS);
+      await this.say(step.say);
+    }
+    return false;
+  }
+
+  /** Says the menu's prompt, then answers the steps of the first offered key heard since it began (`otherwise` after the timeout). */
+  private async menu(menu: CallerMenu): Promise<CallerStep[]> {
+    const from = this.options.record.digitsHeard.length;
+    const chosen = () => [...this.options.record.digitsHeard.slice(from)].find((key) => Object.hasOwn(menu.options, key));
+    await this.say(menu.say);
+    const until = Date.now() + (menu.timeoutMs ?? DEFAULT_DIGITS_TIMEOUT_MS);
+    await this.when(() => chosen() !== undefined || Date.now() >= until);
+    const key = chosen();
+    return key === undefined ? (menu.otherwise ?? []) : menu.options[key]!;
+  }
+
+  /** Presses `keys` one by one, `gapMs` apart, as the provider reports keys: `dtmf` events on the stream. */
+  private async press(keys: string, gapMs: number): Promise<void> {
+    for (const [index, digit] of [...keys].entries()) {
+      if (index > 0) {
+        const at = Date.now() + gapMs;
+        await this.when(() => Date.now() >= at);
+      }
+      this.options.record.digitsPressed += digit;
+      this.send({ event: 'dtmf', sequenceNumber: this.sequenceNumber++, streamId: this.streamId, dtmf: { track: 'inbound', digit, timestamp: String(Date.now() - this.startedAtMs) } });
+    }
+    this.lineEndedAtMs = Date.now();
+    this.playedBytesAtLineEnd = this.playedBytes;
   }
 
   /** Resolves once the agent has said something since the previous line (or the stream's start) and then been silent, nothing playing, for `silenceMs`. */
@@ -184,8 +287,20 @@ export class SimulatedCaller {
     return this.when(() => this.playedBytes > playedBefore && !this.playing && Date.now() - this.lastPlayedAtMs >= silenceMs);
   }
 
+  /** A pure tone at `hz` for `ms`, as answering machines beep before they record. */
+  private async beep(hz: number, ms: number): Promise<void> {
+    this.options.record.beepedAt = new Date();
+    const samples = new Int16Array(Math.round((STREAM_SAMPLE_RATE * ms) / 1000));
+    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(BEEP_AMPLITUDE * Math.sin((2 * Math.PI * hz * i) / STREAM_SAMPLE_RATE));
+    this.speech.push(encodeMulaw(samples));
+    await this.when(() => this.speech.length === 0);
+    this.lineEndedAtMs = Date.now();
+    this.playedBytesAtLineEnd = this.playedBytes;
+  }
+
   private async say(text: string): Promise<void> {
     this.options.record.said.push({ text, at: new Date() });
+    this.digitsAtLineStart = this.options.record.digitsHeard.length;
     this.speech.push(encodeMulaw(speakText(text, { sampleRate: STREAM_SAMPLE_RATE })));
     await this.when(() => this.speech.length === 0);
     this.lineEndedAtMs = Date.now();
@@ -257,7 +372,10 @@ export class SimulatedCaller {
       this.playedBytes += filled;
       this.lastPlayedAtMs = frameAtMs + STREAM_FRAME_MS;
     }
-    this.hear(this.decoder.pushMulaw(frame), frameAtMs);
+    // Keypad tones are recognised as keys, and the speech decoder hears silence in their stead.
+    const keys = this.keys.pushMulaw(frame);
+    this.options.record.digitsHeard += keys.digits;
+    this.hear(this.decoder.pushMulaw(keys.tone ? this.silentFrame : frame), frameAtMs);
   }
 
   private hear(heard: { text: string; voiced: boolean; trailingSilenceMs: number }, frameAtMs: number): void {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProviderCallStatus } from '../../workflows/shared/calls';
-import { parseAnswerXml } from '../../providers/telephony/answer-xml';
+import { parseAnswerXml, type AnswerInstruction } from '../../providers/telephony/answer-xml';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../providers/telephony/callbacks';
 import { SimulatedCaller, type CallerStep, type StreamedConversation } from './simulated-caller';
 
@@ -20,6 +20,14 @@ export type CalleeScript =
    * stream: `conversation` runs in order once it has started, then the callee stays silent.
    */
   | { kind: 'answer'; answerAfterSeconds: number; hangUpAfterSeconds?: number; conversation?: CallerStep[] }
+  /**
+   * An answering machine (docs/decisions/0158): answers after `answerAfterSeconds`, says
+   * `greeting` at once over the stream, beeps, then records what it hears (the record's `heard`
+   * after `beepedAt`) until `hangUpAfterSeconds` after the answer, or until we hang up. A call
+   * created with machine detection gets the `detection` verdict (default `machine`; `human` or
+   * `none` play a detector that misses) `detectAfterSeconds` (default 1.5) after the answer.
+   */
+  | { kind: 'machine'; answerAfterSeconds: number; greeting: string; beepMs?: number; hangUpAfterSeconds?: number; detection?: 'machine' | 'human' | 'none'; detectAfterSeconds?: number }
   | { kind: 'no-answer'; ringSeconds: number }
   | { kind: 'busy' }
   | { kind: 'failed' };
@@ -39,6 +47,13 @@ export interface InboundCallerScript {
 /** A number no script is set for answers after 1 s and hangs up 5 s later. */
 export const DEFAULT_CALLEE: CalleeScript = { kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 5 };
 
+/** When the simulated provider's machine detection answers, in simulated seconds after the answer. */
+const DEFAULT_DETECT_AFTER_SECONDS = 1.5;
+/** An answering machine starts its greeting this long (real ms) after its stream opens. */
+const MACHINE_PICKUP_MS = 300;
+/** A `<Dial>` without `timeout` rings this long; without `timeLimit` the bridge lasts at most this (Plivo's defaults). */
+const DEFAULT_DIAL_TIMEOUT_SECONDS = 30;
+const DEFAULT_DIAL_TIME_LIMIT_SECONDS = 14_400;
 /** Plivo's wait before it retries a callback the receiver did not take (once). */
 const CALLBACK_RETRY_SECONDS = 1;
 const CALLBACK_TIMEOUT_MS = 5_000;
@@ -72,12 +87,21 @@ export interface SimulatedCall extends StreamedConversation {
   ringUrl: string | null;
   hangupUrl: string | null;
   timeLimitSeconds: number;
+  /** Plivo's `machine_detection_url` (answering-machine detection asked for at creation), or null. */
+  machineDetectionUrl: string | null;
   status: SimulatedCallStatus;
   history: { status: SimulatedCallStatus; at: Date }[];
   callbacks: CallbackDelivery[];
+  /**
+   * Transfers (docs/decisions/0160): the provider id of the call this one was bridged with (a
+   * transferred call and the destination leg its `<Dial>` placed, each naming the other), or null.
+   */
+  bridgedWith: string | null;
+  /** A destination leg placed by a transferred call's `<Dial>`: that call's provider id; null otherwise. */
+  dialledBy: string | null;
 }
 
-export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
+export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'> & Partial<Pick<SimulatedCall, 'machineDetectionUrl'>>;
 
 /** An inbound call: the caller, the account's number dialled, and the URLs of the account's application. */
 export type InboundCallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
@@ -97,6 +121,23 @@ interface LiveCall {
   /** Resolves when the call ends. */
   over: Promise<void>;
   markOver: () => void;
+  /** A transferred call's `<Dial>` while it rings or is bridged (docs/decisions/0160). */
+  dial?: DialInProgress | null;
+  /** A destination leg's end, for the dial's hang-up event. */
+  ending?: Ending;
+  /** Plivo's `ring_timeout` of a placed call, when given. */
+  ringTimeoutSeconds?: number;
+  /** The conference room the call is in (docs/decisions/0161), or none. */
+  room?: string | null;
+}
+
+/** A transferred call's `<Dial>` of one number: its destination leg and where its events go. */
+interface DialInProgress {
+  leg: LiveCall;
+  actionUrl: string | null;
+  callbackUrl: string | null;
+  answered: boolean;
+  done: boolean;
 }
 
 /** An ended call's cause as Plivo reports it, and who ended it. */
@@ -141,8 +182,11 @@ export class SimulatedCalls {
   }
 
   /** Records a call; it starts dialling at `start`, once the creation was answered. */
-  place(request: CallRequest): SimulatedCall {
-    return this.track({ ...request, direction: 'outbound' }, this.callees.get(request.to) ?? DEFAULT_CALLEE).record;
+  place(request: CallRequest & { ringTimeoutSeconds?: number }): SimulatedCall {
+    const { ringTimeoutSeconds, ...fields } = request;
+    const call = this.track({ machineDetectionUrl: null, ...fields, direction: 'outbound' }, this.callees.get(request.to) ?? DEFAULT_CALLEE);
+    call.ringTimeoutSeconds = ringTimeoutSeconds;
+    return call.record;
   }
 
   /**
@@ -154,7 +198,7 @@ export class SimulatedCalls {
    * call as it is now (a copy); `calls()` shows how it goes on.
    */
   dialIn(request: InboundCallRequest, caller: InboundCallerScript): SimulatedCall {
-    const call = this.track({ ...request, ringUrl: null, direction: 'inbound' }, { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation });
+    const call = this.track({ ...request, ringUrl: null, machineDetectionUrl: null, direction: 'inbound' }, { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation });
     if (!this.stop.signal.aborted) {
       this.ring(call);
       this.notify(call, 'ringing', request.answerUrl, { Event: 'StartApp' }, (xml) => this.followInbound(call, xml));
@@ -162,8 +206,10 @@ export class SimulatedCalls {
     return structuredClone(call.record);
   }
 
-  private track(request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks'>, script: CalleeScript): LiveCall {
+  private track(request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks' | 'bridgedWith' | 'dialledBy'>, script: CalleeScript): LiveCall {
     const record: SimulatedCall = {
+      bridgedWith: null,
+      dialledBy: null,
       ...request,
       providerCallId: randomUUID(),
       status: 'queued',
@@ -173,6 +219,9 @@ export class SimulatedCalls {
       heard: [],
       said: [],
       clearedAudio: 0,
+      digitsHeard: '',
+      digitsPressed: '',
+      beepedAt: null,
     };
     let markOver!: () => void;
     const over = new Promise<void>((resolve) => {
@@ -187,6 +236,12 @@ export class SimulatedCalls {
     const call = this.live.get(providerCallId);
     if (!call || this.stop.signal.aborted) return;
     const { script } = call;
+    // Plivo's `ring_timeout`: a callee who would answer (or ring) longer is `no-answer` then.
+    const ringsFor = script.kind === 'answer' || script.kind === 'machine' ? script.answerAfterSeconds : script.kind === 'no-answer' ? script.ringSeconds : 0;
+    if (call.ringTimeoutSeconds !== undefined && ringsFor > call.ringTimeoutSeconds) {
+      this.ring(call);
+      return this.after(call, call.ringTimeoutSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
+    }
     switch (script.kind) {
       case 'busy':
         return this.end(call, { status: 'busy', cause: 'USER_BUSY', source: 'Callee', durationSeconds: 0 });
@@ -197,7 +252,18 @@ export class SimulatedCalls {
         return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
       case 'answer':
         this.ring(call);
-        return this.after(call, script.answerAfterSeconds, () => this.answer(call, script.hangUpAfterSeconds, script.conversation ?? []));
+        return this.after(call, script.answerAfterSeconds, () => {
+          this.answer(call, script.hangUpAfterSeconds, script.conversation ?? []);
+          this.detectMachine(call, 'human', DEFAULT_DETECT_AFTER_SECONDS);
+        });
+      case 'machine': {
+        this.ring(call);
+        const greeting: CallerStep[] = [{ pauseMs: MACHINE_PICKUP_MS }, { say: script.greeting, unprompted: true }, { beep: true, ms: script.beepMs }];
+        return this.after(call, script.answerAfterSeconds, () => {
+          this.answer(call, script.hangUpAfterSeconds, greeting);
+          this.detectMachine(call, script.detection ?? 'machine', script.detectAfterSeconds ?? DEFAULT_DETECT_AFTER_SECONDS);
+        });
+      }
     }
   }
 
@@ -217,6 +283,158 @@ export class SimulatedCalls {
     return true;
   }
 
+  /**
+   * `POST .../Call/{uuid}/` with `legs=aleg` (docs/decisions/0160): an answered call leaves its
+   * audio stream (closed as Plivo closes it, the call staying up) and follows the XML fetched
+   * (POST, signed) from `alegUrl`: a `<Dial>` rings its number, whose callee script decides.
+   * False unless the call was answered and is still on.
+   */
+  transfer(providerCallId: string, alegUrl: string): boolean {
+    const call = this.live.get(providerCallId);
+    if (!call || call.record.status !== 'in-progress' || call.answeredAtMs === null || call.dial) return false;
+    const caller = call.caller;
+    call.caller = null;
+    void caller?.stop();
+    this.notify(call, 'in-progress', alegUrl, { Event: 'Transfer' }, (xml) => this.followTransfer(call, xml));
+    return true;
+  }
+
+  /** What a transferred call does: a `<Dial>` rings its number; anything else ends the call (nothing left to do). */
+  private followTransfer(call: LiveCall, xml: string | null): void {
+    if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    if (instruction?.kind === 'conference') return this.joinRoom(call, instruction.room);
+    if (instruction?.kind !== 'dial') {
+      return this.end(call, { status: 'completed', cause: xml === null ? 'ANSWER_URL_FAILED' : 'NORMAL_CLEARING', source: xml === null ? 'Error' : 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
+    }
+    this.dialOut(call, instruction);
+  }
+
+  /**
+   * A `<Dial>` of one number from a transferred call: the destination leg rings and plays its
+   * callee script (answers after `answerAfterSeconds` unless `timeout` runs out first: no-answer;
+   * busy; failed; a machine answers like a person). Answered, the two are bridged (`bridgedWith`)
+   * and `callbackUrl` hears `DialAction=answer`; the leg's `hangUpAfterSeconds` (or the dial's
+   * `timeLimit`) ends the bridge. The dial's end goes to `action` (`DialStatus`), whose XML the call follows.
+   */
+  private dialOut(call: LiveCall, dial: Extract<AnswerInstruction, { kind: 'dial' }>): void {
+    const script = this.callees.get(dial.number) ?? DEFAULT_CALLEE;
+    const from = dial.callerId ? (/^\d+$/.test(dial.callerId) ? `+${dial.callerId}` : dial.callerId) : call.record.to;
+    const leg = this.track({ from, to: dial.number, answerUrl: '', ringUrl: null, hangupUrl: null, timeLimitSeconds: dial.timeLimitSeconds ?? DEFAULT_DIAL_TIME_LIMIT_SECONDS, machineDetectionUrl: null, direction: 'outbound' }, script);
+    leg.record.dialledBy = call.record.providerCallId;
+    const progress: DialInProgress = { leg, actionUrl: dial.actionUrl, callbackUrl: dial.callbackUrl, answered: false, done: false };
+    call.dial = progress;
+    const timeout = dial.timeoutSeconds ?? DEFAULT_DIAL_TIMEOUT_SECONDS;
+    const unanswered = (status: 'busy' | 'failed' | 'no-answer', cause: string) => {
+      this.endLeg(leg, { status, cause, source: status === 'no-answer' ? 'Plivo' : 'Callee', durationSeconds: 0 });
+      this.finishDial(call, status, cause);
+    };
+    if (script.kind === 'busy') return unanswered('busy', 'USER_BUSY');
+    if (script.kind === 'failed') return unanswered('failed', 'UNALLOCATED_NUMBER');
+    this.moveTo(leg, 'ringing', null, {});
+    const answersAfter = script.kind === 'no-answer' ? Infinity : script.answerAfterSeconds;
+    if (answersAfter > timeout) return this.after(leg, timeout, () => unanswered('no-answer', 'NO_ANSWER'));
+    this.after(leg, answersAfter, () => {
+      if (call.record.status !== 'in-progress') return;
+      progress.answered = true;
+      leg.answeredAtMs = Date.now();
+      this.moveTo(leg, 'in-progress', null, {});
+      call.record.bridgedWith = leg.record.providerCallId;
+      leg.record.bridgedWith = call.record.providerCallId;
+      this.notify(call, 'in-progress', progress.callbackUrl, { ...this.dialFields(call, leg), DialAction: 'answer', DialBLegStatus: 'answer' });
+      const hangUpAfter = script.kind === 'answer' || script.kind === 'machine' ? script.hangUpAfterSeconds : undefined;
+      const bridgeEnds = (cause: string, source: string) => {
+        this.endLeg(leg, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(leg) });
+        this.finishDial(call, 'completed', cause);
+      };
+      if (hangUpAfter !== undefined) this.after(leg, hangUpAfter, () => bridgeEnds('NORMAL_CLEARING', 'Callee'));
+      this.after(leg, leg.record.timeLimitSeconds, () => bridgeEnds('ALLOTTED_TIMEOUT', 'Plivo'));
+    });
+  }
+
+  /** Ends a destination leg (it has no callbacks of its own: its transferred call's dial reports it). */
+  private endLeg(leg: LiveCall, ending: Ending): void {
+    if (!['queued', 'ringing', 'in-progress'].includes(leg.record.status)) return;
+    this.clearTimers(leg);
+    leg.markOver();
+    leg.record.status = ending.status;
+    leg.record.history.push({ status: ending.status, at: new Date() });
+    leg.ending = ending;
+  }
+
+  /** The dial is over while the transferred call is still on: the leg's hang-up to `callbackUrl`, then `action`, whose XML the call follows. */
+  private finishDial(call: LiveCall, dialStatus: string, cause: string): void {
+    const progress = call.dial;
+    if (!progress || progress.done) return;
+    progress.done = true;
+    const { leg } = progress;
+    if (progress.answered) this.notify(call, 'in-progress', progress.callbackUrl, this.legHangupFields(call, leg));
+    const fields: CallbackParams = { ...this.dialFields(call, leg), DialStatus: dialStatus, DialHangupCause: cause, DialRingStatus: String(dialStatus !== 'busy' && dialStatus !== 'failed') };
+    if (!progress.answered) fields.DialBLegUUID = '';
+    if (progress.actionUrl) this.notify(call, 'in-progress', progress.actionUrl, fields, (xml) => this.followDialAction(call, xml));
+    else this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
+  }
+
+  /** After the dial: the action URL's XML; without one to follow (or `<Hangup/>`), the call ends. */
+  private followDialAction(call: LiveCall, xml: string | null): void {
+    if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
+    const instruction = xml === null ? null : parseAnswerXml(xml);
+    if (instruction?.kind === 'dial') {
+      call.dial = null;
+      return this.dialOut(call, instruction);
+    }
+    this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
+  }
+
+  /**
+   * `<Conference>` (docs/decisions/0161): the call waits in the named room; a second call in the
+   * same room is bridged with it (`bridgedWith` on both). The room ends when one of them leaves
+   * (`endConferenceOnExit`, as the service asks): the other is hung up.
+   */
+  private joinRoom(call: LiveCall, room: string): void {
+    call.room = room;
+    const other = [...this.live.values()].find((c) => c !== call && c.room === room && c.record.status === 'in-progress');
+    if (!other) return;
+    call.record.bridgedWith = other.record.providerCallId;
+    other.record.bridgedWith = call.record.providerCallId;
+  }
+
+  /** A call leaving its room: the room ends, and whoever is still in it is hung up. */
+  private leaveRoom(call: LiveCall): void {
+    const room = call.room;
+    if (!room) return;
+    call.room = null;
+    for (const other of this.live.values()) {
+      if (other.room === room && other.record.status === 'in-progress') {
+        other.room = null;
+        this.end(other, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Conference', durationSeconds: this.secondsSinceAnswer(other) });
+      }
+    }
+  }
+
+  /** A call ending with a dial under way: its destination leg goes too (the bridge's hang-up reported first, as Plivo does). */
+  private hangUpDial(call: LiveCall): void {
+    this.leaveRoom(call);
+    const progress = call.dial;
+    if (!progress || progress.done) return;
+    progress.done = true;
+    const { leg } = progress;
+    if (progress.answered) {
+      this.endLeg(leg, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Caller', durationSeconds: this.secondsSinceAnswer(leg) });
+      this.notify(call, 'in-progress', progress.callbackUrl, this.legHangupFields(call, leg));
+    } else this.endLeg(leg, { status: 'canceled', cause: 'ORIGINATOR_CANCEL', source: 'Caller', durationSeconds: 0 });
+  }
+
+  private dialFields(call: LiveCall, leg: LiveCall): CallbackParams {
+    return { Event: 'Dial', DialALegUUID: call.record.providerCallId, DialBLegUUID: leg.record.providerCallId, DialBLegFrom: digitsOf(leg.record.from), DialBLegTo: digitsOf(leg.record.to) };
+  }
+
+  private legHangupFields(call: LiveCall, leg: LiveCall): CallbackParams {
+    const ending = leg.ending;
+    const seconds = String(Math.round(ending?.durationSeconds ?? this.secondsSinceAnswer(leg)));
+    return { ...this.dialFields(call, leg), DialAction: 'hangup', DialBLegStatus: 'hangup', DialBLegDuration: seconds, DialBLegBillDuration: seconds, DialBLegHangupCause: ending?.cause ?? 'NORMAL_CLEARING' };
+  }
+
   /** Every call placed, oldest first, as copies. */
   calls(): SimulatedCall[] {
     return [...this.live.values()].map((call) => structuredClone(call.record));
@@ -227,6 +445,20 @@ export class SimulatedCalls {
     this.stop.abort();
     for (const call of this.live.values()) this.clearTimers(call);
     await Promise.all([...this.live.values()].map((call) => Promise.all([call.deliveries, call.answering, call.caller?.terminate()])));
+  }
+
+  /**
+   * Plivo's asynchronous answering-machine detection: when the call was created with it, the
+   * verdict (`Machine=true|false`, `Event=MachineDetection`) is posted, signed like every
+   * callback, to `machine_detection_url` `afterSeconds` into the answered call. `none`: no verdict.
+   */
+  private detectMachine(call: LiveCall, verdict: 'machine' | 'human' | 'none', afterSeconds: number): void {
+    const url = call.record.machineDetectionUrl;
+    if (!url || verdict === 'none') return;
+    this.after(call, afterSeconds, () => {
+      if (call.record.status !== 'in-progress') return;
+      this.notify(call, 'in-progress', url, { Event: 'MachineDetection', Machine: verdict === 'machine' ? 'true' : 'false', IfMachine: 'continue' });
+    });
   }
 
   private ring(call: LiveCall): void {
@@ -302,6 +534,7 @@ export class SimulatedCalls {
     this.clearTimers(call);
     call.markOver();
     void call.caller?.stop();
+    this.hangUpDial(call);
     this.moveTo(call, ending.status, call.record.hangupUrl, {
       Event: 'Hangup',
       Duration: String(Math.round(ending.durationSeconds)),

@@ -121,6 +121,7 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     }
     if (req.method === 'POST' && resource === 'Call' && !id) return createCall(calls, inventory, body);
     if (req.method === 'DELETE' && resource === 'Call' && id) return calls.hangUp(id) ? { status: 204 } : notFound();
+    if (req.method === 'POST' && resource === 'Call' && id) return transferCall(calls, id, body);
     if (req.method === 'DELETE' && resource === 'Request' && id) return calls.cancel(id) ? { status: 204 } : notFound();
     return notFound();
   }, options, () => calls.close());
@@ -179,16 +180,38 @@ function numberResource(n: SimulatedNumber, prefix: string) {
 function createCall(calls: SimulatedCalls, inventory: Map<string, SimulatedNumber>, text: string): Answer {
   const body = parseObject(text);
   if (!body) return refused('the body must be a JSON object');
-  const { from, to, answer_url, answer_method, ring_url, hangup_url, time_limit } = body;
+  const { from, to, answer_url, answer_method, ring_url, hangup_url, time_limit, ring_timeout } = body;
+  if (ring_timeout !== undefined && (!Number.isInteger(ring_timeout) || (ring_timeout as number) < 1)) return refused('ring_timeout must be a positive number of seconds');
   if (typeof from !== 'string' || !inventory.has(from)) return refused(`from ${String(from)} is not a number of this account`);
   if (typeof to !== 'string' || !/^\d{8,15}$/.test(to)) return refused(`to ${String(to)} is not a number Plivo can dial`);
   if (!isHttpUrl(answer_url)) return refused('answer_url must be an http(s) URL');
   if (answer_method !== undefined && answer_method !== 'POST') return refused('the simulator calls answer_url with POST only');
   if ((ring_url !== undefined && !isHttpUrl(ring_url)) || (hangup_url !== undefined && !isHttpUrl(hangup_url))) return refused('ring_url and hangup_url must be http(s) URLs');
+  // Answering-machine detection (asynchronous: the call goes on, the verdict is posted to the URL).
+  const { machine_detection, machine_detection_url, machine_detection_method, machine_detection_time } = body;
+  if (machine_detection !== undefined && machine_detection !== 'true' && machine_detection !== 'hangup') return refused('machine_detection must be true or hangup');
+  if (machine_detection === 'hangup') return refused('the simulator supports machine_detection true only');
+  if (machine_detection !== undefined && !isHttpUrl(machine_detection_url)) return refused('machine_detection_url must be an http(s) URL');
+  if (machine_detection_method !== undefined && machine_detection_method !== 'POST') return refused('the simulator calls machine_detection_url with POST only');
+  if (machine_detection_time !== undefined && (!Number.isInteger(machine_detection_time) || (machine_detection_time as number) < 2000 || (machine_detection_time as number) > 10000)) return refused('machine_detection_time must be 2000 to 10000 ms');
   const timeLimit = time_limit ?? DEFAULT_TIME_LIMIT_SECONDS;
   if (!Number.isInteger(timeLimit) || (timeLimit as number) < 1 || (timeLimit as number) > MAX_TIME_LIMIT_SECONDS) return refused(`time_limit must be 1 to ${MAX_TIME_LIMIT_SECONDS} seconds`);
-  const call = calls.place({ from: `+${from}`, to: `+${to}`, answerUrl: answer_url, ringUrl: ring_url ?? null, hangupUrl: hangup_url ?? null, timeLimitSeconds: timeLimit as number });
+  const call = calls.place({ from: `+${from}`, to: `+${to}`, answerUrl: answer_url, ringUrl: ring_url ?? null, hangupUrl: hangup_url ?? null, timeLimitSeconds: timeLimit as number, machineDetectionUrl: machine_detection === 'true' ? (machine_detection_url as string) : null, ...(ring_timeout !== undefined ? { ringTimeoutSeconds: ring_timeout as number } : {}) });
   return { status: 201, body: { api_id: randomUUID(), message: 'call fired', request_uuid: call.providerCallId }, afterAnswer: () => calls.start(call.providerCallId) };
+}
+
+/**
+ * `POST .../Call/{uuid}/`: Plivo's transfer of a live call (docs/decisions/0160), the A leg only:
+ * `legs=aleg`, `aleg_url` (fetched with POST, its XML followed). 202, or 404 for a call not answered and on.
+ */
+function transferCall(calls: SimulatedCalls, id: string, text: string): Answer {
+  const body = parseObject(text);
+  if (!body) return refused('the body must be a JSON object');
+  const { legs, aleg_url, aleg_method } = body;
+  if (legs !== 'aleg') return refused('the simulator transfers legs=aleg only');
+  if (!isHttpUrl(aleg_url)) return refused('aleg_url must be an http(s) URL');
+  if (aleg_method !== undefined && aleg_method !== 'POST') return refused('the simulator calls aleg_url with POST only');
+  return calls.transfer(id, aleg_url) ? { status: 202, body: { api_id: randomUUID(), message: 'call transferred' } } : notFound();
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

@@ -9,7 +9,8 @@ import { workflowIds } from './ids';
 export const BATCH_STATUSES = ['scheduled', 'running', 'paused', 'completed', 'canceled'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
-export const CONTACT_STATUSES = ['pending', 'calling', 'retry-wait', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
+/** `voicemail`: an answering machine answered its last call (docs/decisions/0159). */
+export const CONTACT_STATUSES = ['pending', 'calling', 'retry-wait', 'completed', 'voicemail', 'no-answer', 'busy', 'failed', 'canceled'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 export type ContactCounts = Record<ContactStatus, number>;
 

@@ -54,6 +54,11 @@ export interface CallState {
   capReason: string | null;
   /** Why the call was not dialled, as a type (a batch pauses or cancels on it); absent from results recorded before it was added. */
   refusal?: CallRefusal | null;
+  /**
+   * The call ended on an answering machine (`hangup_reason` `voicemail`): what the agent did, which
+   * a batch retries on (`hang_up`) or settles (`leave_message`) (docs/decisions/0159). Absent otherwise.
+   */
+  voicemailAction?: 'hang_up' | 'leave_message';
 }
 
 /** Plivo-style call statuses a provider reports in its status callbacks. */
@@ -108,6 +113,65 @@ export interface MediaNodeReady {
   url: string;
 }
 export const mediaNodeSignal = defineSignal<[MediaNodeReady]>('mediaNode');
+
+/**
+ * Transfer to a person (docs/decisions/0160-0161): the conversation's `transfer_call` tool asks
+ * the call's workflow, which drives the provider and answers once the transfer is under way
+ * (cold: the call was handed to the destination's `<Dial>`) or has failed. Events while the
+ * conversation runs are the conversation's (`call.transfer_started`, a failure it is told of);
+ * the workflow writes those after it (`call.transferred`, a cold dial's failure).
+ */
+export interface TransferRequest {
+  /** E.164, one of the agent's `call.transfer.destinations`. */
+  destination: string;
+  description: string;
+  mode: 'cold' | 'warm';
+  /** The model's reason, as `call.transfer_started` says it. */
+  reason: string;
+  ringTimeoutSeconds: number;
+}
+
+export interface TransferResult {
+  /**
+   * `handed-over`: the call is with the destination now, or dials it (cold); the conversation
+   * ends. `answered` (warm): a person answered the second leg, whose audio streams to the same
+   * media node as `<call_id>:transfer`; the agent briefs them, then `joinTransfer`. `failed`: the agent stays.
+   */
+  outcome: 'handed-over' | 'answered' | 'failed';
+  /** Why it failed (`call.transfer_failed` reasons), null when handed over. */
+  reason: string | null;
+}
+
+export const requestTransferUpdate = defineUpdate<TransferResult, [TransferRequest]>('requestTransfer');
+
+/** Warm, after `answered`: `join` both legs in one conference (the agent leaves), or not (the second leg is hung up, the transfer failed with `reason`). */
+export interface JoinTransferRequest {
+  join: boolean;
+  reason?: string;
+}
+export const joinTransferUpdate = defineUpdate<TransferResult, [JoinTransferRequest]>('joinTransfer');
+
+/** The stream key of a warm transfer's second leg on the media node (its token's subject too). */
+export function transferLegStreamKey(callId: string): string {
+  return `${callId}:transfer`;
+}
+
+/** The provider's dial of a transfer destination, as its `<Dial>` callbacks report it (docs/decisions/0160). */
+export interface TransferProgress {
+  /**
+   * `answered`: the destination picked up (bridged); `ended`: the dial is over (action URL), or the
+   * bridged leg hung up; `human` / `machine`: a warm transfer's leg as answering-machine detection judged it.
+   */
+  event: 'answered' | 'ended' | 'human' | 'machine';
+  /** Plivo's `DialStatus` on `ended` (completed, busy, failed, timeout, no-answer), or the B leg's status. */
+  status: string;
+  /** The destination leg's seconds (`DialBLegDuration`), when given. */
+  bridgedSeconds?: number;
+  /** ISO, when the callback arrived. */
+  at: string;
+}
+
+export const transferProgressSignal = defineSignal<[TransferProgress]>('transferProgress');
 
 export const callWorkflowId = workflowIds.call;
 

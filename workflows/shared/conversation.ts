@@ -40,6 +40,8 @@ export interface ConversationOutcome {
   usage: ConversationUsage;
   avgFirstAudioMs: number | null;
   nextSequence: number;
+  /** An answering machine answered (reason `voicemail`): what the agent did (docs/decisions/0159); absent otherwise. */
+  voicemailAction?: 'hang_up' | 'leave_message';
 }
 
 /** Heartbeat details: where the conversation is; `at` (epoch ms) bounds the time charged if the node dies. */

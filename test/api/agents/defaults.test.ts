@@ -45,6 +45,10 @@ describe('agents: defaults and read-only fields', () => {
         check_user_online: false,
         user_online_message: 'Are you still there?',
         user_online_after_seconds: 9,
+        // Issue 20's settings: off by default, so that nothing changes for an agent that does not set them.
+        keypad: { press_digits: false, caller_digits: false },
+        voicemail: { detect: false, action: 'hang_up', message: '' },
+        transfer: { destinations: [], handover_message: '', ring_timeout_seconds: 30 },
       },
       analytics: { summarize: false, extractions: [], extraction_prompt: '' },
       tools: [],

@@ -70,7 +70,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'Creates a voice agent (as POST /agents). Only `name` is required; every other setting takes its default. ' +
       '`call.voicemail` screens outbound calls for answering machines (`detect`; `action` hang_up, or leave_message with a `message` said after the beep). ' +
-      '`call.transfer` lets the agent hand a caller to a person: `destinations` (at most 10 E.164 `number`s, each with a `description` of when to use it, `mode` cold) offer the model the built-in tool transfer_call; `handover_message` is said first; `ring_timeout_seconds` 10 to 120. ' +
+      '`call.keypad` (both off by default): `press_digits` offers the model the built-in tool press_digits (DTMF keys 0-9 * #, w and W pauses) to get through phone menus; `caller_digits` puts the keys a caller presses into their turn. ' +
+      '`call.transfer` lets the agent hand a caller to a person: `destinations` (at most 10 E.164 `number`s, each with a `description` of when to use it, `mode` cold (default) or warm: warm briefs the person with a summary first) offer the model the built-in tool transfer_call; `handover_message` is said first; `ring_timeout_seconds` 10 to 120. ' +
       'Setting `phone_number` needs the permission numbers.manage, which connected apps do not have.',
     mirrors: ['createAgent'],
     annotations: WRITE,

@@ -276,7 +276,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     const why = statusReason ? ` (${statusReason})` : '';
     const when = status === 'scheduled' && input.startAt ? ` to start at ${input.startAt}` : '';
     const calls = inFlight.size ? `; ${inFlight.size} calls in flight` : '';
-    setCurrentDetails(`${status}${why}${when}: ${Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ')}${calls}`);
+    setCurrentDetails(`${status}${why}${when}: ${shownCounts(counts)}${calls}`);
   };
 
   const applyRequests = () => {
@@ -338,4 +338,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   function newCallId(): string {
     return uuid4().replace(/-/g, '');
   }
+}
+
+/** The counts as the details show them: `voicemail` only once a contact reached a machine (a batch that never does reads as before). */
+function shownCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .filter(([name, n]) => name !== 'voicemail' || n > 0)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ');
 }

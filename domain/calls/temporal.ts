@@ -1,4 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
 import {
   agentDeletedSignal,
   answerUpdate,
@@ -85,20 +86,19 @@ export async function answerCall(temporal: Client, callId: string, request: Answ
 }
 
 /** Hands a provider's status callback to the call's workflow; false when that workflow is not running. */
-export async function signalProviderStatus(temporal: Client, callId: string, update: ProviderStatusUpdate): Promise<boolean> {
-  try {
-    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(providerStatusSignal, update);
-    return true;
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-    return false;
-  }
+export function signalProviderStatus(temporal: Client, callId: string, update: ProviderStatusUpdate): Promise<boolean> {
+  return signalRunningCall(temporal, callId, providerStatusSignal, update);
 }
 
 /** A transfer's dial report (docs/decisions/0160) for the call's workflow; false when that workflow is not running. */
-export async function signalTransferProgress(temporal: Client, callId: string, report: TransferProgress): Promise<boolean> {
+export function signalTransferProgress(temporal: Client, callId: string, report: TransferProgress): Promise<boolean> {
+  return signalRunningCall(temporal, callId, transferProgressSignal, report);
+}
+
+/** Signals the call's workflow; false when that workflow is not running (a late callback of an ended call). */
+async function signalRunningCall<T>(temporal: Client, callId: string, signal: SignalDefinition<[T]>, arg: T): Promise<boolean> {
   try {
-    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(transferProgressSignal, report);
+    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(signal, arg);
     return true;
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;

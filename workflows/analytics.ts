@@ -1,4 +1,4 @@
-import { ActivityFailure, log, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import { ActivityFailure, log, patched, proxyActivities, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { AnalyticsResult, AnalyticsWorkflowInput } from './shared/analytics';
 
@@ -12,10 +12,16 @@ const { analyzeCall } = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 // Database and Temporal calls: retried until they are back (`call.completed` must go out).
-const { completeCall } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+const COMPLETE_CALL_OPTIONS = { startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
+const completeCallActivity = proxyActivities<Activities>(COMPLETE_CALL_OPTIONS).completeCall;
+const completeCallLocally = proxyLocalActivities<Activities>(COMPLETE_CALL_OPTIONS).completeCall;
+
+/**
+ * Analytics started since this patch write `call.completed` in a local activity (a store step
+ * like the call workflow's, docs/decisions/0162): one workflow task and one activity task fewer
+ * per call. A run whose history began before keeps the activity, so that it replays.
+ */
+export const LOCAL_COMPLETE_CALL_PATCH = 'analytics-complete-local';
 
 /**
  * Post-call analytics of one connected call (`analytics-<call_id>`, task queue `analytics`),
@@ -37,6 +43,7 @@ export async function analyticsWorkflow(input: AnalyticsWorkflowInput): Promise<
     result = { summary: null, extracted: null, error: reason };
   }
   setCurrentDetails(`${result.error ? `analytics failed (${result.error})` : 'analytics saved'}: sending call.completed`);
+  const completeCall = patched(LOCAL_COMPLETE_CALL_PATCH) ? completeCallLocally : completeCallActivity;
   await completeCall({ callId, workspaceId, agentId, sequence: input.sequence, error: result.error });
   setCurrentDetails(result.error ? `call.completed sent without analytics: ${result.error}` : 'call.completed sent with the summary and extractions');
   return result;

@@ -14,7 +14,7 @@ import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
   CONVERSATION_STOP_WAIT_MS,
-  dialCall,
+  placeDial,
   FINAL_PROVIDER_STATUSES,
   HANGUP_ANSWER_WAIT_MS,
   hangupProviderCall,
@@ -359,13 +359,14 @@ export class CallLifecycle {
     const { input } = this;
     this.state.phase = 'dialling';
     showCallDetails(`dialling ${input.toNumber} from ${input.fromNumber}`);
-    const dial = await dialCall({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS }).catch((error: Error) => ({ refused: error.message }));
-    if ('refused' in dial) {
-      await this.endUnconnected('failed', `dial refused: ${dial.refused}`, 'error', 'system');
+    const placed = await placeDial({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS, detectVoicemail: agent.detectsVoicemail === true }).catch((error: Error) => ({ refused: error.cause instanceof Error ? error.cause.message : error.message }));
+    if ('refused' in placed) {
+      await this.endUnconnected('failed', `dial refused: ${placed.refused}`, 'error', 'system');
       return false;
     }
     this.state.status = 'ringing';
-    await this.step({ provider_call_id: dial.providerCallId, status: 'ringing' }, this.event('call.placed', 'the provider accepted the dial request', 'info', null));
+    const event = this.event('call.placed', 'the provider accepted the dial request', 'info', null);
+    await this.step({ provider_call_id: placed.providerCallId, status: 'ringing' }, placed.placedAt ? { ...event, createdAt: placed.placedAt } : event);
     showCallStatus('ringing', `ringing ${input.toNumber}`);
     return true;
   }

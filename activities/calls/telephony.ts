@@ -25,24 +25,42 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     if (!deps.telephony || !deps.telephonyCallbackBaseUrl) throw ApplicationFailure.nonRetryable('telephony is not configured in this worker (TELEPHONY_BASE_URL, PUBLIC_API_URL)', 'TelephonyNotConfigured');
     return { telephony: deps.telephony, base: deps.telephonyCallbackBaseUrl.replace(/\/$/, '') };
   };
+  const placeCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number }, detectVoicemail: boolean) => {
+    const { telephony, base } = provider();
+    const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
+    const answerUrl = `${base}/telephony/calls/${input.callId}/answer`;
+    // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
+    const machineDetection = detectVoicemail ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
+    try {
+      return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, machineDetection });
+    } catch (error) {
+      if (error instanceof DialRefusedError) throw ApplicationFailure.nonRetryable(error.message, 'DialRefused');
+      throw error;
+    }
+  };
   return {
     /**
      * Asks the provider to dial. A refusal (the provider answered 4xx) fails at once. Creating a
      * call is not idempotent (a timed-out request may still have placed it), so the workflow
-     * makes one attempt only and treats any failure as a refused dial.
+     * makes one attempt only and treats any failure as a refused dial. The activity of calls
+     * whose histories began before the call-dial-local patch.
      */
     async dialCall(input: { callId: string; from: string; to: string; timeLimitSeconds: number }): Promise<{ providerCallId: string }> {
-      const { telephony, base } = provider();
-      const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
-      const answerUrl = `${base}/telephony/calls/${input.callId}/answer`;
-      // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
-      const machineDetection = (await detectsVoicemail(input.callId)) ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
-      try {
-        return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, machineDetection });
-      } catch (error) {
-        if (error instanceof DialRefusedError) throw ApplicationFailure.nonRetryable(error.message, 'DialRefused');
-        throw error;
-      }
+      return placeCall(input, await detectsVoicemail(input.callId));
+    },
+
+    /**
+     * The dial as a local activity (docs/decisions/0162): inside the call workflow's task, with
+     * no activity task through the server and no workflow task to take its result. A local
+     * activity is run again when its workflow task is retried (a worker lost mid-dial), so the
+     * dial is first claimed on the call record: a second run finds the claim and refuses
+     * rather than ring the callee twice, as the activity's single attempt ended such a call.
+     * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
+     */
+    async dialCallOnce(input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }): Promise<{ providerCallId: string; placedAt: string }> {
+      if (!(await claimDial(input.callId))) throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
+      const { providerCallId } = await placeCall(input, input.detectVoicemail);
+      return { providerCallId, placedAt: new Date().toISOString() };
     },
 
     /**
@@ -106,8 +124,18 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
 }
 
 /**
- * Whether the call's agent detects voicemail (`call.voicemail.detect`), read here rather than
- * passed by the workflow so that recorded call histories replay unchanged (docs/decisions/0158).
+ * Claims the call's one dial: true for the first claim, false when a dial was already requested
+ * (or the call is gone). One command by `_id`, which returns the record as it was.
+ */
+async function claimDial(callId: string): Promise<boolean> {
+  const before = await Call.findOneAndUpdate({ _id: callId }, { $set: { dial_requested_at: new Date() } }, { returnDocument: 'before' }).lean<{ dial_requested_at?: Date | null }>();
+  return before !== null && !before.dial_requested_at;
+}
+
+/**
+ * Whether the call's agent detects voicemail (`call.voicemail.detect`), read here for the calls
+ * dialled by the `dialCall` activity (histories from before the call-dial-local patch); the
+ * local dial takes it from the agent the workflow already read (docs/decisions/0158, 0162).
  * A failed read dials without the provider's detection (the dial is made once, and must not
  * fail for it): the transcript backstop still screens the call.
  */

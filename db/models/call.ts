@@ -54,6 +54,8 @@ const callSchema = new Schema(
     /** The telephony provider's id and last status of this call. */
     provider_call_id: { type: String, default: null },
     provider_status: { type: String, default: null },
+    /** When the call's one dial was claimed (docs/decisions/0162): a dial run again after a lost worker finds it and refuses. Never shown. */
+    dial_requested_at: { type: Date, default: null },
     transcript: { type: [transcriptItemSchema], default: [] },
     summary: { type: String, default: null },
     extracted: { type: Schema.Types.Mixed, default: null },

@@ -22,6 +22,11 @@ export interface CallAgent {
    * the agents of histories recorded before it was read here: their events read it again.
    */
   webhookUrl?: string | null;
+  /**
+   * Whether the agent screens for voicemail (`call.voicemail.detect`), handed to the dial
+   * (docs/decisions/0162). Absent from the agents of histories recorded before it was read here.
+   */
+  detectsVoicemail?: boolean;
 }
 
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
@@ -92,7 +97,7 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     workspace_id: string;
     name: string;
     status: 'active' | 'paused';
-    call: CallingHours & { max_duration_seconds: number };
+    call: CallingHours & { max_duration_seconds: number; voicemail?: { detect?: boolean } };
     llm: Model;
     voice: Model;
     transcriber: Model;
@@ -110,5 +115,6 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     llm: descriptor(agent.llm),
     tts: descriptor(agent.voice),
     webhookUrl: agent.webhook_url ?? null,
+    detectsVoicemail: agent.call.voicemail?.detect === true,
   };
 }

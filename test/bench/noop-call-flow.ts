@@ -118,6 +118,12 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
         void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
         return { providerCallId };
       },
+      // The dial as the local activity of calls since the call-dial-local patch: no claim written.
+      dialCallOnce: async (input: { callId: string }) => {
+        const providerCallId = `pc_${input.callId}`;
+        void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
+        return { providerCallId, placedAt: new Date().toISOString() };
+      },
       hangupProviderCall: async (input: { callId: string }) => {
         await signalProviderStatus(temporal, input.callId, { status: 'completed', providerCallId: `pc_${input.callId}`, at: new Date().toISOString(), durationSeconds: run.conversationSeconds });
       },

@@ -22,6 +22,8 @@ const REQUIRED: Record<string, string> = {
   // Before the call's store steps ran as local activities (the `call-store-steps-local` patch).
   'call-outbound-store-steps-as-activities': 'callWorkflow',
   'call-inbound-store-steps-as-activities': 'callWorkflow',
+  // Before the dial ran as a local activity (the `call-dial-local` patch).
+  'call-outbound-dial-as-activity': 'callWorkflow',
   // The first run, ending in continue-as-new, and the run it continued as.
   'slot-keeper-continued-as-new': 'slotKeeperWorkflow',
   'slot-keeper-continued-run': 'slotKeeperWorkflow',

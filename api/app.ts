@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import { cacheValidatorRouteMatchers } from './route-matchers-cache';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { jsonLogger, type Logger } from '../domain/shared/logger';
@@ -107,6 +108,8 @@ export function createApp(deps: AppDeps): Express {
     API_BASE_PATHS.map((base) => `${base}/telephony`),
     express.urlencoded({ extended: false, limit: '64kb' }),
   );
+  // The validator would compile every documented route on every request to find its operation.
+  cacheValidatorRouteMatchers();
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(document) as never,

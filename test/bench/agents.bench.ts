@@ -31,7 +31,7 @@ const TARGET_OURS_SHARE = 0.25;
  * rounds on the same machine; each reports requests per second (at 4 in flight) and p99.
  */
 export async function agentsBench(): Promise<AgentsBenchResult> {
-  const stack = await startBenchStack('scale');
+  const stack = await startBenchStack('scale', { timeStoreCommands: true });
   try {
     const { key } = stack;
     const real = `${await stack.listen(stack.app)}/api/v1`;

@@ -30,11 +30,13 @@ export interface BenchStack {
  * What every API benchmark stands on: a FerretDB of its own (fast pragmas), an active
  * workspace on `plan` with a key, and the real app. No Temporal: no measured route uses it.
  */
-export async function startBenchStack(plan: string): Promise<BenchStack> {
+export async function startBenchStack(plan: string, options: { timeStoreCommands?: boolean } = {}): Promise<BenchStack> {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-'));
   const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
   const servers: Server[] = [];
-  await connectMongo(ferret.uri('bench'), { monitorCommands: true });
+  // The driver's command monitoring (timeStoreCommands) costs every command some CPU: only the
+  // benches that split a request into the store's time and ours turn it on; production runs without.
+  await connectMongo(ferret.uri('bench'), { monitorCommands: options.timeStoreCommands === true });
   const workspaceId = newId();
   const now = new Date();
   await Workspace.create({ _id: workspaceId, name: 'bench', status: 'active', plan, created_by: newId(), created_at: now, updated_at: now });

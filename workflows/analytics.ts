@@ -13,8 +13,8 @@ const { analyzeCall } = proxyActivities<Activities>({
 });
 // Database and Temporal calls: retried until they are back (`call.completed` must go out).
 const COMPLETE_CALL_OPTIONS = { startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
-const completeCallActivity = proxyActivities<Activities>(COMPLETE_CALL_OPTIONS).completeCall;
-const completeCallLocally = proxyLocalActivities<Activities>(COMPLETE_CALL_OPTIONS).completeCall;
+const { completeCall: completeCallActivity } = proxyActivities<Activities>(COMPLETE_CALL_OPTIONS);
+const { completeCall: completeCallLocally } = proxyLocalActivities<Activities>(COMPLETE_CALL_OPTIONS);
 
 /**
  * Analytics started since this patch write `call.completed` in a local activity (a store step

@@ -4,13 +4,11 @@ import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
 import { newId } from '../../../db/ids';
 import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
-import { startApi, type RunningApi } from '../../support/api';
-import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
+import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
+import { randomNumbers } from '../../support/providers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
 
-/** Calling hours open all day, so that placed calls are dialled at once. */
-const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 
 type Call = Record<string, unknown> & { id: string; status: string; transcript: { role: string; text: string; interrupted: boolean }[] };
@@ -25,46 +23,34 @@ type TimelineEntry = { type: string; message: string; level: string; latency_ms:
  */
 describe('Live conversations (media service, audio stream, simulators)', function () {
   this.timeout(120_000);
-  let providers: TestProviders;
-  let api: RunningApi;
-  let owner: SignedUp;
+  const stack = useCallStack({ numberPrefix: '+9197' });
 
   const callee = (script: CalleeScript): string => {
     const [number] = randomNumbers(1).map((n) => n.replace('+9180', '+9197'));
-    providers.telephony.setCallee(number, script);
+    stack.providers.telephony.setCallee(number, script);
     return number;
   };
-  const createAgent = async (settings: Record<string, unknown>, who: SignedUp = owner) =>
-    agentsClient(api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
-  const place = async (agentId: string, to: string, userData?: Record<string, unknown>, who: SignedUp = owner): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
+  const createAgent = async (settings: Record<string, unknown>, who: SignedUp = stack.owner) =>
+    agentsClient(stack.api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
+  const place = async (agentId: string, to: string, userData?: Record<string, unknown>, who: SignedUp = stack.owner): Promise<Call> => {
+    const res = await stack.api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await stack.providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
-  const getCall = async (id: string, who: SignedUp = owner): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
-  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
+  const getCall = async (id: string, who: SignedUp = stack.owner): Promise<Call> => (await stack.api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
+  const timeline = async (id: string, who: SignedUp = stack.owner): Promise<TimelineEntry[]> => (await stack.api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
   /** Waits for the call's final record: call.ended, and call.completed for a connected call. */
-  const finished = async (id: string, who: SignedUp = owner): Promise<{ call: Call; events: TimelineEntry[] }> => {
+  const finished = async (id: string, who: SignedUp = stack.owner): Promise<{ call: Call; events: TimelineEntry[] }> => {
     const events = await until(() => timeline(id, who), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
     const call = await getCall(id, who);
     expect(call.status).to.be.oneOf(FINAL);
     return { call, events };
   };
   const simulated = (to: string): SimulatedCall => {
-    const [call] = providers.telephony.calls().filter((c) => c.to === to);
+    const [call] = stack.providers.telephony.calls().filter((c) => c.to === to);
     return call!;
   };
 
-  before(async () => {
-    providers = await startTestProviders({ timeScale: 0.05 });
-    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
-    owner = await activeOwner(api, { name: 'Asha Rao' });
-    await providers.callerFor(owner.workspaceId);
-  });
-  after(async () => {
-    await api?.close();
-    await providers?.close();
-  });
 
   it('a typical outbound call: the contract event order, the transcript, the charge and the usage', async () => {
     const agent = await createAgent({
@@ -158,7 +144,7 @@ describe('Live conversations (media service, audio stream, simulators)', functio
   });
 
   it('credits ran out: the length is capped at what the balance pays for when the call starts', async () => {
-    const poor = await activeOwner(api);
+    const poor = await activeOwner(stack.api);
     // 400 paise a minute: 20 paise pay for 3 seconds.
     const balance = await balanceOf(poor.workspaceId);
     await appendLedgerItem({ workspaceId: poor.workspaceId, kind: 'adjustment', amountPaise: 20 - balance, idempotencyKey: `test:${newId()}`, at: new Date(), note: 'test: leave 20 paise' });

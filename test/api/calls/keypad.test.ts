@@ -1,19 +1,13 @@
 import { expect } from 'chai';
 import { Agent } from '../../../db/models/agent';
-import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
+import type { SimulatedCall } from '../../../simulators/telephony/simulator';
 import { messageText } from '../../../simulators/llm/simulated-replies';
 import { KEYPAD_DEMO_CALLEES, KEYPAD_DEMO_NUMBERS } from '../../../simulators/telephony/demo-callees';
-import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
-import { startApi, type RunningApi } from '../../support/api';
-import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
-import { until } from '../../support/until';
+import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { agentsClient, onlyIssue } from '../agents/helpers';
 
-/** Calling hours open all day, so that placed calls are dialled at once. */
-const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 
 type Call = Record<string, unknown> & { id: string; status: string; transcript: { role: string; text: string; interrupted: boolean }[] };
-type TimelineEntry = { type: string; message: string; level: string; latency_ms: number | null; data: Record<string, unknown> };
 
 /**
  * Keypad digits (`call.keypad`, issue 20) end to end: the API places the call, the worker
@@ -24,43 +18,14 @@ type TimelineEntry = { type: string; message: string; level: string; latency_ms:
  */
 describe('Keypad digits (press_digits and the caller\'s keys)', function () {
   this.timeout(120_000);
-  let providers: TestProviders;
-  let api: RunningApi;
-  let owner: SignedUp;
-  let agents: ReturnType<typeof agentsClient>;
-
-  const callee = (script: CalleeScript): string => {
-    const [number] = randomNumbers(1).map((n) => n.replace('+9180', '+9197'));
-    providers.telephony.setCallee(number, script);
-    return number;
-  };
-  const createAgent = async (settings: Record<string, unknown>) => agents.created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
-  const place = async (agentId: string, to: string): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
-    expect(res.status, await res.clone().text()).to.equal(201);
-    return res.json();
-  };
-  const getCall = async (id: string): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
-  const timeline = async (id: string): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json();
-  const finished = async (id: string): Promise<{ call: Call; events: TimelineEntry[] }> => {
-    const events = await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
-    return { call: await getCall(id), events };
-  };
-  const simulated = (to: string): SimulatedCall => providers.telephony.calls().find((c) => c.to === to)!;
+  const stack = useCallStack({ numberPrefix: '+9197' });
+  const { callee, createAgent } = stack;
+  const agents = () => agentsClient(stack.api, { ...stack.owner.auth, 'X-Workspace-ID': stack.owner.workspaceId });
+  const place = (agentId: string, to: string) => stack.place<Call>(agentId, to);
+  const finished = (id: string) => stack.finished<Call>(id);
+  const simulated = (to: string): SimulatedCall => stack.simulated(to)[0]!;
   /** The language-model requests of a call (those sent since `from`) whose messages mention `marker`. */
-  const requestsSince = (from: number) => providers.llm.requests.slice(from);
-
-  before(async () => {
-    providers = await startTestProviders({ timeScale: 0.05 });
-    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
-    owner = await activeOwner(api, { name: 'Asha Rao' });
-    agents = agentsClient(api, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId });
-    await providers.callerFor(owner.workspaceId);
-  });
-  after(async () => {
-    await api?.close();
-    await providers?.close();
-  });
+  const requestsSince = (from: number) => stack.providers.llm.requests.slice(from);
 
   describe('the call.keypad setting', () => {
     it('defaults to both off, fills a part left out, and keeps what is sent', async () => {
@@ -68,23 +33,23 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       expect(plain.call.keypad).to.deep.equal({ press_digits: false, caller_digits: false });
       const partial = await createAgent({ call: { keypad: { press_digits: true } } });
       expect(partial.call.keypad).to.deep.equal({ press_digits: true, caller_digits: false });
-      const res = await agents.update(partial.id, { name: 'Asha', call: { keypad: { caller_digits: true } } });
+      const res = await agents().update(partial.id, { name: 'Asha', call: { keypad: { caller_digits: true } } });
       expect(res.status).to.equal(200);
       expect((await res.json()).call.keypad).to.deep.equal({ press_digits: false, caller_digits: true });
       // The catalog's defaults say the same.
-      const catalog = await (await api.request('/api/v1/catalog', { headers: { ...owner.auth, 'X-Workspace-ID': owner.workspaceId } })).json();
+      const catalog = await (await stack.api.request('/api/v1/catalog', { headers: { ...stack.owner.auth, 'X-Workspace-ID': stack.owner.workspaceId } })).json();
       expect(catalog.defaults.call.keypad).to.deep.equal({ press_digits: false, caller_digits: false });
     });
 
     it('refuses a value that is not a boolean, an unknown field and a custom tool named press_digits (422)', async () => {
       for (const keypad of [{ press_digits: 'yes' }, { caller_digits: 1 }, { dial: true }, 'on']) {
-        const res = await agents.create({ name: 'Bad', call: { keypad } });
+        const res = await agents().create({ name: 'Bad', call: { keypad } });
         expect(res.status, JSON.stringify(keypad)).to.equal(422);
         const issue = await onlyIssue(res);
         expect(issue.loc.slice(0, 3), JSON.stringify(keypad)).to.deep.equal(['body', 'call', 'keypad']);
       }
       const tool = { name: 'press_digits', description: 'Presses things', url: 'https://example.com/press' };
-      const issue = await onlyIssue(await agents.create({ name: 'Bad tool', tools: [tool] }));
+      const issue = await onlyIssue(await agents().create({ name: 'Bad tool', tools: [tool] }));
       expect(issue.loc).to.deep.equal(['body', 'tools', 0, 'name']);
       expect(issue.msg).to.include('built-in tool');
     });
@@ -94,10 +59,10 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       await Agent.collection.updateOne({ _id: agent.id } as never, { $unset: { 'call.keypad': '' } });
       const raw = await Agent.collection.findOne({ _id: agent.id } as never);
       expect((raw as unknown as { call: Record<string, unknown> }).call).to.not.have.property('keypad');
-      const read = await (await agents.get(agent.id)).json();
+      const read = await (await agents().get(agent.id)).json();
       expect(read.call.keypad).to.deep.equal({ press_digits: false, caller_digits: false });
       // The old agent's call: no press_digits offered, and the caller's keys are ignored.
-      const from = providers.llm.requests.length;
+      const from = stack.providers.llm.requests.length;
       const to = callee({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ press: '5' }, { pauseMs: 2_000 }, { say: 'Goodbye.', unprompted: true }] });
       const placed = await place(agent.id, to);
       const { call, events } = await finished(placed.id);
@@ -116,7 +81,7 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       system_prompt: 'You call Acme about a billing question: ask for support, then for billing.',
       call: { ...OPEN_HOURS, keypad: { press_digits: true } },
     });
-    const from = providers.llm.requests.length;
+    const from = stack.providers.llm.requests.length;
     const to = callee({
       kind: 'answer',
       answerAfterSeconds: 1,
@@ -187,7 +152,7 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       welcome_message: 'Press 1 to confirm your order.',
       call: { ...OPEN_HOURS, keypad: { caller_digits: true } },
     });
-    const from = providers.llm.requests.length;
+    const from = stack.providers.llm.requests.length;
     const to = callee({
       kind: 'answer',
       answerAfterSeconds: 1,
@@ -228,7 +193,7 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
     const demo = (number: string): string => callee(KEYPAD_DEMO_CALLEES[number]!);
 
     it('the phone menu: the agent presses 2 then 3 and reaches the billing desk', async () => {
-      const agent = await agents.created({
+      const agent = await agents().created({
         name: 'Billing caller',
         welcome_message: '',
         system_prompt: 'You call Acme about a billing question: ask for support, then for billing.',
@@ -245,7 +210,7 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
     });
 
     it('the caller who presses 1: the agent hears [pressed 1] and answers it', async () => {
-      const agent = await agents.created({
+      const agent = await agents().created({
         name: 'Order confirmer',
         welcome_message: 'Press 1 to confirm your order.',
         voice: { language: 'en-IN' },

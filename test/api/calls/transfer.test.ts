@@ -1,19 +1,15 @@
 import { expect } from 'chai';
 import { LedgerItem } from '../../../db/models/ledger-item';
-import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
-import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
-import { startApi, type RunningApi } from '../../support/api';
-import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
+import type { CalleeScript } from '../../../simulators/telephony/simulator';
+import { withJson } from '../../support/accounts';
+import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { until } from '../../support/until';
-import { agentsClient, onlyIssue } from '../agents/helpers';
+import { onlyIssue } from '../agents/helpers';
 
-/** Calling hours open all day, so that placed calls are dialled at once. */
-const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 /** The starter plan's price (billing rule 1). */
 const PRICE_PER_MINUTE_PAISE = 400;
 
 type Call = Record<string, unknown> & { id: string; status: string; duration_seconds: number; cost_paise: number; transfer: Record<string, unknown> | null };
-type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown> };
 
 /**
  * Transfer to a person (docs/decisions/0160, 0161), end to end: the API places the call, the
@@ -25,39 +21,11 @@ type TimelineEntry = { type: string; message: string; level: string; data: Recor
  */
 describe('Transfer to a person (transfer_call, cold and warm)', function () {
   this.timeout(120_000);
-  let providers: TestProviders;
-  let api: RunningApi;
-  let owner: SignedUp;
-
-  const number = (script: CalleeScript): string => {
-    const [n] = randomNumbers(1).map((x) => x.replace('+9180', '+9197'));
-    providers.telephony.setCallee(n!, script);
-    return n!;
-  };
-  const createAgent = async (settings: Record<string, unknown>) => agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
-  const place = async (agentId: string, to: string): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
-    expect(res.status, await res.clone().text()).to.equal(201);
-    return res.json();
-  };
-  const timeline = async (id: string): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json();
-  const finished = async (id: string): Promise<{ call: Call; events: TimelineEntry[] }> => {
-    const events = await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
-    const call: Call = await (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
-    return { call, events };
-  };
-  const simulated = (to: string): SimulatedCall[] => providers.telephony.calls().filter((c) => c.to === to);
-
-  before(async () => {
-    providers = await startTestProviders({ timeScale: 0.05 });
-    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
-    owner = await activeOwner(api, { name: 'Asha Rao' });
-    await providers.callerFor(owner.workspaceId);
-  });
-  after(async () => {
-    await api?.close();
-    await providers?.close();
-  });
+  const stack = useCallStack({ numberPrefix: '+9197' });
+  const number = (script: CalleeScript): string => stack.callee(script);
+  const { createAgent, simulated, timeline } = stack;
+  const place = (agentId: string, to: string) => stack.place<Call>(agentId, to);
+  const finished = (id: string) => stack.finished<Call>(id);
 
   it('cold: the handover line, call.transfer_started, the destination answers (call.transferred), hangup_reason transferred, live + bridged time charged in one item', async () => {
     // The destination answers after 2 s and talks 40 s (2 s of real time at this scale), then hangs up.
@@ -127,7 +95,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.transferred'), 60_000);
     // 1 s of real time bridged: 20 s at this scale.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const res = await api.request(`/api/v1/calls/${placed.id}/hangup`, withJson('POST', {}, owner.auth));
+    const res = await stack.api.request(`/api/v1/calls/${placed.id}/hangup`, withJson('POST', {}, stack.owner.auth));
     expect(res.status, await res.clone().text()).to.equal(200);
     const { call } = await finished(placed.id);
     const [bLeg] = simulated(desk);
@@ -235,7 +203,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
       });
     });
 
-    const refused = async (transfer: Record<string, unknown>) => onlyIssue(await api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer } }, owner.auth)));
+    const refused = async (transfer: Record<string, unknown>) => onlyIssue(await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer } }, stack.owner.auth)));
 
     it('refuses a number that is not E.164, a repeated number, more than 10 destinations, an empty description and a ring timeout out of 10..120 (422 at the field)', async () => {
       const notE164 = await refused({ destinations: [{ number: '09812345678', description: 'x' }] });
@@ -250,12 +218,12 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
       expect((await refused({ ring_timeout_seconds: 9 })).loc).to.deep.equal(['body', 'call', 'transfer', 'ring_timeout_seconds']);
       expect((await refused({ ring_timeout_seconds: 121 })).loc).to.deep.equal(['body', 'call', 'transfer', 'ring_timeout_seconds']);
       // Ten are fine.
-      const ten = await api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer: { destinations: eleven.slice(0, 10) } } }, owner.auth));
+      const ten = await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer: { destinations: eleven.slice(0, 10) } } }, stack.owner.auth));
       expect(ten.status).to.equal(201);
     });
 
     it('refuses a custom tool named transfer_call', async () => {
-      const res = await api.request('/api/v1/agents', withJson('POST', { name: 'T', tools: [{ name: 'transfer_call', description: 'Transfers the caller somewhere else', url: 'https://example.com/t' }] }, owner.auth));
+      const res = await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', tools: [{ name: 'transfer_call', description: 'Transfers the caller somewhere else', url: 'https://example.com/t' }] }, stack.owner.auth));
       expect((await onlyIssue(res)).loc).to.deep.equal(['body', 'tools', 0, 'name']);
     });
   });

@@ -2,20 +2,15 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { LedgerItem } from '../../../db/models/ledger-item';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../providers/telephony/callbacks';
-import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
-import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
-import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
-import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
+import type { SimulatedCall } from '../../../simulators/telephony/simulator';
+import type { ApiResponse } from '../../support/api';
+import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { until } from '../../support/until';
-import { agentsClient } from '../agents/helpers';
 
-/** Calling hours open all day, so that placed calls are dialled at once. */
-const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 const GREETING = 'Ravi here. Leave a message after the beep.';
 
 type Call = Record<string, unknown> & { id: string; status: string; transcript: { role: string; text: string; interrupted: boolean }[] };
-type TimelineEntry = { type: string; message: string; level: string; latency_ms: number | null; data: Record<string, unknown> };
 
 /**
  * Voicemail on outbound calls (docs/decisions/0158, 0159), end to end: the API places the call,
@@ -27,44 +22,19 @@ type TimelineEntry = { type: string; message: string; level: string; latency_ms:
  */
 describe('Voicemail: answering machines on outbound calls', function () {
   this.timeout(120_000);
-  let providers: TestProviders;
-  let api: RunningApi;
-  let owner: SignedUp;
-
-  const callee = (script: CalleeScript): string => {
-    const [number] = randomNumbers(1).map((n) => n.replace('+9180', '+9196'));
-    providers.telephony.setCallee(number, script);
-    return number;
+  const stack = useCallStack({ numberPrefix: '+9196' });
+  const { callee, createAgent } = stack;
+  const place = (agentId: string, to: string, userData?: Record<string, unknown>) => stack.place<Call>(agentId, to, userData);
+  const getCall = (id: string) => stack.getCall<Call>(id);
+  const finished = async (id: string) => {
+    const done = await stack.finished<Call>(id);
+    expect(done.call.status).to.be.oneOf(FINAL);
+    return done;
   };
-  const createAgent = async (settings: Record<string, unknown>) => agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
-  const place = async (agentId: string, to: string, userData?: Record<string, unknown>): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId), ...(userData ? { user_data: userData } : {}) }, owner.auth));
-    expect(res.status, await res.clone().text()).to.equal(201);
-    return res.json();
-  };
-  const getCall = async (id: string): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
-  const timeline = async (id: string): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json();
-  const finished = async (id: string): Promise<{ call: Call; events: TimelineEntry[] }> => {
-    const events = await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
-    const call = await getCall(id);
-    expect(call.status).to.be.oneOf(FINAL);
-    return { call, events };
-  };
-  const simulated = (to: string): SimulatedCall => providers.telephony.calls().find((c) => c.to === to)!;
+  const simulated = (to: string): SimulatedCall => stack.simulated(to)[0]!;
   const voicemailAgent = (voicemail: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     createAgent({ welcome_message: 'Hello {name}, this is Asha from Acme.', call: { ...OPEN_HOURS, voicemail: { detect: true, ...voicemail } }, ...extra });
   const machineCallbacks = (call: SimulatedCall) => call.callbacks.filter((c) => c.url.endsWith('/machine'));
-
-  before(async () => {
-    providers = await startTestProviders({ timeScale: 0.05 });
-    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
-    owner = await activeOwner(api, { name: 'Asha Rao' });
-    await providers.callerFor(owner.workspaceId);
-  });
-  after(async () => {
-    await api?.close();
-    await providers?.close();
-  });
 
   it('hang_up: the provider says machine; the agent hangs up at once without its welcome, reason voicemail, charged for the live time only', async () => {
     const agent = await voicemailAgent({ action: 'hang_up' });
@@ -176,10 +146,10 @@ describe('Voicemail: answering machines on outbound calls', function () {
     const postMachine = (callId: string, params: CallbackParams, options: { token?: string; unsigned?: boolean } = {}): Promise<ApiResponse> => {
       const path = `/api/v1/telephony/calls/${callId}/machine`;
       const nonce = randomBytes(8).toString('hex');
-      const signature = signPlivoCallback(options.token ?? providers.telephony.authToken, `${api.baseUrl}${path}`, params, nonce);
+      const signature = signPlivoCallback(options.token ?? stack.providers.telephony.authToken, `${stack.api.baseUrl}${path}`, params, nonce);
       const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
       if (!options.unsigned) Object.assign(headers, { [PLIVO_NONCE_HEADER]: nonce, [PLIVO_SIGNATURE_HEADER]: signature });
-      return api.request(path, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+      return stack.api.request(path, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
     };
 
     it('checks the signature (403), wants a verdict (400), records the first verdict once: a retried or contrary one changes nothing', async () => {
@@ -202,7 +172,7 @@ describe('Voicemail: answering machines on outbound calls', function () {
       expect((await postMachine(placed.id, { ...fields, Machine: 'false' })).status).to.equal(200);
       expect((await getCall(placed.id)).answered_by).to.equal('machine');
 
-      const hangup = await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth });
+      const hangup = await stack.api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: stack.owner.auth });
       expect(hangup.status).to.equal(200);
     });
   });

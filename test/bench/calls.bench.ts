@@ -6,6 +6,7 @@ import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/t
 import { pingSignal } from '../../workflows/testing/signal-echo';
 import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
 import { createAgent, OPEN_HOURS, percentile, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
+import { handoffHops, type HandoffHops } from './handoff-hops';
 import { runNoopCallFlow } from './noop-call-flow';
 import { countStoreOperations, cpuMsPerUnit, describeCost, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
 import { callWorkflowId } from '../../workflows/shared/calls';
@@ -82,6 +83,7 @@ export async function callsBench(): Promise<CallsBenchResult> {
       `sustained call starts: ${capacity.toFixed(2)} a second (the run above); a call holds its slot ${queue.holdSeconds.toFixed(1)} s (median)`,
       `slot handoff at ${Math.round(CAPACITY_SHARE * 100)}% of that (limit ${atShare.limit}, ${atShare.calls} calls, ${atShare.startsPerSecond.toFixed(2)} starts a second, ${atShare.finished} finished): p50 ${fmt(percentile(atShare.handoffs, 50))}, p95 ${fmt(percentile(atShare.handoffs, 95))} = ${shareRatio.toFixed(1)}x the bare signal round trip's p95 (target <= ${HANDOFF_TARGET_RATIO}x: ${shareRatio <= HANDOFF_TARGET_RATIO ? 'met' : 'NOT met'})`,
     );
+    lines.push(`  where the handoffs at ${Math.round(CAPACITY_SHARE * 100)}% went (${atShare.hops.length} traced from the histories), p50 / p95: ${describeHops(atShare.hops)}`);
     if (noop.finished !== CALLS || queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
     }
     if (PART === 'queue') return { name: 'calls: slot handoff, POST /calls', ok, lines };
@@ -129,7 +131,7 @@ async function handoffAtShare(stack: CallsBenchStack, capacity: number, holdSeco
   const auth = { Authorization: `Bearer ${key}` };
   const agentId = await createAgent(stack, { welcome_message: 'Hi.' }, auth);
   const run = await queueHandoff(stack, { workspaceId, auth, fromNumber: stack.spareNumber, agentId, limit, calls });
-  return { limit, calls, finished: run.finished, handoffs: run.handoffs, startsPerSecond: calls / run.wallSeconds };
+  return { limit, calls, finished: run.finished, handoffs: run.handoffs, hops: run.hops, startsPerSecond: calls / run.wallSeconds };
 }
 
 async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
@@ -169,7 +171,7 @@ async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
   // How long a call holds its slot: from leaving the queue to its end (median).
   const holds = calls.filter((c) => c.dequeued_at && c.ended_at).map((c) => (c.ended_at!.getTime() - c.dequeued_at!.getTime()) / 1000);
   const holdSeconds = percentile(holds, 50);
-  const placed = await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1 }).lean();
+  const placed = await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1, call_id: 1 }).lean();
   // The k-th call to end freed the slot the (limit + k)-th dial took.
   const ends = calls.map((c) => c.ended_at?.getTime()).filter((t): t is number => typeof t === 'number').sort((a, b) => a - b);
   const dials = placed.map((e) => e.created_at.getTime()).sort((a, b) => a - b);
@@ -182,7 +184,23 @@ async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
   const handoffs: number[] = [];
   for (let k = 0; limit + k < dials.length && k < ends.length; k++) handoffs.push(dials[limit + k]! - ends[k]!);
   const maxLive = await maxOverlappingCalls(workspaceId);
-  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost, holdSeconds };
+  // Where the handoffs went, hop by hop, from the keeper's and the calls' histories.
+  const times = new Map<string, { endedAt?: number; placedAt?: number }>(calls.map((c) => [c._id as string, { endedAt: c.ended_at?.getTime() }]));
+  for (const event of placed) times.set(event.call_id, { ...times.get(event.call_id), placedAt: event.created_at.getTime() });
+  const hops = await handoffHops(stack.client, workspaceId, times);
+  return { placeMs, handoffs, finished, wallSeconds, maxLive, ids, cost, holdSeconds, hops };
+}
+
+function describeHops(hops: HandoffHops[]): string {
+  const parts: [keyof HandoffHops, string][] = [
+    ['finalStatus', 'end -> final status signalled'],
+    ['release', '-> keeper told'],
+    ['keeper', '-> keeper granted'],
+    ['grantSignal', '-> call signalled'],
+    ['dial', '-> call.placed'],
+    ['total', 'total'],
+  ];
+  return parts.map(([key, label]) => `${label} ${fmt(percentile(hops.map((h) => h[key]), 50))} / ${fmt(percentile(hops.map((h) => h[key]), 95))}`).join('; ');
 }
 
 async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {

@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { SignalDefinition } from '@temporalio/common';
+import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import {
   agentDeletedSignal,
   answerUpdate,
@@ -61,13 +61,8 @@ export async function startCallWorkflow(temporal: Client, input: CallWorkflowInp
  * workflow had already ended (or refused the update because the call is over).
  */
 export async function hangUpCallWorkflow(temporal: Client, callId: string, by: string): Promise<boolean> {
-  try {
-    await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(hangupUpdate, { args: [{ by }] });
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return false;
-    throw error;
-  }
+  const done = await updateRunningCall(temporal, callId, hangupUpdate, { by });
+  return done !== CALL_OVER;
 }
 
 /**
@@ -76,13 +71,8 @@ export async function hangUpCallWorkflow(temporal: Client, callId: string, by: s
  * or `call-over` when the call has ended (or its workflow is not running).
  */
 export async function answerCall(temporal: Client, callId: string, request: AnswerRequest): Promise<string | null | 'call-over'> {
-  try {
-    const answer = await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(answerUpdate, { args: [request] });
-    return answer.ended ? 'call-over' : answer.mediaNodeUrl;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return 'call-over';
-    throw error;
-  }
+  const answer = await updateRunningCall(temporal, callId, answerUpdate, request);
+  return answer === CALL_OVER || answer.ended ? 'call-over' : answer.mediaNodeUrl;
 }
 
 /** Hands a provider's status callback to the call's workflow; false when that workflow is not running. */
@@ -93,6 +83,22 @@ export function signalProviderStatus(temporal: Client, callId: string, update: P
 /** A transfer's dial report (docs/decisions/0160) for the call's workflow; false when that workflow is not running. */
 export function signalTransferProgress(temporal: Client, callId: string, report: TransferProgress): Promise<boolean> {
   return signalRunningCall(temporal, callId, transferProgressSignal, report);
+}
+
+const CALL_OVER = Symbol('the call is over');
+const TRANSFER_OF_AN_ENDED_CALL: TransferResult = { outcome: 'failed', reason: 'error' };
+
+/**
+ * Runs an update of the call's workflow; CALL_OVER when that workflow is not running, or refused
+ * the update because the call is over.
+ */
+async function updateRunningCall<Ret, Arg>(temporal: Client, callId: string, update: UpdateDefinition<Ret, [Arg]>, arg: Arg): Promise<Ret | typeof CALL_OVER> {
+  try {
+    return await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(update, { args: [arg] });
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return CALL_OVER;
+    throw error;
+  }
 }
 
 /** Signals the call's workflow; false when that workflow is not running (a late callback of an ended call). */
@@ -108,22 +114,14 @@ async function signalRunningCall<T>(temporal: Client, callId: string, signal: Si
 
 /** The conversation's `transfer_call`: the call's workflow transfers the call and answers how it went (an ended call: failed). */
 export async function requestTransfer(temporal: Client, callId: string, request: TransferRequest): Promise<TransferResult> {
-  try {
-    return await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(requestTransferUpdate, { args: [request] });
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return { outcome: 'failed', reason: 'error' };
-    throw error;
-  }
+  const result = await updateRunningCall(temporal, callId, requestTransferUpdate, request);
+  return result === CALL_OVER ? TRANSFER_OF_AN_ENDED_CALL : result;
 }
 
 /** Warm: the conversation briefed the person; the call's workflow joins both legs (or gives up). An ended call: failed. */
 export async function joinTransfer(temporal: Client, callId: string, request: JoinTransferRequest): Promise<TransferResult> {
-  try {
-    return await temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(joinTransferUpdate, { args: [request] });
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return { outcome: 'failed', reason: 'error' };
-    throw error;
-  }
+  const result = await updateRunningCall(temporal, callId, joinTransferUpdate, request);
+  return result === CALL_OVER ? TRANSFER_OF_AN_ENDED_CALL : result;
 }
 
 /** Tells a queued call that its agent was deleted; a call whose workflow has ended needs nothing. */

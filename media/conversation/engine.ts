@@ -578,21 +578,10 @@ export class Conversation {
   private async briefTransferLeg(reason: string): Promise<string | null> {
     if (!this.deps.transferLeg) return null;
     const leg = await this.deps.transferLeg();
-    const { llm, voice } = this.options.agent;
+    const { voice } = this.options.agent;
     const lines = this.transcript.map((t) => `${t.role === 'user' ? 'caller' : 'agent'}: ${t.text}`).join('\n');
-    this.usage.llm_calls++;
-    const answer = await this.deps.languageModel.complete({
-      model: llm.model,
-      temperature: 0,
-      maxTokens: 120,
-      messages: [
-        { role: 'system', content: TRANSFER_BRIEFING_PROMPT },
-        { role: 'user', content: `Reason for the transfer: ${reason || 'not given'}\n\nConversation so far:\n${lines}` },
-      ],
-    });
-    this.usage.llm_input_tokens += answer.usage.inputTokens;
-    this.usage.llm_output_tokens += answer.usage.outputTokens;
-    const summary = answer.text.trim() || `A caller is being transferred to you: ${reason}`;
+    const answer = await this.askModel(120, TRANSFER_BRIEFING_PROMPT, `Reason for the transfer: ${reason || 'not given'}\n\nConversation so far:\n${lines}`);
+    const summary = answer.trim() || `A caller is being transferred to you: ${reason}`;
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     let playMs = 0;
     this.usage.tts_characters += summary.length;
@@ -614,22 +603,28 @@ export class Conversation {
 
   /** Asks the model, yes or no, whether the conversation is over (`hangup_prompt`). */
   private async conversationOver(): Promise<boolean> {
-    const { llm, call } = this.options.agent;
+    const { call } = this.options.agent;
     const lines = this.transcript.map((t) => `${t.role}: ${t.text}`).join('\n');
     const question = `${call.hangup_prompt || 'Is the conversation over?'}\n\nAnswer Yes or No.`;
+    const answer = await this.askModel(16, 'You decide whether a phone conversation is over. Answer Yes or No only.', `Conversation so far:\n${lines}\n\n${question}`);
+    return /^\s*yes\b/i.test(answer);
+  }
+
+  /** One short question to the agent's model beside the conversation (temperature 0), counted in the call's usage. */
+  private async askModel(maxTokens: number, system: string, user: string): Promise<string> {
     this.usage.llm_calls++;
     const answer = await this.deps.languageModel.complete({
-      model: llm.model,
+      model: this.options.agent.llm.model,
       temperature: 0,
-      maxTokens: 16,
+      maxTokens,
       messages: [
-        { role: 'system', content: 'You decide whether a phone conversation is over. Answer Yes or No only.' },
-        { role: 'user', content: `Conversation so far:\n${lines}\n\n${question}` },
+        { role: 'system', content: system },
+        { role: 'user', content: user },
       ],
     });
     this.usage.llm_input_tokens += answer.usage.inputTokens;
     this.usage.llm_output_tokens += answer.usage.outputTokens;
-    return /^\s*yes\b/i.test(answer.text);
+    return answer.text;
   }
 
   // ---- voicemail (docs/decisions/0158, ./voicemail.ts) ----

@@ -99,6 +99,12 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
 
   function noopActivities(temporal: Client, run: { limit: number; conversationSeconds: number }) {
     const enqueue = (input: { workspaceId: string; callId: string; queuedAt: string }) => signalKeeper(temporal, input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
+    // The provider: accepts the dial and answers the call at once (its answer request is an update).
+    const dial = (input: { callId: string }) => {
+      const providerCallId = `pc_${input.callId}`;
+      void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
+      return { providerCallId };
+    };
     return {
       // The call's store steps: nothing read or written; the keeper's signals stay (they are the flow's).
       recordCallStep: async () => undefined,
@@ -112,18 +118,9 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
       loadCallAgent: async () => AGENT,
       enqueueCall: enqueue,
       releaseSlot: (input: { workspaceId: string; callId: string }) => releaseSlot(temporal, input.workspaceId, input.callId),
-      // The provider: accepts the dial and answers the call at once (its answer request is an update).
-      dialCall: async (input: { callId: string }) => {
-        const providerCallId = `pc_${input.callId}`;
-        void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
-        return { providerCallId };
-      },
+      dialCall: async (input: { callId: string }) => dial(input),
       // The dial as the local activity of calls since the call-dial-local patch: no claim written.
-      dialCallOnce: async (input: { callId: string }) => {
-        const providerCallId = `pc_${input.callId}`;
-        void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
-        return { providerCallId, placedAt: new Date().toISOString() };
-      },
+      dialCallOnce: async (input: { callId: string }) => ({ ...dial(input), placedAt: new Date().toISOString() }),
       hangupProviderCall: async (input: { callId: string }) => {
         await signalProviderStatus(temporal, input.callId, { status: 'completed', providerCallId: `pc_${input.callId}`, at: new Date().toISOString(), durationSeconds: run.conversationSeconds });
       },

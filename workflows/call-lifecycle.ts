@@ -15,6 +15,7 @@ import {
   CAP_GRACE_MS,
   CONVERSATION_STOP_WAIT_MS,
   placeDial,
+  releasesAfterEnd,
   FINAL_PROVIDER_STATUSES,
   HANGUP_ANSWER_WAIT_MS,
   hangupProviderCall,
@@ -471,8 +472,8 @@ export class CallLifecycle {
       // still waiting for its stream; it saves what it has and returns.
       this.stopConversation(live);
       live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
-      // No longer live: the slot goes to the next call now, not after the conversation's bookkeeping.
-      if (this.holdsSlot) await this.release();
+      // The slot is given back when the record is closed (close); histories from before gave it back here.
+      if (this.holdsSlot && !releasesAfterEnd()) await this.release();
     }
     return live;
   }
@@ -598,7 +599,8 @@ export class CallLifecycle {
       transfer.record.bridged_seconds = bridgedSeconds;
     }
     const endedAt = new Date(endedAtMs).toISOString();
-    if (this.holdsSlot) await this.release();
+    const releaseAfterEnd = releasesAfterEnd();
+    if (this.holdsSlot && !releaseAfterEnd) await this.release();
     // Charged once, the record closed with its cost, then `call.ended`: one step.
     const { costPaise } = await storeSteps().closeCall({
       callId: input.callId,
@@ -617,6 +619,8 @@ export class CallLifecycle {
         usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
       }),
     });
+    // No longer live in the store: the slot goes to the next call.
+    if (this.holdsSlot && releaseAfterEnd) await this.release();
     this.state.status = 'completed';
     this.state.hangupReason = ended.reason;
     if (ended.reason === 'voicemail' && outcome?.voicemailAction) this.state.voicemailAction = outcome.voicemailAction;
@@ -690,13 +694,17 @@ export class CallLifecycle {
 
   /** Ends a call that never connected: final status, `call.ended` with the reason as its message. Answers null. */
   private async endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}, refusal: CallRefusal | null = null): Promise<null> {
-    // A call still in the keeper's queue leaves it (`release` also takes queued calls out).
-    if (this.holdsSlot || this.granted || this.inKeeperQueue) await this.release();
+    // A call still in the keeper's queue leaves it (`release` also takes queued calls out), once
+    // its record is final (histories from before released first).
+    const withTheKeeper = this.holdsSlot || this.granted || this.inKeeperQueue;
+    const releaseAfterEnd = releasesAfterEnd();
+    if (withTheKeeper && !releaseAfterEnd) await this.release();
     const at = new Date().toISOString();
     this.state.status = status;
     this.state.hangupReason = reason;
     this.state.refusal = refusal;
     await this.step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, this.event('call.ended', reason, level, null, data));
+    if (withTheKeeper && releaseAfterEnd) await this.release();
     showCallStatus(status, `${status}: ${reason}`);
     this.state.phase = 'ended';
     await condition(allHandlersFinished);

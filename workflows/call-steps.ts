@@ -48,6 +48,18 @@ const { dialCallOnce } = proxyLocalActivities<Activities>(DIAL_OPTIONS);
  */
 export const LOCAL_DIAL_PATCH = 'call-dial-local';
 
+/**
+ * Calls started since this patch give their slot back only after the step that ends their record
+ * (`call.ended`), so that the calls stored as live never outnumber the workspace's limit: a
+ * `ringing` or `in-progress` record always holds a slot (docs/decisions/0164). A call whose
+ * history began before gave it back first (at the provider's final status), and still does on replay.
+ */
+export const RELEASE_AFTER_END_PATCH = 'call-release-after-end';
+
+export function releasesAfterEnd(): boolean {
+  return patched(RELEASE_AFTER_END_PATCH);
+}
+
 export interface DialInput {
   callId: string;
   from: string;

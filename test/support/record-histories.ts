@@ -23,6 +23,9 @@
  * are not made here either: `call-outbound-completed` and `call-inbound-completed` as recorded
  * before the call's store steps became local activities (the `call-store-steps-local` patch,
  * workflows/call-steps.ts), kept to prove such calls still replay. Delete them with that patch.
+ * Likewise `call-outbound-release-before-end.json` and `call-outbound-busy-release-before-end.json`:
+ * `call-outbound-completed` and `call-outbound-busy` as recorded when a call gave its slot back
+ * before the step that ended its record (the `call-release-after-end` patch); delete them with it.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -24,6 +24,9 @@ const REQUIRED: Record<string, string> = {
   'call-inbound-store-steps-as-activities': 'callWorkflow',
   // Before the dial ran as a local activity (the `call-dial-local` patch).
   'call-outbound-dial-as-activity': 'callWorkflow',
+  // Before a call gave its slot back after its record was final (the `call-release-after-end` patch).
+  'call-outbound-release-before-end': 'callWorkflow',
+  'call-outbound-busy-release-before-end': 'callWorkflow',
   // The first run, ending in continue-as-new, and the run it continued as.
   'slot-keeper-continued-as-new': 'slotKeeperWorkflow',
   'slot-keeper-continued-run': 'slotKeeperWorkflow',

@@ -12,6 +12,7 @@ import { randomNumbers, startTestProviders, type TestProviders } from '../../sup
 import { createLocal } from '../../support/servers';
 import { agentsClient } from '../agents/helpers';
 import { until } from '../../support/until';
+import { localStepsOf } from '../../support/call-histories';
 
 /** Calling hours open all day, so that placed calls are dialled at once. */
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
@@ -20,7 +21,7 @@ const TIME_SCALE = 0.05;
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 
 type Call = Record<string, unknown> & { id: string; status: string };
-type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown> };
+type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown>; at: string };
 
 
 /**
@@ -155,8 +156,36 @@ describe('Calls through the telephony provider (status callbacks)', function () 
         const keeper = temporal().workflow.getHandle(slotKeeperId(limited.workspaceId));
         const state = await until(() => keeper.query(slotsStateQuery), (s) => s.active.length === 0);
         expect(state.active).to.be.empty;
+        // The slot went back after the step that made the record final, not before.
+        const steps = await until(() => localStepsOf(temporal(), placed.id), (list) => list.includes('releaseSlot'));
+        expect(steps.slice(-2)).to.deep.equal(['recordCallStep', 'releaseSlot']);
       });
     }
+
+    it('a connected call gives its slot to the queued call only once its record is closed: the calls stored as live never outnumber the limit', async () => {
+      const first = await place(callee({ kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 20 }), limited, limitedAgentId);
+      const next = await place(callee({ kind: 'busy' }), limited, limitedAgentId);
+      // What users see through GET /workspace/limits while the slot passes from one call to the other.
+      const sampled: number[] = [];
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) sampled.push((await (await api.request('/api/v1/workspace/limits', { headers: limited.auth })).json()).active_calls);
+      })();
+      try {
+        expect((await ended(first.id, limited)).status).to.equal('completed');
+        expect((await ended(next.id, limited)).status).to.equal('busy');
+      } finally {
+        sampling = false;
+        await sampler;
+      }
+      expect(Math.max(...sampled), 'the most live calls sampled').to.equal(1);
+      const steps = await until(() => localStepsOf(temporal(), first.id), (list) => list.includes('releaseSlot'));
+      expect(steps.slice(-2)).to.deep.equal(['closeCall', 'releaseSlot']);
+      // The next call was dialled only after the first one's record was closed.
+      const firstEnded = (await timeline(first.id, limited)).find((e) => e.type === 'call.ended')!;
+      const nextDequeued = (await timeline(next.id, limited)).find((e) => e.type === 'call.dequeued')!;
+      expect(Date.parse(nextDequeued.at)).to.be.at.least(Date.parse(firstEnded.at));
+    });
   });
 
   it('a live call hung up through POST /calls/{id}/hangup ends completed, by the person, "hung up through the API"', async () => {

@@ -83,9 +83,13 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
     };
     await startCallWorkflow(temporal, input, request.agent.name, 'in-progress');
   } catch (error) {
-    // No workflow will give the slot back or end the record: do both here, then fail the request.
-    await releaseSlot(temporal, request.workspaceId, callId);
-    await Call.updateOne({ _id: callId }, { $set: { status: 'failed', ended_at: at, hangup_by: 'system', hangup_reason: 'error', updated_at: now() } });
+    // No workflow will end the record or give the slot back: do both here, the slot last (a live
+    // record holds a slot, docs/decisions/0164), then fail the request.
+    try {
+      await Call.updateOne({ _id: callId }, { $set: { status: 'failed', ended_at: at, hangup_by: 'system', hangup_reason: 'error', updated_at: now() } });
+    } finally {
+      await releaseSlot(temporal, request.workspaceId, callId);
+    }
     throw error;
   }
   return { admitted: true, callId };

@@ -7,6 +7,9 @@ import { createActivities, systemClock } from '../../activities';
 import { concurrencyLimitOf } from '../../domain/calls/concurrency-limit';
 import { newId } from '../../db/ids';
 import { Workspace } from '../../db/models/workspace';
+import { Call } from '../../db/models/call';
+import { appendLedgerItem } from '../../domain/billing/ledger';
+import { admitLiveCall } from '../../domain/calls/admit-live-call';
 import { callWorkflowId } from '../../workflows/shared/calls';
 import {
   enqueueSignal,
@@ -139,6 +142,32 @@ describe('slotKeeperWorkflow under time skipping', function () {
     await env.sleep(6 * 60_000);
     await granted(waiting);
     expect(ids((await keeperState(ws)).active)).to.deep.equal([waiting.callId]);
+  });
+
+  it('an admitted live call whose workflow cannot start: the request fails, its record ends failed, and the slot is free again', async () => {
+    const ws = await workspace({ limit: 1 });
+    await appendLedgerItem({ workspaceId: ws, kind: 'grant', amountPaise: 10_000, idempotencyKey: `grant:${ws}`, at: new Date(), note: 'test credits' });
+    // A workflow already runs under the call's id, so the call's own workflow cannot start.
+    const occupied = await probe(ws);
+    const admission = admitLiveCall(env.client, () => new Date(), {
+      workspaceId: ws,
+      agent: { _id: newId(), name: 'Unstartable', status: 'active' },
+      channel: 'browser',
+      toNumber: '',
+      fromNumber: '',
+      userData: {},
+      placedBy: 'Asha Rao',
+      callId: occupied.callId,
+    });
+    await admission.then(
+      () => expect.fail('the admission succeeded without its workflow'),
+      (error: Error) => expect(error.name).to.equal('WorkflowExecutionAlreadyStartedError'),
+    );
+    expect(await Call.findById(occupied.callId).lean()).to.deep.include({ status: 'failed', hangup_by: 'system', hangup_reason: 'error' });
+    await stateWhere(ws, (s) => s.active.length === 0, 'the slot given back');
+    const waiting = await probe(ws);
+    await enqueue(ws, waiting.callId, new Date().toISOString());
+    await granted(waiting);
   });
 
   it('orders calls queued in the same millisecond by call id', async () => {

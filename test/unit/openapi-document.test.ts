@@ -77,6 +77,46 @@ describe('the OpenAPI document', () => {
     });
   }
 
+  it('links each created resource to the operations that take its id, and every link resolves', () => {
+    type Schema = { $ref?: string; properties?: Record<string, Schema>; allOf?: Schema[] };
+    type Response = { links?: Record<string, { operationId: string; parameters: Record<string, string> }>; content?: Record<string, { schema?: Schema }> };
+    const schemas = (doc.components as unknown as { schemas: Record<string, Schema> }).schemas;
+    const resolve = (schema: Schema): Schema => (schema.$ref ? resolve(schemas[schema.$ref.split('/').pop() as string]) : schema);
+    const propertyOf = (schema: Schema, name: string): Schema | undefined => {
+      const resolved = resolve(schema);
+      return resolved.properties?.[name] ?? resolved.allOf?.map((part) => propertyOf(part, name)).find(Boolean);
+    };
+    const byId = new Map(Object.entries(doc.paths).flatMap(([path, item]) => Object.values(item).map((op) => [op.operationId, path] as const)));
+    const problems: string[] = [];
+    let links = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [code, response] of Object.entries(op.responses ?? {}) as [string, Response][]) {
+          for (const [name, link] of Object.entries(response.links ?? {})) {
+            links++;
+            const where = `${method.toUpperCase()} ${path} ${code} ${name}`;
+            const target = byId.get(link.operationId);
+            if (!target) problems.push(`${where}: no operation ${link.operationId}`);
+            for (const [param, expression] of Object.entries(link.parameters)) {
+              if (target && !target.includes(`{${param}}`)) problems.push(`${where}: ${link.operationId} has no path parameter ${param}`);
+              const fromBody = /^\$response\.body#\/(.+)$/.exec(expression);
+              const fromPath = /^\$request\.path\.(.+)$/.exec(expression);
+              if (fromPath && !path.includes(`{${fromPath[1]}}`)) problems.push(`${where}: ${path} has no path parameter ${fromPath[1]}`);
+              if (!fromBody && !fromPath) problems.push(`${where}: unexpected expression ${expression}`);
+              if (fromBody) {
+                let schema: Schema | undefined = response.content?.['application/json']?.schema;
+                for (const key of fromBody[1].split('/')) schema = schema && propertyOf(schema, key);
+                if (!schema) problems.push(`${where}: the response has no ${fromBody[1]}`);
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(problems).to.deep.equal([]);
+    expect(links).to.be.greaterThan(30);
+  });
+
   it('states the X-Workspace-ID format the server enforces', () => {
     const header = (doc.components as unknown as { parameters: Record<string, { schema: { $ref?: string } }> }).parameters.WorkspaceHeader;
     expect(header.schema.$ref).to.equal('#/components/schemas/Id');

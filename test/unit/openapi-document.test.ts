@@ -77,6 +77,21 @@ describe('the OpenAPI document', () => {
     });
   }
 
+  it('gives every array schema its items (client generators drop a schema whose array has none, and the schemas that use it)', () => {
+    const bare: string[] = [];
+    const seen = new Set<object>();
+    const walk = (node: unknown, path: string): void => {
+      if (!node || typeof node !== 'object' || seen.has(node)) return;
+      seen.add(node);
+      const schema = node as { type?: unknown; items?: unknown; prefixItems?: unknown };
+      const isArray = schema.type === 'array' || (Array.isArray(schema.type) && schema.type.includes('array'));
+      if (isArray && schema.items === undefined && schema.prefixItems === undefined) bare.push(path);
+      for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
+    };
+    walk(doc, '');
+    expect(bare).to.deep.equal([]);
+  });
+
   it('links each created resource to the operations that take its id, and every link resolves', () => {
     type Schema = { $ref?: string; properties?: Record<string, Schema>; allOf?: Schema[] };
     type Response = { links?: Record<string, { operationId: string; parameters: Record<string, string> }>; content?: Record<string, { schema?: Schema }> };

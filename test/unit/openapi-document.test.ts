@@ -35,18 +35,23 @@ describe('the OpenAPI document', () => {
 
   it('has operations', () => expect(operations).not.to.be.empty);
 
-  it('has no prose parsed as keys (an unquoted comma in a one-line mapping splits a description)', () => {
-    const strayKeys: string[] = [];
+  /** Visits every object of the document once, with its JSON-pointer-like path. */
+  const everyObject = (visit: (node: Record<string, unknown>, path: string) => void): void => {
     const seen = new Set<object>();
     const walk = (node: unknown, path: string): void => {
       if (!node || typeof node !== 'object' || seen.has(node)) return;
       seen.add(node);
-      for (const [key, value] of Object.entries(node)) {
-        if (value === null && /\s/.test(key)) strayKeys.push(`${path}/${key}`);
-        walk(value, `${path}/${key}`);
-      }
+      visit(node as Record<string, unknown>, path);
+      for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
     };
     walk(doc, '');
+  };
+
+  it('has no prose parsed as keys (an unquoted comma in a one-line mapping splits a description)', () => {
+    const strayKeys: string[] = [];
+    everyObject((node, path) => {
+      for (const [key, value] of Object.entries(node)) if (value === null && /\s/.test(key)) strayKeys.push(`${path}/${key}`);
+    });
     expect(strayKeys).to.deep.equal([]);
   });
 
@@ -79,16 +84,10 @@ describe('the OpenAPI document', () => {
 
   it('gives every array schema its items (client generators drop a schema whose array has none, and the schemas that use it)', () => {
     const bare: string[] = [];
-    const seen = new Set<object>();
-    const walk = (node: unknown, path: string): void => {
-      if (!node || typeof node !== 'object' || seen.has(node)) return;
-      seen.add(node);
-      const schema = node as { type?: unknown; items?: unknown; prefixItems?: unknown };
+    everyObject((schema, path) => {
       const isArray = schema.type === 'array' || (Array.isArray(schema.type) && schema.type.includes('array'));
       if (isArray && schema.items === undefined && schema.prefixItems === undefined) bare.push(path);
-      for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
-    };
-    walk(doc, '');
+    });
     expect(bare).to.deep.equal([]);
   });
 

@@ -599,10 +599,8 @@ export class CallLifecycle {
       transfer.record.bridged_seconds = bridgedSeconds;
     }
     const endedAt = new Date(endedAtMs).toISOString();
-    const releaseAfterEnd = releasesAfterEnd();
-    if (this.holdsSlot && !releaseAfterEnd) await this.release();
     // Charged once, the record closed with its cost, then `call.ended`: one step.
-    const { costPaise } = await storeSteps().closeCall({
+    const { costPaise } = await this.endRecord(this.holdsSlot, () => storeSteps().closeCall({
       callId: input.callId,
       workspaceId: input.workspaceId,
       durationSeconds,
@@ -618,9 +616,7 @@ export class CallLifecycle {
         agent_spoke: outcome ? outcome.avgFirstAudioMs !== null : liveFrom === null ? false : null,
         usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
       }),
-    });
-    // No longer live in the store: the slot goes to the next call.
-    if (this.holdsSlot && releaseAfterEnd) await this.release();
+    }));
     this.state.status = 'completed';
     this.state.hangupReason = ended.reason;
     if (ended.reason === 'voicemail' && outcome?.voicemailAction) this.state.voicemailAction = outcome.voicemailAction;
@@ -670,6 +666,19 @@ export class CallLifecycle {
     return storeSteps().recordCallStep({ callId: this.input.callId, changes, event: entry });
   }
 
+  /**
+   * The step that makes the record final (`write`), with the slot given back right after it, so
+   * that a `ringing` or `in-progress` record always holds a slot (docs/decisions/0164); histories
+   * from before gave it back first. `holds`: the keeper has this call (queued, granted or active).
+   */
+  private async endRecord<T>(holds: boolean, write: () => Promise<T>): Promise<T> {
+    const releaseAfter = releasesAfterEnd();
+    if (holds && !releaseAfter) await this.release();
+    const written = await write();
+    if (holds && releaseAfter) await this.release();
+    return written;
+  }
+
   private async release(): Promise<void> {
     await storeSteps().releaseSlot({ workspaceId: this.input.workspaceId, callId: this.input.callId });
     this.holdsSlot = false;
@@ -694,17 +703,14 @@ export class CallLifecycle {
 
   /** Ends a call that never connected: final status, `call.ended` with the reason as its message. Answers null. */
   private async endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}, refusal: CallRefusal | null = null): Promise<null> {
-    // A call still in the keeper's queue leaves it (`release` also takes queued calls out), once
-    // its record is final (histories from before released first).
-    const withTheKeeper = this.holdsSlot || this.granted || this.inKeeperQueue;
-    const releaseAfterEnd = releasesAfterEnd();
-    if (withTheKeeper && !releaseAfterEnd) await this.release();
-    const at = new Date().toISOString();
-    this.state.status = status;
-    this.state.hangupReason = reason;
-    this.state.refusal = refusal;
-    await this.step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, this.event('call.ended', reason, level, null, data));
-    if (withTheKeeper && releaseAfterEnd) await this.release();
+    // A call still in the keeper's queue leaves it too (`release` also takes queued calls out).
+    await this.endRecord(this.holdsSlot || this.granted || this.inKeeperQueue, () => {
+      const at = new Date().toISOString();
+      this.state.status = status;
+      this.state.hangupReason = reason;
+      this.state.refusal = refusal;
+      return this.step({ status, ended_at: at, hangup_by: by, hangup_reason: reason }, this.event('call.ended', reason, level, null, data));
+    });
     showCallStatus(status, `${status}: ${reason}`);
     this.state.phase = 'ended';
     await condition(allHandlersFinished);

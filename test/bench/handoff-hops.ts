@@ -10,7 +10,7 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 export interface HandoffHops {
   /** The freed call's end (its record's `ended_at`) to the provider's final status reaching its workflow. */
   finalStatus: number;
-  /** That signal to the keeper's `release` signal (the freeing call's workflow task and its release step). */
+  /** That signal to the keeper's `release` signal (the freeing call's workflow tasks until its record is closed, then its release step: docs/decisions/0164). */
   release: number;
   /** The keeper's `release` signal to its workflow task that granted the slot, completed. */
   keeper: number;

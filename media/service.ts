@@ -2,9 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { TASK_QUEUES } from '../workflows/shared/task-queues';
+import { randomBytes } from 'node:crypto';
+import { mediaNodeTaskQueue, TASK_QUEUES } from '../workflows/shared/task-queues';
+import { transferLegStreamKey } from '../workflows/shared/calls';
+import { registerMediaNode } from '../domain/calls/media-nodes';
 import { createConversationActivities } from './conversation/activity';
-import { StreamRegistry } from './conversation/stream-registry';
+import { ConversationSession } from './conversation/session';
+import { StreamRegistry, type StreamSink } from './conversation/stream-registry';
 import type { Providers } from '../providers';
 import { attachTelephonyStreams } from './telephony/stream-server';
 import type { EmbeddingsConfig } from '../config/env';
@@ -32,19 +36,54 @@ export interface MediaServiceOptions {
 export interface RunningMediaService {
   url: string;
   publicUrl: string;
+  /** This node's id in the media node directory, and its own task queue. */
+  nodeId: string;
+  taskQueue: string;
+  /** Warm transfers' second legs, waiting for their conversation. */
   registry: StreamRegistry;
+  /** The conversations this node runs, each from its stream's arrival until its activity claims it. */
+  sessions: StreamRegistry<ConversationSession>;
   close(): Promise<void>;
 }
 
+/** How long a conversation started on its stream waits for its activity before it is closed (and the call with it). */
+const KEEP_UNCLAIMED_CONVERSATION_MS = 30_000;
+
 /**
  * The media service: an HTTP server for health, the calls' audio WebSockets (telephony
- * streams, browser calls) and the browser call page (`GET /browser`), and a
- * Temporal worker that runs each live conversation as an activity on the `media` queue.
- * Both live in one process so that a conversation finds its call's stream in memory.
+ * streams, browser calls) and the browser call page (`GET /browser`), and Temporal workers
+ * that run each live conversation as an activity: on the node's own queue for the phone calls
+ * the API sent here (docs/decisions/0165), on the shared `media` queue for browser calls. All
+ * live in one process so that a conversation finds its call's stream in memory. The node
+ * enters the media node directory once it takes streams, and leaves it when it closes.
  */
 export async function startMediaService(options: MediaServiceOptions): Promise<RunningMediaService> {
   const startedAt = new Date().toISOString();
+  const nodeId = randomBytes(8).toString('hex');
+  const taskQueue = mediaNodeTaskQueue(nodeId);
   const registry = new StreamRegistry();
+  const sessions = new StreamRegistry<ConversationSession>({ keepUnclaimedMs: KEEP_UNCLAIMED_CONVERSATION_MS });
+  let liveConversations = 0;
+  const sessionDeps = {
+    temporal: options.temporal,
+    legStreams: registry,
+    languageModelFor: () => options.providers.languageModel,
+    transcriber: options.providers.transcriber,
+    synthesizer: options.providers.synthesizer,
+    toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,
+    embeddings: options.embeddings ?? null,
+  };
+  // A call's stream starts its conversation at once; a warm transfer's second leg waits for the conversation that asked for it.
+  const streams: StreamSink = {
+    offer(key, stream) {
+      const callId = key.endsWith(transferLegStreamKey('')) ? null : key;
+      if (callId === null) return registry.offer(key, stream);
+      const session = new ConversationSession(callId, stream, sessionDeps);
+      liveConversations++;
+      void session.ended.catch(() => undefined).finally(() => liveConversations--);
+      sessions.offer(callId, session);
+    },
+  };
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/health') {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: 'ok', service: 'media', started_at: startedAt }));
@@ -53,8 +92,8 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
     if (serveBrowserPage(req, res)) return;
     res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ detail: `no route for ${req.method} ${req.url}` }));
   });
-  attachTelephonyStreams(server, { secret: options.secret, registry });
-  const browserCalls = attachBrowserCalls(server, { secret: options.secret, registry });
+  attachTelephonyStreams(server, { secret: options.secret, registry: streams });
+  const browserCalls = attachBrowserCalls(server, { secret: options.secret, registry: streams });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -63,20 +102,11 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   const publicUrl = options.publicUrl ?? url.replace(/^http/, 'ws');
 
-  const worker = await Worker.create({
+  const activities = createConversationActivities({ temporal: options.temporal, sessions, mediaNodeUrl: publicUrl });
+  const workerOptions = {
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: TASK_QUEUES.media,
-    activities: createConversationActivities({
-      temporal: options.temporal,
-      registry,
-      mediaNodeUrl: publicUrl,
-      languageModelFor: () => options.providers.languageModel,
-      transcriber: options.providers.transcriber,
-      synthesizer: options.providers.synthesizer,
-      toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,
-      embeddings: options.embeddings ?? null,
-    }),
+    activities,
     maxConcurrentActivityTaskExecutions: options.maxConversations ?? 200,
     // Cancellation reaches an activity only with a heartbeat's answer: at most a second late
     // (the SDK would otherwise wait 80% of the heartbeat timeout between sends).
@@ -84,16 +114,25 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
     defaultHeartbeatThrottleInterval: '1 second',
     // A conversation stops within a second of its cancellation; give it time to save.
     shutdownGraceTime: '10 seconds',
-  });
-  const running = worker.run();
+  } as const;
+  // The shared queue (browser calls, calls from before 0165) and this node's own (the phone calls the API sent here).
+  const workers = await Promise.all([Worker.create({ ...workerOptions, taskQueue: TASK_QUEUES.media }), Worker.create({ ...workerOptions, taskQueue })]);
+  const running = workers.map((worker) => worker.run());
+  const directory = await registerMediaNode({ id: nodeId, url: publicUrl, taskQueue }, () => liveConversations, (error) => console.error('the media node directory could not be written', error));
 
   return {
     url,
     publicUrl,
+    nodeId,
+    taskQueue,
     registry,
+    sessions,
     close: async () => {
-      worker.shutdown();
-      await running.catch(() => undefined);
+      // No new calls are sent here from now; those under way finish (the workers' grace time).
+      await directory.stop();
+      for (const worker of workers) worker.shutdown();
+      await Promise.all(running.map((run) => run.catch(() => undefined)));
+      sessions.close();
       // Upgraded sockets are no longer the HTTP server's: pages still connected are closed here.
       await browserCalls.close();
       await new Promise<void>((resolve) => {

@@ -9,7 +9,7 @@ import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
 import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindow } from './shared/calling-hours';
-import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type TransferProgress, type TransferRequest, type TransferResult } from './shared/calls';
+import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type MediaNodeChoice, type TransferProgress, type TransferRequest, type TransferResult } from './shared/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
@@ -22,6 +22,7 @@ import {
   PHONE_STREAM_WAIT_SECONDS,
   PROVIDER_LIMIT_MARGIN_SECONDS,
   startConversation,
+  conversationNode,
   storeSteps,
   dialTransferLeg,
   hangupTransferLeg,
@@ -120,6 +121,8 @@ export class CallLifecycle {
   private readonly statuses: ProviderStatusUpdate[] = [];
   /** The answer waits here for the conversation's media node (no polling of the call record). */
   private mediaNodeUrl: string | null = null;
+  /** The media node the API's answer sent the call's audio to (docs/decisions/0165); null: the shared queue's node announces itself. */
+  private chosenNode: MediaNodeChoice | null = null;
   /** The agent's webhook URL as the call read it, passed with each event (undefined: the fan-out reads it). */
   private agentWebhookUrl: string | null | undefined = undefined;
   /** The live call, while it is followed (a transfer request needs it). */
@@ -129,6 +132,7 @@ export class CallLifecycle {
 
   constructor(private readonly input: CallWorkflowInput) {
     this.state = { callId: input.callId, phase: 'queued', status: 'queued', grantedAt: null, hangupReason: null, capReason: null, refusal: null };
+    if (input.mediaNode) this.nodeChosen(input.mediaNode);
   }
 
   // ---- messages: the workflow's handlers call these ----
@@ -142,7 +146,13 @@ export class CallLifecycle {
   }
 
   providerStatus(update: ProviderStatusUpdate): void {
+    if (update.mediaNode) this.nodeChosen(update.mediaNode);
     this.statuses.push(update);
+  }
+
+  private nodeChosen(node: MediaNodeChoice): void {
+    this.chosenNode ??= node;
+    this.mediaNodeUrl ??= node.url;
   }
 
   mediaNodeReady(url: string): void {
@@ -533,15 +543,22 @@ export class CallLifecycle {
     this.state.capReason = cap.capReason;
     live.capAt = startedAt + cap.capSeconds * 1000 + CAP_GRACE_MS;
     showCallStatus('in-progress', `live since ${clockTime(startedAt)} with ${agent.name}, for at most ${callLength(cap.capSeconds)}`);
-    startConversation(live.conversation, {
-      callId: input.callId,
-      workspaceId: input.workspaceId,
-      agentId: input.agentId,
-      sequenceBase: CONVERSATION_SEQUENCE_START,
-      capSeconds: cap.capSeconds,
-      capReason: cap.capReason,
-      streamWaitSeconds: live.viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS,
-    });
+    // The node the answer sent the audio to, where the conversation may already be greeting the callee (0165).
+    const node = conversationNode(this.chosenNode);
+    startConversation(
+      live.conversation,
+      {
+        callId: input.callId,
+        workspaceId: input.workspaceId,
+        agentId: input.agentId,
+        sequenceBase: CONVERSATION_SEQUENCE_START,
+        capSeconds: cap.capSeconds,
+        capReason: cap.capReason,
+        streamWaitSeconds: live.viaProvider ? PHONE_STREAM_WAIT_SECONDS : BROWSER_STREAM_WAIT_SECONDS,
+        ...(node ? { nodeChosen: true } : {}),
+      },
+      node,
+    );
     this.sequence = CONVERSATION_SEQUENCE_END;
   }
 

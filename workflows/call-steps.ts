@@ -1,6 +1,7 @@
 import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from './shared/conversation';
 import { TASK_QUEUES } from './shared/task-queues';
+import type { MediaNodeChoice } from './shared/calls';
 import type { createActivities } from '../activities';
 
 /**
@@ -123,9 +124,26 @@ export interface ConversationRun {
   liveSince: number | null;
 }
 
-export function startConversation(conversation: ConversationRun, input: ConversationInput): void {
+/**
+ * Calls started since this patch run a phone call's conversation on the media node the API's
+ * answer sent its audio to, on that node's own task queue (docs/decisions/0165), instead of on
+ * the shared `media` queue with the answer waiting for whichever node picked it up.
+ */
+export const CONVERSATION_ON_ANSWERING_NODE_PATCH = 'conversation-on-answering-node';
+
+/** A conversation on a chosen node's own queue not taken this long after it was scheduled: the node is gone, the call ends with an error. */
+export const CHOSEN_NODE_START_TIMEOUT_MS = 10_000;
+
+/** The node `begin` runs the conversation on: the chosen one (since the patch), or null for the shared queue. */
+export function conversationNode(chosen: MediaNodeChoice | null): MediaNodeChoice | null {
+  return chosen && patched(CONVERSATION_ON_ANSWERING_NODE_PATCH) ? chosen : null;
+}
+
+export function startConversation(conversation: ConversationRun, input: ConversationInput, node: MediaNodeChoice | null = null): void {
   const { runConversation } = proxyActivities<Activities>({
-    taskQueue: TASK_QUEUES.media,
+    taskQueue: node?.taskQueue ?? TASK_QUEUES.media,
+    // Only the chosen node polls its queue: a task it never takes means the node is gone.
+    ...(node ? { scheduleToStartTimeout: CHOSEN_NODE_START_TIMEOUT_MS } : {}),
     // Waiting for the stream, the call itself, and time to save the transcript.
     startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
     heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,

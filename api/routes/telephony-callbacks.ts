@@ -8,6 +8,7 @@ import { signStreamToken } from '../../domain/calls/stream-token';
 import { transferLegStreamKey, type ProviderStatusUpdate } from '../../workflows/shared/calls';
 import { answerCall, signalProviderStatus, signalTransferProgress } from '../../domain/calls/temporal';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
+import { chooseMediaNode, claimMediaNode } from '../../domain/calls/media-nodes';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
 
@@ -23,7 +24,7 @@ export interface TelephonyCallbackDeps {
   streamTokenSecret: string;
 }
 
-/** How long an answer waits for the call's media node. */
+/** How long an answer waits for a media node to announce itself (a repeated inbound answer request; histories from before 0165). */
 const MEDIA_NODE_WAIT_MS = 5_000;
 /** How long an inbound call's status waits for the call's workflow, which its answer request may still be starting. */
 const ADMISSION_WAIT_MS = 5_000;
@@ -64,13 +65,13 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
 
   /**
    * The answer request is the in-progress callback, and its answer (Plivo XML) what the
-   * call does: stream its audio both ways to the media node holding the call's conversation
-   * (callAnswerXml).
+   * call does: stream its audio both ways to a live media node, where the call's conversation
+   * runs (outboundAnswerXml).
    */
   router.post('/telephony/calls/:call_id/answer', async (req, res) => {
     const callId = req.params.call_id as string;
     const callback = statusOf(signedParams(req, deps));
-    res.type('application/xml').send(await callAnswerXml(callId, deps, { ...callback, at: deps.now().toISOString() }));
+    res.type('application/xml').send(await outboundAnswerXml(callId, deps, { ...callback, at: deps.now().toISOString() }));
   });
 
   /**
@@ -80,14 +81,22 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
    */
   router.post('/telephony/inbound/answer', async (req, res) => {
     const call = inboundCallOf(signedParams(req, deps));
-    const decision = await takeInboundCall(deps, call);
     res.type('application/xml');
+    // The node is chosen before the call is admitted, so that the workflow starts knowing it (0165).
+    const node = await chooseMediaNode(deps.now());
+    if (!node) {
+      deps.logger.error({ msg: 'no media node is alive to take an inbound call; rejected', provider_call_id: call.providerCallId });
+      res.send(REJECT_ANSWER_XML);
+      return;
+    }
+    const decision = await takeInboundCall(deps, call, node);
     if (!decision.answer) {
       deps.logger.info({ msg: 'inbound call rejected', reason: decision.reason, call_id: decision.callId, provider_call_id: call.providerCallId });
       res.send(REJECT_ANSWER_XML);
       return;
     }
-    res.send(await callAnswerXml(decision.callId, deps));
+    // A repeated answer request: the call is the first request's, its node the workflow's.
+    res.send(decision.admittedHere ? await streamXml(decision.callId, node.url, deps) : await announcedNodeAnswerXml(decision.callId, deps));
   });
 
   /**
@@ -247,24 +256,48 @@ async function relayInboundStatus(callId: string, callback: StatusCallback, deps
 }
 
 /**
- * The answer to an answered call: stream its audio both ways to the media node holding its
- * conversation. The call's workflow takes the answer (with the callback's status, for an
- * outbound call), starts the conversation, and answers once the conversation's media node
- * has told it where it waits (`answer` update). No media node in time, or no call to hold:
- * hang up, since nobody would talk.
+ * The answer to an answered outbound call: stream its audio both ways to a media node chosen
+ * here from the directory of live nodes (docs/decisions/0165), at once. The call's workflow is
+ * told in the same step (the `in-progress` status names the node, where the conversation then
+ * runs), one signal that waits on no task queue, so the callee's silence does not grow with the
+ * workers' backlog. No live node, or no call to hold: hang up, since nobody would talk.
  */
-async function callAnswerXml(callId: string, deps: TelephonyCallbackDeps, status?: ProviderStatusUpdate): Promise<string> {
-  const mediaNodeUrl = await answerCall(deps.temporal, callId, { status, waitMs: MEDIA_NODE_WAIT_MS });
+async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, status: ProviderStatusUpdate): Promise<string> {
+  const chosen = await chooseMediaNode(deps.now());
+  if (!chosen) {
+    deps.logger.error({ msg: 'no media node is alive to take the answered call; the provider is told to hang up', call_id: callId });
+    return HANGUP_ANSWER_XML;
+  }
+  const node = await claimMediaNode(callId, chosen);
+  if (node === 'call-over' || !(await signalProviderStatus(deps.temporal, callId, { ...status, mediaNode: node }))) {
+    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
+    return HANGUP_ANSWER_XML;
+  }
+  return streamXml(callId, node.url, deps);
+}
+
+/**
+ * The answer to a call whose node the workflow already knows (an inbound call's repeated answer
+ * request), or that a node announces (histories from before 0165): the call's workflow answers
+ * with its media node (`answer` update). No media node in time, or no call to hold: hang up.
+ */
+async function announcedNodeAnswerXml(callId: string, deps: TelephonyCallbackDeps): Promise<string> {
+  const mediaNodeUrl = await answerCall(deps.temporal, callId, { waitMs: MEDIA_NODE_WAIT_MS });
   if (mediaNodeUrl === 'call-over') {
-    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId, status: status?.status, provider_call_id: status?.providerCallId });
+    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId });
     return HANGUP_ANSWER_XML;
   }
   if (mediaNodeUrl === null) {
     deps.logger.error({ msg: 'no media node took the answered call in time; the provider is told to hang up', call_id: callId, waited_ms: MEDIA_NODE_WAIT_MS });
     return HANGUP_ANSWER_XML;
   }
+  return streamXml(callId, mediaNodeUrl, deps);
+}
+
+/** `<Stream>` of the call's audio, both ways, to the media node at `nodeUrl`, with a stream token of this very call. */
+async function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbackDeps): Promise<string> {
   const token = await signStreamToken(deps.streamTokenSecret, callId);
-  const base = mediaNodeUrl.replace(/\/$/, '');
+  const base = nodeUrl.replace(/\/$/, '');
   return streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`);
 }
 

@@ -56,6 +56,13 @@ const callSchema = new Schema(
     provider_status: { type: String, default: null },
     /** When the call's one dial was claimed (docs/decisions/0162): a dial run again after a lost worker finds it and refuses. Never shown. */
     dial_requested_at: { type: Date, default: null },
+    /**
+     * The media node the API's answer sent the call's audio to (docs/decisions/0165): its public
+     * WebSocket base and its own task queue, written by the first answer request so that a
+     * repeated one sends the audio to the same node. Never shown.
+     */
+    media_node_url: { type: String, default: null },
+    media_node_task_queue: { type: String, default: null },
     transcript: { type: [transcriptItemSchema], default: [] },
     summary: { type: String, default: null },
     extracted: { type: Schema.Types.Mixed, default: null },

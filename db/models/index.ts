@@ -14,6 +14,7 @@ export * from './knowledge-base';
 export * from './kyc';
 export * from './ledger-item';
 export * from './limit-request';
+export * from './media-node';
 export * from './membership';
 export * from './oauth-client';
 export * from './oauth-code';

@@ -4,7 +4,7 @@ import { Call, type CallStatus } from '../../db/models/call';
 import { balanceOf } from '../billing/ledger';
 import type { EventLevel } from '../webhooks/event-types';
 import { recordEvent } from '../webhooks/fan-out';
-import type { CallWorkflowInput } from '../../workflows/shared/calls';
+import type { CallWorkflowInput, MediaNodeChoice } from '../../workflows/shared/calls';
 import { releaseSlot, startCallWorkflow, tryAcquireSlot } from './temporal';
 
 export interface LiveCallRequest {
@@ -26,6 +26,8 @@ export interface LiveCallRequest {
    * happened on any line.
    */
   recordRefusal?: boolean;
+  /** Inbound: the media node the answer sends the call's audio to (docs/decisions/0165). */
+  mediaNode?: MediaNodeChoice;
 }
 
 /** Why a live call was not admitted; the same words go in the refused call's `hangup_reason`. */
@@ -80,6 +82,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
       fromNumber: request.fromNumber,
       valueKeys: Object.keys(request.userData),
       providerCallId: request.providerCallId,
+      ...(request.mediaNode ? { mediaNode: request.mediaNode } : {}),
     };
     await startCallWorkflow(temporal, input, request.agent.name, 'in-progress');
   } catch (error) {

@@ -7,6 +7,7 @@ import { PhoneNumber } from '../../db/models/phone-number';
 import { PhoneNumberKey } from '../../db/models/phone-number-key';
 import { ProviderCall } from '../../db/models/provider-call';
 import type { Logger } from '../shared/logger';
+import type { MediaNodeChoice } from '../../workflows/shared/calls';
 import { admitLiveCall, liveCallRecord, recordRefusedCall, type CallRefusal } from './admit-live-call';
 
 /** A call to one of the provider account's numbers, as its answer request tells it. */
@@ -24,7 +25,7 @@ export interface InboundCallRequest {
  * by an earlier answer request of the same call), or reject it. `callId` is null for a number
  * no workspace holds, which is only logged.
  */
-export type InboundDecision = { answer: true; callId: string } | { answer: false; reason: CallRefusal | 'number unknown'; callId: string | null };
+export type InboundDecision = { answer: true; callId: string; /** This request admitted the call (not a repeat of the first). */ admittedHere: boolean } | { answer: false; reason: CallRefusal | 'number unknown'; callId: string | null };
 
 export interface InboundCallDeps {
   temporal: Client;
@@ -39,7 +40,7 @@ export interface InboundCallDeps {
  * provider's call id is claimed first (ProviderCall), which links the provider's later
  * callbacks to the call and makes a repeated answer request answer the same call.
  */
-export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRequest): Promise<InboundDecision> {
+export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRequest, mediaNode?: MediaNodeChoice): Promise<InboundDecision> {
   const number = await holderOf(call.to);
   if (!number) {
     deps.logger.info({ msg: 'inbound call to a number no workspace holds: rejected', to: call.to, from: call.from, provider_call_id: call.providerCallId });
@@ -53,7 +54,7 @@ export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRe
     const first = await ProviderCall.findById(call.providerCallId).lean();
     if (!first) throw error;
     // The provider asked again: the call is whatever the first request made of it.
-    return { answer: true, callId: first.call_id };
+    return { answer: true, callId: first.call_id, admittedHere: false };
   }
 
   const request = { workspaceId: number.workspace_id, channel: 'inbound' as const, toNumber: call.to, fromNumber: call.from, userData: {}, placedBy: call.from, providerCallId: call.providerCallId };
@@ -62,8 +63,8 @@ export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRe
     await recordRefusedCall(deps.temporal, liveCallRecord(callId, deps.now(), { ...request, agent: null }), 'number not connected');
     return { answer: false, reason: 'number not connected', callId };
   }
-  const admission = await admitLiveCall(deps.temporal, deps.now, { ...request, agent, callId });
-  return admission.admitted ? { answer: true, callId } : { answer: false, reason: admission.reason, callId };
+  const admission = await admitLiveCall(deps.temporal, deps.now, { ...request, agent, callId, ...(mediaNode ? { mediaNode } : {}) });
+  return admission.admitted ? { answer: true, callId, admittedHere: true } : { answer: false, reason: admission.reason, callId };
 }
 
 /** Our call of a provider's inbound call, null when none was taken for it. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { StreamRegistry } from '../conversation/stream-registry';
+import type { StreamSink } from '../conversation/stream-registry';
 import { attachStreamEndpoint, type StreamEndpoint } from '../conversation/stream-endpoint';
 import { BrowserAudioStream } from './browser-stream';
 import { BROWSER_CALL_PAGE } from './page';
@@ -7,7 +7,7 @@ import { BROWSER_CALL_PAGE } from './page';
 export interface BrowserCallsOptions {
   /** Checks the browser stream tokens (the API's auth secret, which signs them). */
   secret: string;
-  registry: StreamRegistry;
+  registry: StreamSink;
 }
 
 export type BrowserCalls = StreamEndpoint;

@@ -194,6 +194,15 @@ export class Conversation {
     this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
   }
 
+  /**
+   * The call's length limit as the call's workflow set it from the balance (docs/decisions/0165:
+   * a conversation may start before the workflow has claimed it, under the agent's own limit).
+   */
+  limitTo(capSeconds: number, capReason: string): void {
+    this.options.capSeconds = capSeconds;
+    this.options.capReason = capReason;
+  }
+
   async run(): Promise<ConversationResult> {
     const { audio } = this.deps;
     const { agent } = this.options;

@@ -1,15 +1,28 @@
 import type { CallAudioStream } from './audio-stream';
 
+/** Where a media node's stream endpoints hand each call's audio stream, by the key in its URL. */
+export interface StreamSink {
+  offer(key: string, stream: CallAudioStream): void;
+}
+
+/** What a registry holds: a call's audio stream, or a conversation already running on one (./sessions.ts). */
+export interface Claimable {
+  /** Closes it: a kept one nobody claimed in time, or the node is shutting down. */
+  close(): void;
+  /** Its far end went away: a kept one is dropped then, worth nothing to a later claim. */
+  onClose(listener: (reason: string) => void): void;
+}
+
 /** How long a stream nobody has asked for yet is kept before it is closed. */
 const DEFAULT_KEEP_UNCLAIMED_MS = 30_000;
 
-interface Waiter {
-  resolve(stream: CallAudioStream): void;
+interface Waiter<T> {
+  resolve(stream: T): void;
   reject(error: Error): void;
 }
 
-interface Kept {
-  stream: CallAudioStream;
+interface Kept<T> {
+  stream: T;
   timer: NodeJS.Timeout;
 }
 
@@ -23,9 +36,9 @@ interface Kept {
  * Only unclaimed streams are the registry's: once handed out, a stream belongs to whoever
  * waited for it.
  */
-export class StreamRegistry {
-  private readonly kept = new Map<string, Kept>();
-  private readonly waiters = new Map<string, Waiter>();
+export class StreamRegistry<T extends Claimable = CallAudioStream> {
+  private readonly kept = new Map<string, Kept<T>>();
+  private readonly waiters = new Map<string, Waiter<T>>();
   private readonly keepUnclaimedMs: number;
 
   constructor(options: { keepUnclaimedMs?: number } = {}) {
@@ -37,7 +50,7 @@ export class StreamRegistry {
    * `timeoutMs`, when `signal` aborts (with its reason), or when a later `waitFor` of the
    * same call takes over (a retried attempt of the conversation is the one that counts).
    */
-  waitFor(callId: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<CallAudioStream> {
+  waitFor(callId: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<T> {
     const { signal, timeoutMs } = options;
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const kept = this.kept.get(callId);
@@ -53,7 +66,7 @@ export class StreamRegistry {
         signal?.removeEventListener('abort', onAbort);
         if (this.waiters.get(callId) === waiter) this.waiters.delete(callId);
       };
-      const waiter: Waiter = {
+      const waiter: Waiter<T> = {
         resolve: (stream) => {
           finish();
           resolve(stream);
@@ -74,7 +87,7 @@ export class StreamRegistry {
    * A call's stream has started: it goes to the one waiting for it, or is kept for the next
    * `waitFor`. A stream kept for the call already is replaced, and closed.
    */
-  offer(callId: string, stream: CallAudioStream): void {
+  offer(callId: string, stream: T): void {
     const waiter = this.waiters.get(callId);
     if (waiter) return waiter.resolve(stream);
     this.dropKept(callId);

@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
-import type { StreamRegistry } from '../conversation/stream-registry';
+import type { StreamSink } from '../conversation/stream-registry';
 import { PlivoAudioStream } from './plivo-stream';
 import { attachStreamEndpoint, type StreamEndpoint } from '../conversation/stream-endpoint';
 
 export interface TelephonyStreamsOptions {
   /** Signs the stream tokens (the API's auth secret). */
   secret: string;
-  registry: StreamRegistry;
+  registry: StreamSink;
   /** How long an opened stream may take to send its `start` frame (default 10 s). */
   startTimeoutMs?: number;
 }

@@ -1,7 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { Context } from '@temporalio/activity';
+import { Worker, type NativeConnection } from '@temporalio/worker';
 import { StreamRegistry } from '../../media/conversation/stream-registry';
+import { registerMediaNode } from '../../domain/calls/media-nodes';
+import { mediaNodeTaskQueue } from '../../workflows/shared/task-queues';
 import { attachTelephonyStreams, type TelephonyStreams, type TelephonyStreamsOptions } from '../../media/telephony/stream-server';
 
 /** A media node's HTTP server with the telephony streams on a free loopback port. */
@@ -64,4 +68,40 @@ export function openProviderEnd(url: string): Promise<ProviderEnd> {
       resolve({ socket, received, send, start, closed });
     });
   });
+}
+
+/**
+ * Enters a hand-made media node in the media node directory, as a media service does, so that
+ * the API's answers send calls' streams to it (docs/decisions/0165). The call's workflow then
+ * runs the conversation on the node's own queue: here a worker whose conversation only holds
+ * the call (heartbeating) until it is canceled, for tests that play the conversation's part on
+ * the stream themselves. The returned function leaves the directory and stops the worker.
+ */
+export async function enterDirectory(node: MediaNode, temporal: { connection: NativeConnection; namespace: string }): Promise<() => Promise<void>> {
+  const id = `test-${Math.random().toString(16).slice(2)}`;
+  const taskQueue = mediaNodeTaskQueue(id);
+  const worker = await Worker.create({
+    connection: temporal.connection,
+    namespace: temporal.namespace,
+    taskQueue,
+    activities: {
+      async runConversation(): Promise<never> {
+        const context = Context.current();
+        const beats = setInterval(() => context.heartbeat(), 500);
+        try {
+          await new Promise((_, reject) => context.cancellationSignal.addEventListener('abort', () => reject(context.cancellationSignal.reason as Error), { once: true }));
+        } finally {
+          clearInterval(beats);
+        }
+        throw new Error('unreachable');
+      },
+    },
+  });
+  const running = worker.run();
+  const entry = await registerMediaNode({ id, url: node.url, taskQueue }, () => 0);
+  return async () => {
+    await entry.stop();
+    worker.shutdown();
+    await running;
+  };
 }

@@ -29,6 +29,23 @@ export interface CallWorkflowInput {
   valueKeys: string[];
   /** Inbound: the provider's id of the call that was answered. */
   providerCallId?: string;
+  /**
+   * Inbound: the media node the API's answer sent the call's audio to (docs/decisions/0165);
+   * its conversation runs there. Absent in histories from before, and for browser calls.
+   */
+  mediaNode?: MediaNodeChoice;
+}
+
+/**
+ * A media node chosen by the API when it answered the provider (docs/decisions/0165): the
+ * call's audio stream goes to `url`, and the call's conversation activity runs on the node's
+ * own task queue, where only that node polls.
+ */
+export interface MediaNodeChoice {
+  /** The node's public WebSocket base. */
+  url: string;
+  /** The node's own task queue (mediaNodeTaskQueue). */
+  taskQueue: string;
 }
 
 /** Who asked to hang up, for `hangup_by`. */
@@ -76,6 +93,8 @@ export interface ProviderStatusUpdate {
   durationSeconds?: number;
   /** The provider's hang-up cause (e.g. `NORMAL_CLEARING`), when it gives one. */
   cause?: string;
+  /** On the answer (`in-progress`): the media node the answer sent the audio to (docs/decisions/0165). */
+  mediaNode?: MediaNodeChoice;
 }
 
 /** The slot keeper hands this call a concurrency slot (see workflows/shared/slots.ts). */

@@ -20,6 +20,12 @@ export interface ConversationInput {
   capReason: string;
   /** How long to wait for the call's audio stream: a provider connects in a second or two; a browser page may take up to its token's life. */
   streamWaitSeconds: number;
+  /**
+   * The API already sent the call's audio to this node (docs/decisions/0165): no need to tell
+   * the call's workflow where the conversation waits. Absent: announce the node (browser calls,
+   * histories from before).
+   */
+  nodeChosen?: boolean;
 }
 
 export interface ConversationUsage {

@@ -10,6 +10,14 @@ export const TASK_QUEUES = {
 export type TaskQueueRole = keyof typeof TASK_QUEUES;
 
 /**
+ * A media node's own task queue, which only that node polls: a phone call's conversation runs
+ * on the node its audio stream was sent to when the API answered (docs/decisions/0165).
+ */
+export function mediaNodeTaskQueue(nodeId: string): string {
+  return `${TASK_QUEUES.media}-node-${nodeId}`;
+}
+
+/**
  * Automatic webhook retries run on a queue of their own, served by the `webhooks` role with a
  * bounded number of slots, so that an endpoint that times out (each retry holds a slot for
  * 10 s) can only use spare capacity: first attempts and manual retries, on `webhooks`, never

@@ -11,10 +11,9 @@ import { verifyStreamToken } from '../../../domain/calls/stream-token';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
-import { openProviderEnd, startMediaNode, type MediaNode } from '../../support/stream-client';
+import { enterDirectory, openProviderEnd, startMediaNode, type MediaNode } from '../../support/stream-client';
 import { createLocal } from '../../support/servers';
 import { until } from '../../support/until';
-import { callWorkflowId, mediaNodeSignal } from '../../../workflows/shared/calls';
 import { agentsClient } from '../agents/helpers';
 
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
@@ -55,17 +54,18 @@ const speech = (text: string): Buffer => encodeMulaw(speakText(text, { sampleRat
 
 /**
  * The bidirectional audio stream of a phone call, end to end: the worker dials the telephony
- * simulator, whose callee answers; the simulator posts the answer URL, the API waits for the
- * call's media node and answers the Stream XML; the simulator opens the WebSocket to the media
+ * simulator, whose callee answers; the simulator posts the answer URL, the API answers the
+ * Stream XML with a media node from the directory; the simulator opens the WebSocket to the media
  * node and talks and listens through it as its script says. The conversation engine is not
- * here: the test plays the media node's part (a real stream endpoint and registry) and tells
- * the call's workflow where it waits, as the conversation activity does.
+ * here: the test plays the media node's part (a real stream endpoint and registry, entered in
+ * the media node directory, whose conversation activity only holds the call).
  */
 describe('Calls: the audio stream between the provider and the media node', function () {
   this.timeout(120_000);
   let providers: TestProviders;
   let api: RunningApi;
   let node: MediaNode;
+  let leaveDirectory: (() => Promise<void>) | undefined;
   let owner: SignedUp;
   let agentId: string;
 
@@ -87,11 +87,8 @@ describe('Calls: the audio stream between the provider and the media node', func
     return call;
   };
   const simulated = (to: string): SimulatedCall => providers.telephony.calls().find((c) => c.to === to)!;
-  /** What the conversation activity does: tell the call's workflow this media node waits for the call, and wait for the stream. */
-  const connect = async (callId: string): Promise<CallAudioStream> => {
-    await createLocal().client.workflow.getHandle(callWorkflowId(callId)).signal(mediaNodeSignal, { url: node.url });
-    return node.registry.waitFor(callId, { timeoutMs: 15_000 });
-  };
+  /** The call's stream, which the API's answer sends to this node, the only one in the media node directory. */
+  const connect = (callId: string): Promise<CallAudioStream> => node.registry.waitFor(callId, { timeoutMs: 15_000 });
   /** An answer request as the provider signs it. */
   const postAnswer = (callId: string, providerCallId: string) => {
     const path = `/api/v1/telephony/calls/${callId}/answer`;
@@ -105,6 +102,8 @@ describe('Calls: the audio stream between the provider and the media node', func
     providers = await startTestProviders({ timeScale: TIME_SCALE });
     api = await startApi({ workers: ['calls', 'webhooks'], providers: providers.config });
     node = await startMediaNode({ secret: TEST_AUTH_CONFIG.secret });
+    const env = createLocal();
+    leaveDirectory = await enterDirectory(node, { connection: env.nativeConnection, namespace: env.namespace ?? 'default' });
     owner = await activeOwner(api, { name: 'Meera Iyer' });
     await providers.callerFor(owner.workspaceId);
     // A call's workflow holds its slot a while after the provider's end: the next test's call must not queue behind it.
@@ -112,6 +111,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     agentId = (await agentsClient(api, owner.auth).created({ name: 'Streamer', call: OPEN_HOURS })).id;
   });
   after(async () => {
+    await leaveDirectory?.();
     await node?.close();
     await api?.close();
     await providers?.close();
@@ -243,7 +243,10 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(new Date(record.history[3]!.at).getTime() - closedAt).to.be.below(1_000);
   });
 
-  it('an answer without a media node within 5 s is the Hangup XML: the provider ends the call', async () => {
+  it('an answer with no media node alive is the Hangup XML at once: the provider ends the call, which never went live', async () => {
+    // The node leaves the directory (as a stopping node does): no node is alive to take a call's audio.
+    await leaveDirectory!();
+    leaveDirectory = undefined;
     const to = callee({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'hello?' }] });
     const placed = await place(to);
     const record = await endedAtProvider(to);
@@ -252,8 +255,10 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(record.said).to.deep.equal([]);
     const [answered, hungUp] = record.history.slice(2);
     expect(answered!.status).to.equal('in-progress');
-    expect(new Date(hungUp!.at).getTime() - new Date(answered!.at).getTime()).to.be.within(4_900, 8_000);
-    expect(await until(() => eventTypes(placed.id), (types) => types.includes('call.started'))).to.include('call.started');
+    expect(new Date(hungUp!.at).getTime() - new Date(answered!.at).getTime()).to.be.below(1_000);
+    const call = await ended(placed.id);
+    expect([call.status, call.hangup_reason]).to.deep.equal(['failed', 'not connected: completed']);
+    expect(await eventTypes(placed.id)).to.not.include('call.started');
 
     // An answer for a call nobody runs: Hangup at once.
     const startedAt = Date.now();

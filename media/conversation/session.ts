@@ -1,0 +1,241 @@
+import type { Client } from '@temporalio/client';
+import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
+import { Call } from '../../db/models/call';
+import { retrieve } from '../../domain/knowledge/bases';
+import { recordEvent } from '../../domain/webhooks/fan-out';
+import { joinTransfer, requestTransfer } from '../../domain/calls/temporal';
+import { transferLegStreamKey } from '../../workflows/shared/calls';
+import { CONVERSATION_CANCELED_REASON } from '../../workflows/shared/conversation';
+import { CallRecording } from '../audio/recording';
+import type { LanguageModel } from '../../providers/llm/types';
+import type { EmbeddingsConfig } from '../../config/env';
+import type { Transcriber } from '../../providers/stt/types';
+import type { Synthesizer } from '../../providers/tts/types';
+import { runHttpTool } from '../../providers/http-tools/http-tool';
+import { withDefaultVoice } from './default-voice';
+import { Conversation, type ConversationAgent, type ConversationEvent, type ConversationResult } from './engine';
+import type { CallAudioStream } from './audio-stream';
+import type { StreamRegistry } from './stream-registry';
+import type { AnsweredBy, VoicemailDeps } from './voicemail';
+
+export interface ConversationSessionDeps {
+  temporal: Client;
+  /** Where a warm transfer's second leg arrives on this node. */
+  legStreams: StreamRegistry;
+  languageModelFor(provider: string): LanguageModel;
+  transcriber: Transcriber;
+  synthesizer: Synthesizer;
+  toolsAllowPrivateNetworks: boolean;
+  /** Knowledge retrieval's embeddings endpoint (Config.embeddings); null ranks by BM25 alone. */
+  embeddings: EmbeddingsConfig | null;
+}
+
+/** What the call's workflow gives the conversation once its activity claims it (docs/decisions/0165). */
+export interface SessionAttachment {
+  workspaceId: string;
+  sequenceBase: number;
+  capSeconds: number;
+  capReason: string;
+}
+
+/** How the conversation ended, with what the activity saves and reports. */
+export interface SessionEnd {
+  result: ConversationResult;
+  /** Both sides of the call, when the agent records calls. */
+  recording: CallRecording | null;
+  /** Every event of the conversation is on the timeline (or given up after retries). */
+  eventsWritten: Promise<void>;
+}
+
+const KNOWLEDGE_PASSAGES = 3;
+/** A warm transfer's second leg connects its stream within a second or two of its answer. */
+const TRANSFER_LEG_STREAM_WAIT_MS = 15_000;
+
+/**
+ * One call's conversation on this media node, started the moment the call's audio stream arrives
+ * (docs/decisions/0165), so that the callee hears the welcome without waiting for the call's
+ * workflow to schedule its conversation activity. The activity (./activity.ts), once it runs,
+ * claims the session: it gives the call's cap and the events' sequence base, heartbeats for it,
+ * relays its cancellation and reports its outcome.
+ *
+ * Until it is claimed the session writes nothing: its events wait, numbered, and go on the
+ * timeline after `call.started` (which the workflow writes before scheduling the activity). A
+ * session nobody claims is closed by the registry that keeps it, and its stream with it: the
+ * provider then ends the call.
+ */
+export class ConversationSession {
+  /** Epoch ms the stream arrived: the agent is live from here (billing rule 2). */
+  readonly liveSince: number;
+  readonly ended: Promise<SessionEnd>;
+  private readonly abort = new AbortController();
+  private readonly attachment: Promise<SessionAttachment>;
+  private attach!: (attachment: SessionAttachment) => void;
+  private conversation: Conversation | null = null;
+  private eventCount = 0;
+
+  constructor(
+    readonly callId: string,
+    private readonly audio: CallAudioStream,
+    private readonly deps: ConversationSessionDeps,
+    now: () => number = Date.now,
+  ) {
+    this.liveSince = now();
+    this.attachment = new Promise((resolve) => (this.attach = resolve));
+    this.ended = this.run();
+    // Nobody may be waiting yet: a failure is reported to whoever claims the session.
+    this.ended.catch(() => undefined);
+  }
+
+  /** Events emitted so far: the next one's sequence is the base plus this. */
+  get eventsEmitted(): number {
+    return this.eventCount;
+  }
+
+  /** The call's workflow has the conversation now: its cap applies, and the events may be written. */
+  claim(attachment: SessionAttachment, signal: AbortSignal): void {
+    this.conversation?.limitTo(attachment.capSeconds, attachment.capReason);
+    this.attach(attachment);
+    if (signal.aborted) this.cancel();
+    else signal.addEventListener('abort', () => this.cancel(), { once: true });
+  }
+
+  /** Ends the conversation from our side (the call is over, or nobody claimed it); its stream closes when it has ended. */
+  cancel(): void {
+    this.abort.abort(new Error(CONVERSATION_CANCELED_REASON));
+  }
+
+  /** Claimable: a session kept unclaimed past its time, or on a node shutting down, is canceled and its stream closed. */
+  close(): void {
+    this.cancel();
+    this.audio.close();
+  }
+
+  /** Claimable: an ended conversation stays claimable, since its outcome is what the call is charged for. */
+  onClose(): void {}
+
+  private async run(): Promise<SessionEnd> {
+    const { deps, callId } = this;
+    const call = await Call.findById(callId, { user_data: 1, workspace_id: 1, direction: 1, agent_id: 1 }).lean();
+    const agentDoc = call ? await Agent.findById(call.agent_id).lean<StoredAgent>() : null;
+    if (!call || !agentDoc || agentDoc.workspace_id !== call.workspace_id) {
+      this.audio.close();
+      throw new Error('the call or its agent is gone');
+    }
+    const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
+    const workspaceId = call.workspace_id;
+    // An agent without a voice speaks with the server's default for its language.
+    const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);
+
+    // Events wait for the claim, then go on the timeline in order, off the audio path; a failed
+    // write is retried, since losing an event is not allowed.
+    let events: Promise<void> = this.attachment.then(() => undefined);
+    const emit = (event: ConversationEvent) => {
+      const index = this.eventCount++;
+      const createdAt = new Date().toISOString();
+      // What ended the call goes to the node's log too, where the operator who owns the server settings looks.
+      if (event.level === 'error') console.error(`call ${callId}: ${event.type}: ${event.message}`);
+      events = events.then(async () => {
+        const { sequenceBase } = await this.attachment;
+        const entry = { workspaceId, callId, agentId: call.agent_id, sequence: sequenceBase + index, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt, agentWebhookUrl: agentDoc.webhook_url ?? null };
+        await saveWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() }), 'a call event could not be recorded');
+      });
+    };
+
+    // `call.record`: both sides, placed on the conversation's timeline as the engine hears and plays them.
+    const recording = agent.call.record ? new CallRecording() : null;
+    const signal = this.abort.signal;
+    // Until the workflow gives the cap (from the balance), the agent's own limit holds.
+    const conversation = new Conversation(
+      { agent, userData: (call.user_data ?? {}) as Record<string, unknown>, capSeconds: agent.call.max_duration_seconds, capReason: 'max duration reached', signal },
+      {
+        audio: this.audio,
+        transcriber: deps.transcriber,
+        languageModel: deps.languageModelFor(agent.llm.provider),
+        synthesizer,
+        runTool: (tool, args, toolSignal) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks, signal: toolSignal }),
+        retrieve: async (query) => (await retrieve({ workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES, embeddings: deps.embeddings })).map((chunk) => chunk.text),
+        emit,
+        now: () => Date.now(),
+        // `transfer_call`: the call's workflow drives the provider (docs/decisions/0160).
+        transfer: (request) => requestTransfer(deps.temporal, callId, request),
+        // Warm: the second leg's stream arrives on this node under its own key (docs/decisions/0161).
+        transferLeg: () => deps.legStreams.waitFor(transferLegStreamKey(callId), { signal, timeoutMs: TRANSFER_LEG_STREAM_WAIT_MS }),
+        joinTransfer: (request) => joinTransfer(deps.temporal, callId, request),
+        ...(recording ? recordingHooks(recording) : {}),
+        // Outbound phone calls of an agent that detects voicemail are screened (docs/decisions/0158).
+        ...(call.direction === 'outbound' && agent.call.voicemail?.detect ? { voicemail: voicemailDeps(callId) } : {}),
+      },
+    );
+    this.conversation = conversation;
+    const result = await conversation.run();
+    this.audio.close();
+    return { result, recording, eventsWritten: events };
+  }
+}
+
+/** How far behind its arrival time the caller's audio may be placed before the recording skips ahead (a real gap in the stream). */
+const CALLER_JITTER_MS = 1_000;
+const MULAW_BYTES_PER_MS = 8;
+
+/**
+ * The engine's recording hooks. The agent's audio comes with its playback time. The caller's
+ * comes with its arrival time, which jitters: frames held up by a busy event loop or the
+ * network arrive in bunches, and placed by arrival they would overwrite one another and
+ * leave holes in between. The provider sends the caller's audio without gaps, so each frame
+ * goes right after the one before; only when that falls more than a second behind its
+ * arrival (audio really missing) does the channel skip ahead, keeping the sides in step.
+ * A frame the recording cannot place (past the longest call) is left out: the call goes on.
+ */
+function recordingHooks(recording: CallRecording): { onCallerAudio(mulaw: Buffer, atMs: number): void; onAgentAudio(mulaw: Buffer, atMs: number): void } {
+  let callerNextMs = 0;
+  return {
+    onCallerAudio(mulaw, arrivedAtMs) {
+      const atMs = Math.max(callerNextMs, arrivedAtMs - CALLER_JITTER_MS);
+      callerNextMs = atMs + mulaw.length / MULAW_BYTES_PER_MS;
+      tryToRecord(() => recording.addCaller(mulaw, atMs));
+    },
+    onAgentAudio(mulaw, atMs) {
+      tryToRecord(() => recording.addAgent(mulaw, atMs));
+    },
+  };
+}
+
+function tryToRecord(add: () => void): void {
+  try {
+    add();
+  } catch {
+    // Left out of the recording; the conversation is not disturbed.
+  }
+}
+
+/** Retries a write for a while (up to about 15 s of database trouble), then logs that it is lost; never throws. */
+export async function saveWithRetry(write: () => Promise<unknown>, lost: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (error) {
+      if (attempt >= 10) {
+        console.error(lost, error);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
+/**
+ * The call record as voicemail screening reads and writes it: the provider's verdict arrives on
+ * `answered_by` (the API's machine-detection callback); the transcript backstop sets `machine`.
+ */
+function voicemailDeps(callId: string): VoicemailDeps {
+  return {
+    async readAnsweredBy() {
+      const found = await Call.findById(callId, { answered_by: 1 }).lean();
+      return (found?.answered_by ?? null) as AnsweredBy;
+    },
+    async recordMachine() {
+      await saveWithRetry(() => Call.updateOne({ _id: callId }, { $set: { answered_by: 'machine', updated_at: new Date() } }), 'answered_by of a call could not be saved');
+    },
+  };
+}

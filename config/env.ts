@@ -45,6 +45,11 @@ export interface Config {
   /** Let agents' HTTP tools reach private, loopback and link-local addresses (off: the SSRF guard refuses them). */
   toolsAllowPrivateNetworks: boolean;
   /**
+   * New calls a second the telephony account takes (`TELEPHONY_CPS`, default 2: Plivo's published
+   * default outbound CPS): every worker node dials at this pace together (docs/decisions/0166).
+   */
+  telephonyCps: number;
+  /**
    * Let webhook deliveries reach private and loopback addresses. On by default outside
    * production (the contract allows `http://localhost` receivers for development), off in
    * production, where the SSRF guard refuses them.
@@ -156,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
+    telephonyCps: parseIntegerInRange(env, 'TELEPHONY_CPS', 1, 1_000, PLIVO_DEFAULT_OUTBOUND_CPS),
     webhooksAllowPrivateNetworks: parseBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', !production),
     webhookAttemptConcurrency: parseIntegerInRange(env, 'WEBHOOK_ATTEMPT_CONCURRENCY', 1, 100_000, 2_000),
     webhookRetryConcurrency: parseIntegerInRange(env, 'WEBHOOK_RETRY_CONCURRENCY', 1, 100_000, DEFAULT_WEBHOOK_RETRY_CONCURRENCY),
@@ -299,6 +305,9 @@ function authSecret(env: Env, production: boolean): string {
   if (secret.length < 32) throw new Error('AUTH_SECRET must be at least 32 characters');
   return secret;
 }
+
+/** Plivo's published default outbound calls per second (docs.plivo.com, "Account and feature limits"; in India the concurrency limit is CPS x 25). */
+const PLIVO_DEFAULT_OUTBOUND_CPS = 2;
 
 function parseIntegerInRange(env: Env, name: string, min: number, max: number, fallback: number): number {
   const raw = env[name];

@@ -33,6 +33,8 @@ async function main(): Promise<void> {
       // Calls dial through the provider, which posts their statuses to the API's public address.
       telephony: providers.telephony,
       telephonyCallbackBaseUrl: config.publicApiUrl,
+      // Every worker node dials at the account's pace together (docs/decisions/0166).
+      dialsPerSecond: config.telephonyCps,
       // Post-call analytics: one OpenAI-compatible server answers every provider of the catalog.
       languageModelFor: () => providers.languageModel,
     },

@@ -23,6 +23,7 @@ import {
   PROVIDER_LIMIT_MARGIN_SECONDS,
   startConversation,
   conversationNode,
+  pacesDials,
   storeSteps,
   dialTransferLeg,
   hangupTransferLeg,
@@ -33,7 +34,7 @@ import {
 } from './call-steps';
 
 /** prepareDial's answer; `refusal` and a null agent only in histories recorded before refusals were typed. */
-type RecordedDialCheck = { agent: CallAgent | null; hoursClosed: boolean; refusal?: { reason: string } | null };
+type RecordedDialCheck = { agent: CallAgent | null; hoursClosed: boolean; refusal?: { reason: string } | null; dialAt?: string; dialsAhead?: number };
 
 /** Who ended a call and why, as `call.ended` says it. */
 interface Ending {
@@ -361,13 +362,29 @@ export class CallLifecycle {
       }
       this.sequence++;
       this.state.grantedAt = at;
+      if (check.dialAt) await this.waitForDialMoment(check.dialAt, check.dialsAhead ?? 0);
       return check.agent;
     }
+  }
+
+  /**
+   * The account's dial pace (docs/decisions/0166): a call whose moment is later waits for it on a
+   * durable timer, holding its slot, with the wait in its current details. A hang-up meanwhile
+   * ends it before the dial (the dial's phase sees it).
+   */
+  private async waitForDialMoment(dialAt: string, ahead: number): Promise<void> {
+    const waitMs = Date.parse(dialAt) - Date.now();
+    if (waitMs <= 0 || !pacesDials()) return;
+    this.state.phase = 'waiting-to-dial';
+    showCallDetails(`waiting for the provider's pace: ${ahead} dial${ahead === 1 ? '' : 's'} ahead, dialling ${this.input.toNumber} at ${clockTime(Date.parse(dialAt))}`);
+    await condition(() => this.hangupRequest !== null, waitMs);
   }
 
   /** Dials through the telephony provider (`call.placed`); false when the dial was refused (the call has ended). */
   private async dial(agent: CallAgent): Promise<boolean> {
     const { input } = this;
+    // Hung up while it waited for its dial's moment: it never rings.
+    if (this.hangupRequest && pacesDials()) return (await this.endUnconnected('canceled', 'canceled before the dial', 'info', this.hangupRequest.by)) ?? false;
     this.state.phase = 'dialling';
     showCallDetails(`dialling ${input.toNumber} from ${input.fromNumber}`);
     const placed = await placeDial({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS, detectVoicemail: agent.detectsVoicemail === true }).catch((error: Error) => ({ refused: error.cause instanceof Error ? error.cause.message : error.message }));

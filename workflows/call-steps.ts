@@ -57,6 +57,16 @@ export const LOCAL_DIAL_PATCH = 'call-dial-local';
  */
 export const RELEASE_AFTER_END_PATCH = 'call-release-after-end';
 
+/**
+ * Calls started since this patch wait for their dial's moment at the telephony account's pace
+ * (docs/decisions/0166), which `prepareDial` takes; histories from before dial at once.
+ */
+export const DIAL_PACE_PATCH = 'call-dial-paced';
+
+export function pacesDials(): boolean {
+  return patched(DIAL_PACE_PATCH);
+}
+
 export function releasesAfterEnd(): boolean {
   return patched(RELEASE_AFTER_END_PATCH);
 }

@@ -7,6 +7,7 @@ import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls
 import { signalKeeper } from '../../domain/calls/temporal';
 import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
+import { takeDialMoment } from '../../domain/calls/dial-pace';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -25,6 +26,8 @@ export type CallEventSlot = Pick<RecordEventInput, 'workspaceId' | 'callId' | 'a
 export interface CallStepDeps {
   clock: Clock;
   temporal?: Client;
+  /** New calls a second the telephony account takes (TelephonyDeps). */
+  dialsPerSecond?: number;
 }
 
 export function createCallStepActivities(deps: CallStepDeps) {
@@ -62,13 +65,18 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
      * A refusal is a non-retryable failure of its CallRefusal type (workflows/shared/refusals.ts).
      */
-    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ agent: CallAgent; hoursClosed: boolean }> {
+    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
       const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId);
       if (refusal) throw callRefusalFailure(refusal);
       if (!callingWindow(new Date(input.at), agent.hours).open) return { agent, hoursClosed: true };
-      await write(input.callId, { dequeued_at: input.at });
-      await record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at, agentWebhookUrl: agent.webhookUrl ?? null });
-      return { agent, hoursClosed: false };
+      // The dial's moment at the account's pace (0166), taken once the call may be dialled.
+      const [moment] = await Promise.all([
+        deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,
+        write(input.callId, { dequeued_at: input.at }).then(() =>
+          record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at, agentWebhookUrl: agent.webhookUrl ?? null }),
+        ),
+      ]);
+      return { agent, hoursClosed: false, ...(moment ? { dialAt: moment.at.toISOString(), dialsAhead: moment.ahead } : {}) };
     },
 
     /** The call is answered: the record goes in-progress, `call.started`, and the length it may last (callCapOf). */

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { awaitDialTurn } from '../../domain/calls/dial-pace';
 import { DialRefusedError } from '../../providers/errors';
 import type { Telephony } from '../../providers/telephony/types';
 import { Call } from '../../db/models/call';
@@ -14,6 +15,11 @@ export interface TelephonyDeps {
    * (`<base>/telephony/calls/{call_id}/answer`), e.g. `https://api.example.com/api/v1`.
    */
   telephonyCallbackBaseUrl?: string;
+  /**
+   * New calls a second the telephony account takes (`TELEPHONY_CPS`, docs/decisions/0166), shared
+   * by every worker node through the dial pace; absent: dials are not paced (test harnesses only).
+   */
+  dialsPerSecond?: number;
 }
 
 /** How long the provider listens to a warm transfer's leg before judging it human or machine (Plivo's `machine_detection_time`). */
@@ -58,6 +64,8 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
     async dialCallOnce(input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }): Promise<{ providerCallId: string; placedAt: string }> {
+      // The last step of the pace (0166): never sent sooner than one interval after the dial before.
+      if (deps.dialsPerSecond) await awaitDialTurn(deps.dialsPerSecond);
       if (!(await claimDial(input.callId))) throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
       const { providerCallId } = await placeCall(input, input.detectVoicemail);
       return { providerCallId, placedAt: new Date().toISOString() };

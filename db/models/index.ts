@@ -7,6 +7,7 @@ export * from './batch';
 export * from './batch-contact';
 export * from './call';
 export * from './call-event';
+export * from './dial-pace';
 export * from './invite';
 export * from './invoice';
 export * from './invoice-counter';

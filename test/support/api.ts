@@ -30,6 +30,8 @@ export interface RunningApi {
 export interface StartApiOptions {
   /** Temporal client of the app (default: the shared dev server's). */
   temporal?: Client;
+  /** The telephony account's pace for the workers' dials (TELEPHONY_CPS); absent: not paced. */
+  dialsPerSecond?: number;
   /** Run real workers for these roles beside the API (on the shared dev server by default). */
   workers?: TaskQueueRole[];
   workerConnection?: NativeConnection;
@@ -120,6 +122,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         temporal: options.temporal ?? env.client,
         webhooksAllowPrivateNetworks: true,
         ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel } : {}),
+        ...(options.dialsPerSecond ? { dialsPerSecond: options.dialsPerSecond } : {}),
       },
       workflows: { workflowBundle: await workflowBundle() },
     });

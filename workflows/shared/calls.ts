@@ -58,7 +58,7 @@ export interface HangupResult {
   status: string;
 }
 
-export type CallPhase = 'queued' | 'waiting-for-hours' | 'dialling' | 'live' | 'ended';
+export type CallPhase = 'queued' | 'waiting-for-hours' | 'waiting-to-dial' | 'dialling' | 'live' | 'ended';
 
 export interface CallState {
   callId: string;

@@ -106,9 +106,10 @@ export class RazorpayGateway implements PaymentGateway {
   }
 
   verifyPayment(payment: { orderId: string; paymentId: string; signature: string }): boolean {
+    // As the SDK's validatePaymentVerification compares: the lowercase hex string, exactly (here timing-safe).
+    if (!/^[0-9a-f]{64}$/.test(payment.signature)) return false;
     const expected = Buffer.from(paymentSignature(payment.orderId, payment.paymentId, this.config.keySecret), 'hex');
-    const given = Buffer.from(payment.signature, 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return timingSafeEqual(Buffer.from(payment.signature, 'hex'), expected);
   }
 }
 

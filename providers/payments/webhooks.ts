@@ -13,9 +13,13 @@ export const RAZORPAY_EVENT_ID_HEADER = 'x-razorpay-event-id';
 /** The events that say an order's payment was captured: either completes the top-up. */
 export const PAYMENT_CAPTURED_EVENTS = ['order.paid', 'payment.captured'] as const;
 
-/** Whether `signature` is the webhook secret's hex HMAC-SHA256 of the raw body (timing-safe). */
+/**
+ * Whether `signature` is the webhook secret's hex HMAC-SHA256 of the raw body: the SDK's string
+ * comparison with lowercase hex (so an uppercase copy is refused as the SDK refuses it), done
+ * timing-safe.
+ */
 export function verifyWebhookSignature(rawBody: Buffer | string, signature: string | undefined, secret: string | null | undefined): boolean {
-  if (!secret || !signature || !/^[0-9a-f]{64}$/i.test(signature)) return false;
+  if (!secret || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }

@@ -137,7 +137,7 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
     for (const [text, signature] of attempts) {
       const res = await post(text, { 'x-razorpay-event-id': 'evt_forged0000000', ...signature });
       expect(res.status, await res.clone().text()).to.equal(403);
-      expect((await res.json()).detail).to.match(/X-Razorpay-Signature/);
+      expect(((await res.json()) as { detail: string }).detail).to.match(/X-Razorpay-Signature/);
     }
     expect(await Payment.findById(payment.id).lean()).to.include({ status: 'created', gateway_payment_id: null, invoice_id: null, completed_via: null });
     expect(await balance(headers)).to.equal(50_000);

@@ -5,6 +5,7 @@ import { createCallQueueActivities } from './calls/queue';
 import { createCallStepActivities } from './calls/steps';
 import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telephony';
 import { createKycActivities } from './kyc';
+import { createBillingActivities, type BillingDeps } from './billing';
 import { createProbeActivities } from './probes';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
 import type { LanguageModel } from '../providers/llm/types';
@@ -13,7 +14,7 @@ import type { Clock } from './clock';
 
 export { systemClock, type Clock } from './clock';
 
-export interface ActivityDeps extends WebhookDeps, TelephonyDeps {
+export interface ActivityDeps extends WebhookDeps, TelephonyDeps, BillingDeps {
   clock: Clock;
   /** The language model of a catalog provider id (post-call analytics); absent in workers without analytics. */
   languageModelFor?: (provider: string) => LanguageModel;
@@ -38,6 +39,8 @@ export const ACTIVITIES_BY_ROLE = {
   analytics: (deps: ActivityDeps) => createAnalyticsActivities(deps),
   /** Webhook deliveries, their retries and redeliveries. */
   webhooks: (deps: ActivityDeps) => createWebhookActivities(deps),
+  /** Payment check workflows: the gateway's orders until paid (docs/decisions/0186). */
+  billing: (deps: ActivityDeps) => createBillingActivities(deps),
 };
 
 /**
@@ -51,6 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     ...ACTIVITIES_BY_ROLE.webhooks(deps),
     ...ACTIVITIES_BY_ROLE.calls(deps),
     ...ACTIVITIES_BY_ROLE.analytics(deps),
+    ...ACTIVITIES_BY_ROLE.billing(deps),
   };
 }
 

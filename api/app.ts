@@ -31,7 +31,9 @@ import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
 import { workspaceLimitRoutes } from './routes/workspace-limits';
 import { observabilityRoutes } from './routes/observability';
-import { billingRoutes, sellerOf } from './routes/billing';
+import { billingRoutes } from './routes/billing';
+import { sellerOf } from '../domain/billing/invoices';
+import { paymentWebhookRoutes, RAZORPAY_WEBHOOK_PATH, rawJsonForWebhooks } from './routes/payment-webhooks';
 import { createPaymentGateway } from '../providers/payments/gateway';
 import { access } from './middleware/access';
 import { OperationIndex } from './operation-index';
@@ -60,6 +62,8 @@ export interface AppDeps {
    * `WORKSPACE_CACHE_MS`, 1 s; 0 reads it on every request): decision 0151.
    */
   workspaceCacheMs?: number;
+  /** The payment gateway's order checks' schedule in seconds (tests shorten it; docs/decisions/0186). */
+  paymentCheckDelaysSeconds?: number[];
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -101,6 +105,11 @@ export function createApp(deps: AppDeps): Express {
   const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
   app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl, synthesizer: providers.synthesizer }));
+  // The payment gateway signs its webhooks' raw bytes: their parser keeps them (docs/decisions/0185).
+  app.use(
+    API_BASE_PATHS.map((base) => `${base}${RAZORPAY_WEBHOOK_PATH}`),
+    rawJsonForWebhooks(),
+  );
   app.use(express.json({ limit: '1mb' }));
   // The telephony provider posts form-encoded callbacks. Flat fields only (`extended: false`):
   // a repeated field becomes a list, which the operation's schema refuses.
@@ -142,7 +151,17 @@ export function createApp(deps: AppDeps): Express {
   api.use(workspaceRoutes(auth));
   api.use(workspaceLimitRoutes({ now }));
   api.use(observabilityRoutes({ now }));
-  api.use(billingRoutes({ now, gateway: createPaymentGateway(deps.config.providers?.payments, deps.config.providers?.timeoutMs), seller: sellerOf(deps.config.billing) }));
+  const seller = sellerOf(deps.config.billing);
+  api.use(
+    billingRoutes({
+      now,
+      gateway: createPaymentGateway(deps.config.providers?.payments, deps.config.providers?.timeoutMs),
+      seller,
+      temporal: deps.temporal,
+      paymentCheckDelaysSeconds: deps.paymentCheckDelaysSeconds,
+    }),
+  );
+  api.use(paymentWebhookRoutes({ now, seller, temporal: deps.temporal, logger, webhookSecret: deps.config.providers?.payments?.webhookSecret }));
   api.use(inviteRoutes(auth));
   api.use(connectedAppRoutes({ now }));
   for (const base of API_BASE_PATHS) app.use(base, api);

@@ -120,8 +120,12 @@ export interface ProvidersConfig {
   stt: { baseUrl: string; apiKey: string } | null;
   /** How long an adapter waits for an answer before the API answers 502. */
   timeoutMs: number;
-  /** A Razorpay-style payment gateway (https://api.razorpay.com): HTTP Basic auth with the key id and secret. */
-  payments?: { baseUrl: string; keyId: string; keySecret: string } | null;
+  /**
+   * A Razorpay-style payment gateway (https://api.razorpay.com): HTTP Basic auth with the key id
+   * and secret. `webhookSecret` (`RAZORPAY_WEBHOOK_SECRET`) is the secret of the webhook set in
+   * Razorpay's dashboard, which signs its events; none: every webhook is refused (403).
+   */
+  payments?: { baseUrl: string; keyId: string; keySecret: string; webhookSecret?: string | null } | null;
 }
 
 /** Used only outside production, where a missing AUTH_SECRET must not stop a local run. */
@@ -193,6 +197,7 @@ function providersConfig(env: Env): ProvidersConfig {
           baseUrl: baseUrl('PAYMENTS_BASE_URL', env.PAYMENTS_BASE_URL),
           keyId: requiredWith(env, 'RAZORPAY_KEY_ID', 'PAYMENTS_BASE_URL'),
           keySecret: requiredWith(env, 'RAZORPAY_KEY_SECRET', 'PAYMENTS_BASE_URL'),
+          webhookSecret: env.RAZORPAY_WEBHOOK_SECRET || null,
         }
       : null,
   };

@@ -54,6 +54,8 @@ async function main(): Promise<void> {
     const config = loadConfig(childEnv);
     // The simulator's account sends calls to its numbers to the API, like a Plivo application would.
     simulators.telephony?.setInboundUrls({ answerUrl: `${config.publicApiUrl}/telephony/inbound/answer`, hangupUrl: `${config.publicApiUrl}/telephony/inbound/status` });
+    // Its account's webhook, as set in Razorpay's dashboard (docs/decisions/0185).
+    if (simulators.payments) simulators.payments.webhookUrl = `${config.publicApiUrl}/billing/razorpay/webhook`;
     if (env.TELEPHONY_BASE_URL && !env.PUBLIC_API_URL) {
       console.warn(`[launcher] TELEPHONY_BASE_URL is set without PUBLIC_API_URL: the provider will post call statuses to ${config.publicApiUrl}, which it cannot reach from outside this machine`);
     }

@@ -5,6 +5,8 @@ import { loadConfig } from '../config/env';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createProviders } from '../providers';
+import { createPaymentGateway } from '../providers/payments/gateway';
+import { sellerOf } from '../domain/billing/invoices';
 import { createWorkers, WORKER_SHUTDOWN_GRACE } from './bootstrap';
 import { parseRoles } from './roles';
 
@@ -37,6 +39,9 @@ async function main(): Promise<void> {
       dialsPerSecond: config.telephonyCps,
       // Post-call analytics: one OpenAI-compatible server answers every provider of the catalog.
       languageModelFor: () => providers.languageModel,
+      // Payment checks ask the gateway about open orders and complete paid ones (docs/decisions/0186).
+      paymentGateway: config.providers.payments ? createPaymentGateway(config.providers.payments, config.providers.timeoutMs) : undefined,
+      seller: sellerOf(config.billing),
     },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
     shutdownGraceTime: WORKER_SHUTDOWN_GRACE,

@@ -32,6 +32,7 @@ export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
   calls: { taskQueue: TASK_QUEUES.calls, workflows: true, activities: ACTIVITIES_BY_ROLE.calls },
   ops: { taskQueue: TASK_QUEUES.ops, workflows: true, activities: ACTIVITIES_BY_ROLE.ops },
   analytics: { taskQueue: TASK_QUEUES.analytics, workflows: true, activities: ACTIVITIES_BY_ROLE.analytics },
+  billing: { taskQueue: TASK_QUEUES.billing, workflows: true, activities: ACTIVITIES_BY_ROLE.billing },
   webhooks: {
     taskQueue: TASK_QUEUES.webhooks,
     workflows: true,

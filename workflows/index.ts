@@ -8,3 +8,4 @@ export { slotKeeperWorkflow } from './slots';
 export { callWorkflow } from './call';
 export { analyticsWorkflow } from './analytics';
 export { batchWorkflow } from './batch';
+export { paymentCheckWorkflow } from './payment-check';

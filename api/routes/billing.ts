@@ -1,6 +1,8 @@
 import { Router } from 'express';
+import type { Client } from '@temporalio/client';
 import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
-import { completePayment, recentPayments, startTopup } from '../../domain/billing/payments';
+import { auditTopupCompleted, completePayment, recentPayments, startTopup } from '../../domain/billing/payments';
+import { notifyPaymentSettled, startPaymentCheck } from '../../domain/billing/temporal';
 import { recentInvoices, type Seller, type StoredInvoice } from '../../domain/billing/invoices';
 import { renderInvoicePdf } from '../../domain/billing/invoice-pdf';
 import { ledgerPage } from '../../domain/billing/ledger-pages';
@@ -11,7 +13,6 @@ import { Workspace } from '../../db/models/workspace';
 import { planOf } from '../../domain/billing/plans';
 import type { PaymentGateway } from '../../providers/payments/gateway';
 import type { operations } from '../../schemas/api-types';
-import type { BillingConfig } from '../../config/env';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
@@ -27,11 +28,9 @@ export interface BillingDeps {
   now: () => Date;
   gateway: PaymentGateway;
   seller: Seller;
-}
-
-/** The platform as the seller on invoices (config BILLING_SELLER_*; Karnataka when not given). */
-export function sellerOf(config: BillingConfig | undefined): Seller {
-  return { name: config?.sellerName ?? 'Voice Agents Platform', gstin: config?.sellerGstin ?? null, state: config?.sellerState ?? 'KA' };
+  temporal: Client;
+  /** The order checks' schedule (tests shorten it); none: the workflow's own (docs/decisions/0186). */
+  paymentCheckDelaysSeconds?: number[];
 }
 
 const workspaceNotFound = () => new HttpError(404, 'workspace not found');
@@ -73,6 +72,12 @@ export function billingRoutes(deps: BillingDeps): Router {
     }
     const at = deps.now();
     const payment = await fromProvider(startTopup(deps.gateway, deps.seller, { workspaceId: workspace.id, packId: body.pack_id, amountPaise: body.amount_paise, by: creatorOf(res), at }));
+    // Before the page gets the order: a paid order is then always completed, even when the page never comes back.
+    await startPaymentCheck(
+      deps.temporal,
+      { paymentId: payment._id, orderId: payment.order_id, workspaceId: workspace.id, ...(deps.paymentCheckDelaysSeconds ? { checkDelaysSeconds: deps.paymentCheckDelaysSeconds } : {}) },
+      { totalPaise: payment.total_paise },
+    );
     await recordWorkspaceAudit(workspace.id, {
       action: 'billing.topup_started',
       actor: actorOf(res),
@@ -96,16 +101,9 @@ export function billingRoutes(deps: BillingDeps): Router {
       case 'busy':
         throw new HttpError(409, 'the payment is being completed by another request; retry in a moment');
     }
-    if (outcome.now) {
-      await recordWorkspaceAudit(workspace.id, {
-        action: 'billing.topup_completed',
-        actor: actorOf(res),
-        target: { type: 'payment', id: outcome.payment._id },
-        at: outcome.payment.completed_at ?? deps.now(),
-        ip: clientIp(req),
-        details: { credits_paise: outcome.payment.credits_paise, total_paise: outcome.payment.total_paise, invoice_id: outcome.payment.invoice_id },
-      });
-    }
+    if (outcome.now) await auditTopupCompleted(outcome.payment, { actor: actorOf(res), at: outcome.payment.completed_at ?? deps.now(), ip: clientIp(req) });
+    // The order's check workflow may end now rather than at its next check.
+    await notifyPaymentSettled(deps.temporal, outcome.payment.order_id);
     res.json(paymentView(outcome.payment));
   });
 

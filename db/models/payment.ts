@@ -45,6 +45,12 @@ const paymentSchema = new Schema(
     created_at: { type: Date, required: true },
     lease_until: { type: Date, default: null },
     completed_at: { type: Date, default: null },
+    /**
+     * What completed it (docs/decisions/0185): the customer's page (`checkout`), the gateway's
+     * webhook (`webhook`, with the event's id) or the order's check workflow (`gateway_check`).
+     */
+    completed_via: { type: String, enum: ['checkout', 'webhook', 'gateway_check', null], default: null },
+    completed_by_event: { type: String, default: null },
     /** The invoice number's place, taken once per payment (see domain/billing/invoices.ts). */
     invoice_seq: { type: Number, default: null },
     invoice_fy: { type: String, default: null },
@@ -54,6 +60,8 @@ const paymentSchema = new Schema(
   { collection: 'payments', versionKey: false },
 );
 paymentSchema.index({ workspace_id: 1, created_at: -1 });
+// Webhooks name the gateway's order, not our payment.
+paymentSchema.index({ order_id: 1 }, { unique: true });
 
 export type PaymentDocument = InferSchemaType<typeof paymentSchema>;
 export const Payment = model('Payment', paymentSchema);

@@ -1,3 +1,4 @@
+import type { BillingConfig } from '../../config/env';
 import { createHash } from 'node:crypto';
 import { isDuplicateKeyError } from '../../db/errors';
 import { Invoice, type InvoiceDocument } from '../../db/models/invoice';
@@ -13,6 +14,11 @@ export interface Seller {
   gstin: string | null;
   /** ISO 3166-2:IN code without `IN-`. */
   state: string;
+}
+
+/** The platform as the seller on invoices (config BILLING_SELLER_*; Karnataka when not given). */
+export function sellerOf(config: BillingConfig | undefined): Seller {
+  return { name: config?.sellerName ?? 'Voice Agents Platform', gstin: config?.sellerGstin ?? null, state: config?.sellerState ?? 'KA' };
 }
 
 export type StoredInvoice = InvoiceDocument & { _id: string };

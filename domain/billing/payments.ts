@@ -1,3 +1,4 @@
+import { recordWorkspaceAudit, type AuditActor } from '../audit/audit-log';
 import { newId } from '../../db/ids';
 import { KycRecord } from '../../db/models/kyc';
 import { Payment, type PaymentDocument } from '../../db/models/payment';
@@ -63,13 +64,12 @@ export type Completion =
   | { kind: 'busy' }
   | { kind: 'completed'; payment: StoredPayment; now: boolean };
 
+/** What proved the payment: the customer's page (its signature), the gateway's webhook, or the gateway's own answer about the order. */
+export type CompletionSource = { via: 'checkout' } | { via: 'webhook'; eventId: string | null } | { via: 'gateway_check' };
+
 /**
- * Completes a payment the gateway confirmed: checks the signature against the payment's own
- * order, then credits the ledger and issues the invoice, once. A completion claims the
- * payment (`created` -> `completing`, one guarded update); a second one finds it claimed or
- * paid and answers the payment unchanged (waiting for the first to finish). Both steps after
- * the claim are idempotent on the payment id, so a completion that takes over a crashed one
- * (its lease ran out) finishes the work without doing any of it twice.
+ * Completes a payment the customer's page reports: checks the checkout's signature against
+ * the payment's own order, then settles it (settlePayment).
  */
 export async function completePayment(
   gateway: PaymentGateway,
@@ -79,12 +79,49 @@ export async function completePayment(
   const payment = await Payment.findById(input.paymentId).lean<StoredPayment>();
   if (!payment || payment.workspace_id !== input.workspaceId) return { kind: 'not_found' };
   if (!gateway.verifyPayment({ orderId: payment.order_id, paymentId: input.gatewayPaymentId, signature: input.signature })) return { kind: 'bad_signature' };
-  if (payment.status === 'paid') return { kind: 'completed', payment, now: false };
+  return settlePayment(payment, seller, { gatewayPaymentId: input.gatewayPaymentId, source: { via: 'checkout' }, now: input.now });
+}
 
+export type OrderCompletion = Completion | { kind: 'amount_mismatch'; payment: StoredPayment };
+
+/**
+ * Completes the payment of an order the gateway itself says was captured (its signed webhook,
+ * or its answer to `GET /v1/orders/{id}`): the same settlement as the page's, so whichever of
+ * the three comes first credits and invoices, and the others change nothing. A captured
+ * amount or currency other than the order's is not credited (never expected from Razorpay,
+ * which captures an order's amount only).
+ */
+export async function completePaidOrder(
+  seller: Seller,
+  input: { orderId: string; gatewayPaymentId: string; amountPaise: number; currency: string; source: CompletionSource; now: () => Date },
+): Promise<OrderCompletion> {
+  const payment = await Payment.findOne({ order_id: input.orderId }).lean<StoredPayment>();
+  if (!payment) return { kind: 'not_found' };
+  if (input.amountPaise !== payment.total_paise || input.currency !== payment.currency) return { kind: 'amount_mismatch', payment };
+  return settlePayment(payment, seller, { gatewayPaymentId: input.gatewayPaymentId, source: input.source, now: input.now });
+}
+
+/**
+ * Credits the ledger and issues the invoice of a payment, once. A completion claims the
+ * payment (`created` -> `completing`, one guarded update); a second one finds it claimed or
+ * paid and answers the payment unchanged (waiting for the first to finish). Both steps after
+ * the claim are idempotent on the payment id, so a completion that takes over a crashed one
+ * (its lease ran out) finishes the work without doing any of it twice.
+ */
+async function settlePayment(payment: StoredPayment, seller: Seller, input: { gatewayPaymentId: string; source: CompletionSource; now: () => Date }): Promise<Completion> {
+  if (payment.status === 'paid') return { kind: 'completed', payment, now: false };
   const at = input.now();
   const claimed = await Payment.findOneAndUpdate(
     { _id: payment._id, $or: [{ status: 'created' }, { status: 'completing', lease_until: { $lt: at } }] },
-    { $set: { status: 'completing', lease_until: new Date(at.getTime() + COMPLETION_LEASE_MS), gateway_payment_id: input.gatewayPaymentId } },
+    {
+      $set: {
+        status: 'completing',
+        lease_until: new Date(at.getTime() + COMPLETION_LEASE_MS),
+        gateway_payment_id: input.gatewayPaymentId,
+        completed_via: input.source.via,
+        completed_by_event: input.source.via === 'webhook' ? input.source.eventId : null,
+      },
+    },
     { returnDocument: 'after' },
   ).lean<StoredPayment>();
   if (!claimed) {
@@ -92,6 +129,11 @@ export async function completePayment(
     return paid ? { kind: 'completed', payment: paid, now: false } : { kind: 'busy' };
   }
   return { kind: 'completed', payment: await finish(claimed, seller, at), now: true };
+}
+
+/** The payment of a gateway order, if it is ours. */
+export function paymentOfOrder(orderId: string): Promise<StoredPayment | null> {
+  return Payment.findOne({ order_id: orderId }).lean<StoredPayment>();
 }
 
 async function finish(payment: StoredPayment, seller: Seller, at: Date): Promise<StoredPayment> {
@@ -133,4 +175,25 @@ async function waitUntilPaid(paymentId: string): Promise<StoredPayment | null> {
 /** The workspace's last 100 payments, newest first. */
 export function recentPayments(workspaceId: string): Promise<StoredPayment[]> {
   return Payment.find({ workspace_id: workspaceId }).sort({ created_at: -1, _id: -1 }).limit(100).lean<StoredPayment[]>();
+}
+
+/**
+ * The audit log's `billing.topup_completed`, written by whichever completion settled the
+ * payment (`now`): a person through the page, or the gateway (webhook, order check), which
+ * acts as no member of the workspace.
+ */
+export async function auditTopupCompleted(payment: StoredPayment, record: { actor: AuditActor; at: Date; ip?: string | null }): Promise<void> {
+  await recordWorkspaceAudit(payment.workspace_id, {
+    action: 'billing.topup_completed',
+    actor: record.actor,
+    target: { type: 'payment', id: payment._id },
+    at: record.at,
+    ip: record.ip ?? null,
+    details: { credits_paise: payment.credits_paise, total_paise: payment.total_paise, invoice_id: payment.invoice_id, via: payment.completed_via },
+  });
+}
+
+/** The gateway as the audit log names it when it completed a payment itself. */
+export function gatewayActor(via: 'webhook' | 'gateway_check'): AuditActor {
+  return { type: 'anonymous', id: null, name: via === 'webhook' ? 'Razorpay webhook' : 'Razorpay order check' };
 }

@@ -15,6 +15,23 @@ export interface PaymentGateway {
   createOrder(order: { amountPaise: number; currency: string; receipt: string; notes: Record<string, string> }): Promise<{ orderId: string }>;
   /** Whether `signature` is the gateway's for this order and payment. */
   verifyPayment(payment: { orderId: string; paymentId: string; signature: string }): boolean;
+  /**
+   * The order as the gateway holds it now, with its captured payment when it is `paid`
+   * (`GET /v1/orders/{id}`, then `GET /v1/orders/{id}/payments`): how a page that never came
+   * back is found paid (docs/decisions/0186).
+   */
+  fetchOrder(orderId: string): Promise<GatewayOrder>;
+}
+
+/** An order as the gateway reports it; `capturedPayment` only when `status` is `paid`. */
+export interface GatewayOrder {
+  id: string;
+  /** Razorpay's order states: `created`, `attempted` (a payment was tried, none captured), `paid`. */
+  status: string;
+  amountPaise: number;
+  amountPaidPaise: number;
+  currency: string;
+  capturedPayment: { id: string; amountPaise: number; currency: string } | null;
 }
 
 export interface GatewayConfig {
@@ -42,14 +59,39 @@ export class RazorpayGateway implements PaymentGateway {
   }
 
   async createOrder(order: { amountPaise: number; currency: string; receipt: string; notes: Record<string, string> }): Promise<{ orderId: string }> {
+    const body = (await this.request('POST', '/v1/orders', { amount: order.amountPaise, currency: order.currency, receipt: order.receipt, notes: order.notes })) as { id?: unknown; amount?: unknown } | null;
+    if (typeof body?.id !== 'string' || body.amount !== order.amountPaise) throw new ProviderUnavailableError(SERVICE, 'answered an order without its id or amount');
+    return { orderId: body.id };
+  }
+
+  async fetchOrder(orderId: string): Promise<GatewayOrder> {
+    const path = `/v1/orders/${encodeURIComponent(orderId)}`;
+    const order = (await this.request('GET', path)) as { id?: unknown; status?: unknown; amount?: unknown; amount_paid?: unknown; currency?: unknown } | null;
+    if (order?.id !== orderId || typeof order.status !== 'string' || !Number.isInteger(order.amount) || !Number.isInteger(order.amount_paid) || typeof order.currency !== 'string') {
+      throw new ProviderUnavailableError(SERVICE, 'answered an order without its id, status, amounts or currency');
+    }
+    const view: GatewayOrder = { id: orderId, status: order.status, amountPaise: order.amount as number, amountPaidPaise: order.amount_paid as number, currency: order.currency, capturedPayment: null };
+    if (view.status !== 'paid') return view;
+    // A paid order has exactly one captured payment; failed attempts are listed beside it.
+    const payments = (await this.request('GET', `${path}/payments`)) as { items?: unknown } | null;
+    if (!Array.isArray(payments?.items)) throw new ProviderUnavailableError(SERVICE, "answered an order's payments without items");
+    const captured = (payments.items as { id?: unknown; status?: unknown; amount?: unknown; currency?: unknown }[]).find((p) => p?.status === 'captured');
+    if (captured && typeof captured.id === 'string' && Number.isInteger(captured.amount) && typeof captured.currency === 'string') {
+      view.capturedPayment = { id: captured.id, amountPaise: captured.amount as number, currency: captured.currency };
+    }
+    return view;
+  }
+
+  /** One call to Razorpay's REST API (HTTP Basic auth with the key id and secret); its JSON body, or a ProviderUnavailableError. */
+  private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const auth = Buffer.from(`${this.config.keyId}:${this.config.keySecret}`).toString('base64');
     let status: number;
     let text: string;
     try {
-      const res = await fetch(`${this.config.baseUrl}/v1/orders`, {
-        method: 'POST',
-        headers: { Authorization: `Basic ${auth}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ amount: order.amountPaise, currency: order.currency, receipt: order.receipt, notes: order.notes }),
+      const res = await fetch(`${this.config.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Basic ${auth}`, Accept: 'application/json', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.config.timeoutMs),
         redirect: 'error',
       });
@@ -60,15 +102,14 @@ export class RazorpayGateway implements PaymentGateway {
       throw new ProviderUnavailableError(SERVICE, error.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs} ms` : 'connection failed');
     }
     if (status < 200 || status > 299) throw new ProviderUnavailableError(SERVICE, `answered ${status}${gatewayError(text)}`);
-    const body = parseJson(text) as { id?: unknown; amount?: unknown } | null;
-    if (typeof body?.id !== 'string' || body.amount !== order.amountPaise) throw new ProviderUnavailableError(SERVICE, 'answered an order without its id or amount');
-    return { orderId: body.id };
+    return parseJson(text);
   }
 
   verifyPayment(payment: { orderId: string; paymentId: string; signature: string }): boolean {
+    // As the SDK's validatePaymentVerification compares: the lowercase hex string, exactly (here timing-safe).
+    if (!/^[0-9a-f]{64}$/.test(payment.signature)) return false;
     const expected = Buffer.from(paymentSignature(payment.orderId, payment.paymentId, this.config.keySecret), 'hex');
-    const given = Buffer.from(payment.signature, 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return timingSafeEqual(Buffer.from(payment.signature, 'hex'), expected);
   }
 }
 
@@ -79,11 +120,12 @@ export function unconfiguredGateway(): PaymentGateway {
     keyId: '',
     createOrder: () => Promise.reject(new ProviderUnavailableError(SERVICE, 'not configured: set PAYMENTS_BASE_URL')),
     verifyPayment: () => false,
+    fetchOrder: () => Promise.reject(new ProviderUnavailableError(SERVICE, 'not configured: set PAYMENTS_BASE_URL')),
   };
 }
 
-export function createPaymentGateway(config: Omit<GatewayConfig, 'timeoutMs'> | null | undefined, timeoutMs = 5_000): PaymentGateway {
-  return config ? new RazorpayGateway({ ...config, timeoutMs }) : unconfiguredGateway();
+export function createPaymentGateway(config: Pick<GatewayConfig, 'baseUrl' | 'keyId' | 'keySecret'> | null | undefined, timeoutMs = 5_000): PaymentGateway {
+  return config ? new RazorpayGateway({ baseUrl: config.baseUrl, keyId: config.keyId, keySecret: config.keySecret, timeoutMs }) : unconfiguredGateway();
 }
 
 function parseJson(text: string): unknown {

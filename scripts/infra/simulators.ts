@@ -4,7 +4,7 @@ import type { RunningSimulator } from '../../simulators/simulated-service';
 import { KEYPAD_DEMO_CALLEES, TRANSFER_DEMO_CALLEES, VOICEMAIL_DEMO_CALLEES } from '../../simulators/telephony/demo-callees';
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../simulators/llm/simulator';
 import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../simulators/stt/simulator';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator } from '../../simulators/payments/simulator';
+import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, PAYMENT_SIMULATOR_WEBHOOK_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
 
 export interface LocalSimulators {
   /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */
@@ -13,6 +13,8 @@ export interface LocalSimulators {
   lines: string[];
   /** The telephony simulator, when started (the launcher points its inbound calls at the API). */
   telephony?: TelephonySimulator;
+  /** The payment simulator, when started (the launcher points its webhooks at the API). */
+  payments?: PaymentSimulator;
   close(): Promise<void>;
 }
 
@@ -53,7 +55,8 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
   if (!env.PAYMENTS_BASE_URL) {
     const payments = await startPaymentSimulator();
     running.push(payments);
-    Object.assign(result.env, { PAYMENTS_BASE_URL: payments.url, RAZORPAY_KEY_ID: PAYMENT_SIMULATOR_KEY_ID, RAZORPAY_KEY_SECRET: PAYMENT_SIMULATOR_KEY_SECRET });
+    result.payments = payments;
+    Object.assign(result.env, { PAYMENTS_BASE_URL: payments.url, RAZORPAY_KEY_ID: PAYMENT_SIMULATOR_KEY_ID, RAZORPAY_KEY_SECRET: PAYMENT_SIMULATOR_KEY_SECRET, RAZORPAY_WEBHOOK_SECRET: PAYMENT_SIMULATOR_WEBHOOK_SECRET });
     result.lines.push(`  Payments     ${payments.url} (Razorpay simulator; PAYMENTS_BASE_URL to use a real account)`);
   }
   return result;

@@ -8,6 +8,8 @@ import type { Logger } from '../../domain/shared/logger';
 import type { ProvidersConfig } from '../../config/env';
 import { systemClock } from '../../activities';
 import { createProviders } from '../../providers';
+import { createPaymentGateway } from '../../providers/payments/gateway';
+import { sellerOf } from '../../domain/billing/invoices';
 import { startMediaService, type RunningMediaService } from '../../media/service';
 import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
@@ -52,6 +54,8 @@ export interface StartApiOptions {
   providers?: ProvidersConfig;
   /** Start the media service too (needs `providers`): calls then run their conversations. */
   media?: boolean;
+  /** The payment checks' schedule in seconds (docs/decisions/0186); none: the production one. */
+  paymentCheckDelaysSeconds?: number[];
 }
 
 /**
@@ -103,6 +107,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       embeddings: options.embeddings ?? null,
     },
     now: options.now,
+    paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds,
     temporal: options.temporal ?? env.client,
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,
@@ -123,6 +128,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         webhooksAllowPrivateNetworks: true,
         ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel } : {}),
         ...(options.dialsPerSecond ? { dialsPerSecond: options.dialsPerSecond } : {}),
+        ...(options.providers?.payments ? { paymentGateway: createPaymentGateway(options.providers.payments, options.providers.timeoutMs), seller: sellerOf(undefined) } : {}),
       },
       workflows: { workflowBundle: await workflowBundle() },
     });

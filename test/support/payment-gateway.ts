@@ -1,15 +1,28 @@
 import type { ProvidersConfig } from '../../config/env';
-import { startApi, type RunningApi } from './api';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
+import { startApi, type RunningApi, type StartApiOptions } from './api';
+import {
+  PAYMENT_SIMULATOR_KEY_ID,
+  PAYMENT_SIMULATOR_KEY_SECRET,
+  PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+  startPaymentSimulator,
+  type PaymentSimulator,
+} from '../../simulators/payments/simulator';
 
-export { PAYMENT_SIMULATOR_KEY_SECRET };
+export { PAYMENT_SIMULATOR_KEY_SECRET, PAYMENT_SIMULATOR_WEBHOOK_SECRET };
 
 /** The Razorpay simulator on a free port, and the providers config that points an API at it. */
 export async function startPaymentGateway(): Promise<{ gateway: PaymentSimulator; providers: ProvidersConfig }> {
   const gateway = await startPaymentSimulator();
   return {
     gateway,
-    providers: { telephony: null, tts: null, llm: null, stt: null, timeoutMs: 2_000, payments: { baseUrl: gateway.url, keyId: PAYMENT_SIMULATOR_KEY_ID, keySecret: PAYMENT_SIMULATOR_KEY_SECRET } },
+    providers: {
+      telephony: null,
+      tts: null,
+      llm: null,
+      stt: null,
+      timeoutMs: 2_000,
+      payments: { baseUrl: gateway.url, keyId: PAYMENT_SIMULATOR_KEY_ID, keySecret: PAYMENT_SIMULATOR_KEY_SECRET, webhookSecret: PAYMENT_SIMULATOR_WEBHOOK_SECRET },
+    },
   };
 }
 
@@ -23,14 +36,16 @@ export async function payAtGateway(gateway: PaymentSimulator, orderId: string): 
 
 /**
  * For a test suite: the Razorpay simulator and an API pointed at it, started before the
- * suite's tests and closed after them. The returned holder is filled in by then.
+ * suite's tests and closed after them. The returned holder is filled in by then. `webhooks`:
+ * the simulator sends its webhooks to the API, as a dashboard's webhook URL would.
  */
-export function paymentStackPerSuite(): { api: RunningApi; gateway: PaymentSimulator } {
+export function paymentStackPerSuite(options: Pick<StartApiOptions, 'workers' | 'paymentCheckDelaysSeconds'> & { webhooks?: boolean } = {}): { api: RunningApi; gateway: PaymentSimulator } {
   const stack = {} as { api: RunningApi; gateway: PaymentSimulator };
   before(async () => {
     const started = await startPaymentGateway();
     stack.gateway = started.gateway;
-    stack.api = await startApi({ providers: started.providers });
+    stack.api = await startApi({ providers: started.providers, workers: options.workers, paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds });
+    if (options.webhooks) stack.gateway.webhookUrl = `${stack.api.baseUrl}/api/v1/billing/razorpay/webhook`;
   });
   after(async () => {
     await stack.api?.close();

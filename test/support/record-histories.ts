@@ -56,6 +56,8 @@ import { until } from './until';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver';
 import { storedEndpoint } from './webhooks';
 import { createdBatch } from '../api/batches/helpers';
+import { payAtGateway, startPaymentGateway } from './payment-gateway';
+import { paymentCheckStateQuery } from '../../workflows/shared/payments';
 
 const HISTORIES_DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 /** Calling hours open all day, so that queued calls are dialled at once. */
@@ -221,6 +223,47 @@ const scenarios: Scenario[] = [
       const state = await handle.result();
       if (state.status !== 'delivered' || state.automaticAttempts !== 1) throw new Error(`the delivery ended ${JSON.stringify(state)}`);
       save('webhook-delivery-manual-retry', stack.temporal, deliveryId);
+    },
+  },
+  {
+    // A top-up whose page never comes back: the order's check finds it open, the customer pays,
+    // the next check completes it. Then one the page completes, which signals the check to end.
+    histories: ['payment-check-completed', 'payment-check-settled'],
+    server: 'main',
+    async record({ temporal }) {
+      const { gateway, providers } = await startPaymentGateway();
+      const api = await startApi({
+        temporal: temporal.client,
+        workerConnection: temporal.nativeConnection,
+        namespace: temporal.namespace ?? 'default',
+        workers: ['billing'],
+        providers,
+        paymentCheckDelaysSeconds: [1, 2, 2, 2],
+      });
+      try {
+        const owner = await activeOwner(api, { name: 'Asha Rao' });
+        const headers = { ...owner.auth, 'X-Workspace-ID': owner.workspaceId };
+        const topup = async () => (await api.request('/api/v1/billing/topup', withJson('POST', { pack_id: 'pack_500' }, headers))).json();
+        const unpaid = await topup();
+        const check = temporal.client.workflow.getHandle(workflowIds.paymentCheck(unpaid.order_id));
+        await until(() => check.query(paymentCheckStateQuery), (state) => state.checks >= 1, 10_000);
+        await payAtGateway(gateway, unpaid.order_id);
+        const completed = await check.result();
+        if (completed.outcome !== 'completed_by_check' || completed.checks < 2) throw new Error(`the check ended ${JSON.stringify(completed)}`);
+        save('payment-check-completed', temporal, check.workflowId);
+
+        const byPage = await topup();
+        const paid = await payAtGateway(gateway, byPage.order_id);
+        const res = await api.request(`/api/v1/billing/payments/${byPage.id}/complete`, withJson('POST', paid, headers));
+        if (res.status !== 200) throw new Error(`the completion answered ${res.status}: ${await res.text()}`);
+        const settledCheck = temporal.client.workflow.getHandle(workflowIds.paymentCheck(byPage.order_id));
+        const settled = await settledCheck.result();
+        if (settled.outcome !== 'completed_elsewhere' || settled.checks !== 0) throw new Error(`the check ended ${JSON.stringify(settled)}`);
+        save('payment-check-settled', temporal, settledCheck.workflowId);
+      } finally {
+        await api.close();
+        await gateway.close();
+      }
     },
   },
   {

@@ -93,7 +93,7 @@ describe('billing: GST, invoice numbers, the balance summary', () => {
     expect(defaults.providers.payments).to.equal(null);
     expect(defaults.billing).to.deep.equal({ sellerName: 'Voice Agents Platform', sellerGstin: null, sellerState: 'KA' });
     const set = loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com/', RAZORPAY_KEY_ID: 'rzp_live_x', RAZORPAY_KEY_SECRET: 's', BILLING_SELLER_STATE: 'MH', BILLING_SELLER_GSTIN: '27AABCV1234C1Z5' });
-    expect(set.providers.payments).to.deep.equal({ baseUrl: 'https://api.razorpay.com', keyId: 'rzp_live_x', keySecret: 's' });
+    expect(set.providers.payments).to.deep.equal({ baseUrl: 'https://api.razorpay.com', keyId: 'rzp_live_x', keySecret: 's', webhookSecret: null });
     expect(set.billing).to.include({ sellerState: 'MH', sellerGstin: '27AABCV1234C1Z5' });
     expect(() => loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com' })).to.throw(/RAZORPAY_KEY_ID/);
     expect(() => loadConfig({ BILLING_SELLER_STATE: 'Karnataka' })).to.throw(/BILLING_SELLER_STATE/);

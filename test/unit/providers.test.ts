@@ -112,6 +112,7 @@ describe('provider adapters', () => {
         PAYMENTS_BASE_URL: 'https://api.razorpay.com/',
         RAZORPAY_KEY_ID: 'rzp_test_1',
         RAZORPAY_KEY_SECRET: 'secret',
+        RAZORPAY_WEBHOOK_SECRET: 'webhook-secret',
         PROVIDER_TIMEOUT_MS: '2500',
       });
       expect(providers).to.deep.equal({
@@ -119,7 +120,7 @@ describe('provider adapters', () => {
         tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '' },
         llm: { baseUrl: 'https://api.openai.com', apiKey: 'sk-test' },
         stt: { baseUrl: 'wss://recognition.example.com', apiKey: 'dg-test' },
-        payments: { baseUrl: 'https://api.razorpay.com', keyId: 'rzp_test_1', keySecret: 'secret' },
+        payments: { baseUrl: 'https://api.razorpay.com', keyId: 'rzp_test_1', keySecret: 'secret', webhookSecret: 'webhook-secret' },
         timeoutMs: 2500,
       });
     });

@@ -15,6 +15,7 @@ const ROLE_OF_WORKFLOW: Record<string, keyof typeof ACTIVITIES_BY_ROLE> = {
   'analytics.ts': 'analytics',
   'webhook-delivery.ts': 'webhooks',
   'webhook-redelivery.ts': 'webhooks',
+  'payment-check.ts': 'billing',
 };
 
 /** Modules beside a workflow's own file that hold its activity proxies. */

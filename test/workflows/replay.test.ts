@@ -35,6 +35,9 @@ const REQUIRED: Record<string, string> = {
   // The fan-out beside the webhooks worker: the first attempt a local activity (issue 18).
   'webhook-delivery-local-first-attempt': 'webhookDeliveryWorkflow',
   'batch-completed': 'batchWorkflow',
+  // An order's check: completed by a later check; ended by the page's `settled` signal.
+  'payment-check-completed': 'paymentCheckWorkflow',
+  'payment-check-settled': 'paymentCheckWorkflow',
 };
 
 /**

@@ -10,4 +10,6 @@ export const workflowIds = {
   call: (callId: string) => `call-${callId}`,
   analytics: (callId: string) => `analytics-${callId}`,
   batch: (batchId: string) => `batch-${batchId}`,
+  /** One per gateway order, named by the order's id as the gateway's dashboard shows it. */
+  paymentCheck: (orderId: string) => `payment-${orderId}`,
 } as const;

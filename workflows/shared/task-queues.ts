@@ -4,6 +4,7 @@ export const TASK_QUEUES = {
   webhooks: 'webhooks',
   analytics: 'analytics',
   ops: 'ops',
+  billing: 'billing',
   media: 'media',
 } as const;
 

@@ -71,7 +71,7 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
       temporal: options.temporal,
       registry,
       mediaNodeUrl: publicUrl,
-      languageModelFor: () => options.providers.languageModel,
+      languageModelFor: (provider) => options.providers.languageModelFor(provider),
       transcriber: options.providers.transcriber,
       synthesizer: options.providers.synthesizer,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,

@@ -33,8 +33,8 @@ async function main(): Promise<void> {
       // Calls dial through the provider, which posts their statuses to the API's public address.
       telephony: providers.telephony,
       telephonyCallbackBaseUrl: config.publicApiUrl,
-      // Post-call analytics: one OpenAI-compatible server answers every provider of the catalog.
-      languageModelFor: () => providers.languageModel,
+      // Post-call analytics: the agent's provider, each at its own service (docs/decisions/0190).
+      languageModelFor: (provider) => providers.languageModelFor(provider),
     },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
     shutdownGraceTime: WORKER_SHUTDOWN_GRACE,

@@ -119,7 +119,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         clock: systemClock,
         temporal: options.temporal ?? env.client,
         webhooksAllowPrivateNetworks: true,
-        ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel } : {}),
+        ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) } : {}),
       },
       workflows: { workflowBundle: await workflowBundle() },
     });

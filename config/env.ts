@@ -114,8 +114,8 @@ export interface ProvidersConfig {
   telephony: { baseUrl: string; authId: string; authToken: string } | null;
   /** An OpenAI-compatible speech server (voices at `GET /v1/audio/voices`); empty key: none sent. */
   tts: { baseUrl: string; apiKey: string } | null;
-  /** An OpenAI-compatible chat-completions server for every language-model provider of the catalog (`LLM_BASE_URL`). */
-  llm: { baseUrl: string; apiKey: string } | null;
+  /** The language-model providers of the catalog, each at its own service; null: none configured. */
+  llm: LanguageModelsConfig | null;
   /** A streaming speech-recognition server speaking the `/v1/listen` and `/v2/listen` WebSocket protocols (`STT_BASE_URL`). */
   stt: { baseUrl: string; apiKey: string } | null;
   /** How long an adapter waits for an answer before the API answers 502. */
@@ -127,6 +127,38 @@ export interface ProvidersConfig {
    */
   payments?: { baseUrl: string; keyId: string; keySecret: string; webhookSecret?: string | null } | null;
 }
+
+/**
+ * Where each language-model provider of the catalog (domain/agents/catalog.ts) is answered
+ * (docs/decisions/0190). A provider left null is not configured: its agents' calls end with an
+ * `error` event naming the setting, their analytics record it.
+ */
+export interface LanguageModelsConfig {
+  /** `openai`: OpenAI's API (`LLM_OPENAI_API_KEY`; `LLM_OPENAI_BASE_URL` for a proxy, default https://api.openai.com/v1). */
+  openai: { baseUrl: string; apiKey: string } | null;
+  /** `azure_openai`: an Azure OpenAI resource's deployments (`LLM_AZURE_*`). */
+  azureOpenai: AzureOpenAiConfig | null;
+  /** `local`: any OpenAI-compatible server (vLLM, llama.cpp, Ollama; `LLM_LOCAL_*`); empty key: none sent. */
+  local: { baseUrl: string; apiKey: string; model: string | null } | null;
+}
+
+export interface AzureOpenAiConfig {
+  /** The resource's endpoint, `https://<resource>.openai.azure.com` (`LLM_AZURE_ENDPOINT`). */
+  endpoint: string;
+  /** Sent as the `api-key` header (`LLM_AZURE_API_KEY`). */
+  apiKey: string;
+  /** The `api-version` query of every request (`LLM_AZURE_API_VERSION`). */
+  apiVersion: string;
+  /** The deployment of each catalog model (`LLM_AZURE_DEPLOYMENTS=gpt-4o-mini=mini-prod,...`). */
+  deployments: Record<string, string>;
+  /** The deployment of a model not in `deployments` (`LLM_AZURE_DEPLOYMENT`); null: one named like the model. */
+  deployment: string | null;
+}
+
+/** OpenAI's API; `LLM_OPENAI_BASE_URL` replaces it (a proxy, the local simulator). */
+export const OPENAI_API_BASE_URL = 'https://api.openai.com/v1';
+/** A generally available Azure OpenAI data-plane version with streaming, tools and `stream_options`. */
+export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
 /** Used only outside production, where a missing AUTH_SECRET must not stop a local run. */
 const DEVELOPMENT_AUTH_SECRET = 'development-only-secret-do-not-use-in-production';
@@ -189,7 +221,7 @@ function providersConfig(env: Env): ProvidersConfig {
         }
       : null,
     tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
-    llm: env.LLM_BASE_URL ? { baseUrl: baseUrl('LLM_BASE_URL', env.LLM_BASE_URL), apiKey: env.LLM_API_KEY ?? '' } : null,
+    llm: languageModelsConfig(env),
     stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL, ['http', 'https', 'ws', 'wss']), apiKey: env.STT_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),
     payments: env.PAYMENTS_BASE_URL
@@ -201,6 +233,64 @@ function providersConfig(env: Env): ProvidersConfig {
         }
       : null,
   };
+}
+
+/** Config.providers.llm: each language-model provider from its own settings (docs/decisions/0190). */
+export function languageModelsConfig(env: Env): LanguageModelsConfig | null {
+  // One server for every provider sent `local` agents' model ids to OpenAI (model_not_found); a
+  // deployment still setting them is told what replaced them rather than silently losing its model.
+  for (const retired of ['LLM_BASE_URL', 'LLM_API_KEY']) {
+    if (env[retired]) throw new Error(`${retired} is replaced by one setting group per language-model provider: LLM_OPENAI_API_KEY (openai), LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY (azure_openai), LLM_LOCAL_BASE_URL (local); see the README's configuration table`);
+  }
+  if (env.LLM_OPENAI_BASE_URL && !env.LLM_OPENAI_API_KEY) throw new Error('LLM_OPENAI_API_KEY must be set when LLM_OPENAI_BASE_URL is set');
+  const openai = env.LLM_OPENAI_API_KEY ? { baseUrl: baseUrl('LLM_OPENAI_BASE_URL', env.LLM_OPENAI_BASE_URL || OPENAI_API_BASE_URL), apiKey: env.LLM_OPENAI_API_KEY } : null;
+  const azureSettings = ['LLM_AZURE_API_KEY', 'LLM_AZURE_API_VERSION', 'LLM_AZURE_DEPLOYMENT', 'LLM_AZURE_DEPLOYMENTS'].filter((name) => env[name]);
+  if (!env.LLM_AZURE_ENDPOINT && azureSettings.length > 0) throw new Error(`LLM_AZURE_ENDPOINT must be set when ${azureSettings.join(', ')} ${azureSettings.length > 1 ? 'are' : 'is'} set`);
+  const azureOpenai = env.LLM_AZURE_ENDPOINT
+    ? {
+        endpoint: baseUrl('LLM_AZURE_ENDPOINT', env.LLM_AZURE_ENDPOINT),
+        apiKey: requiredWith(env, 'LLM_AZURE_API_KEY', 'LLM_AZURE_ENDPOINT'),
+        apiVersion: env.LLM_AZURE_API_VERSION || DEFAULT_AZURE_API_VERSION,
+        deployments: azureDeployments(env.LLM_AZURE_DEPLOYMENTS ?? ''),
+        deployment: env.LLM_AZURE_DEPLOYMENT || null,
+      }
+    : null;
+  const localSettings = ['LLM_LOCAL_API_KEY', 'LLM_LOCAL_MODEL'].filter((name) => env[name]);
+  if (!env.LLM_LOCAL_BASE_URL && localSettings.length > 0) throw new Error(`LLM_LOCAL_BASE_URL must be set when ${localSettings.join(', ')} ${localSettings.length > 1 ? 'are' : 'is'} set`);
+  const local = env.LLM_LOCAL_BASE_URL ? { baseUrl: baseUrl('LLM_LOCAL_BASE_URL', env.LLM_LOCAL_BASE_URL), apiKey: env.LLM_LOCAL_API_KEY ?? '', model: env.LLM_LOCAL_MODEL || null } : null;
+  return openai || azureOpenai || local ? { openai, azureOpenai, local } : null;
+}
+
+/** The variables that configure `config` (languageModelsConfig's inverse): for the processes a launcher or a test starts. */
+export function languageModelsEnv(config: LanguageModelsConfig | null): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (config?.openai) Object.assign(env, { LLM_OPENAI_BASE_URL: config.openai.baseUrl, LLM_OPENAI_API_KEY: config.openai.apiKey });
+  const azure = config?.azureOpenai;
+  if (azure) {
+    Object.assign(env, { LLM_AZURE_ENDPOINT: azure.endpoint, LLM_AZURE_API_KEY: azure.apiKey, LLM_AZURE_API_VERSION: azure.apiVersion });
+    const pairs = Object.entries(azure.deployments).map(([model, deployment]) => `${model}=${deployment}`);
+    if (pairs.length) env.LLM_AZURE_DEPLOYMENTS = pairs.join(',');
+    if (azure.deployment) env.LLM_AZURE_DEPLOYMENT = azure.deployment;
+  }
+  const local = config?.local;
+  if (local) {
+    env.LLM_LOCAL_BASE_URL = local.baseUrl;
+    if (local.apiKey) env.LLM_LOCAL_API_KEY = local.apiKey;
+    if (local.model) env.LLM_LOCAL_MODEL = local.model;
+  }
+  return env;
+}
+
+/** `gpt-4o-mini=mini-prod,gpt-4o=4o-prod`: the deployment of each model. */
+function azureDeployments(raw: string): Record<string, string> {
+  const deployments: Record<string, string> = {};
+  for (const pair of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([^=\s]+)\s*=\s*([^=\s]+)$/.exec(pair);
+    if (!match) throw new Error(`LLM_AZURE_DEPLOYMENTS must be a comma list of model=deployment pairs (gpt-4o-mini=mini-prod,gpt-4o=4o-prod), got "${pair}"`);
+    if (deployments[match[1]!]) throw new Error(`LLM_AZURE_DEPLOYMENTS names model "${match[1]}" twice`);
+    deployments[match[1]!] = match[2]!;
+  }
+  return deployments;
 }
 
 function temporalSecurityConfig(env: Env): TemporalSecurityConfig | null {

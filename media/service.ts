@@ -67,7 +67,7 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
   const sessionDeps = {
     temporal: options.temporal,
     legStreams: registry,
-    languageModelFor: () => options.providers.languageModel,
+    languageModelFor: (provider: string) => options.providers.languageModelFor(provider),
     transcriber: options.providers.transcriber,
     synthesizer: options.providers.synthesizer,
     toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,

@@ -37,8 +37,8 @@ async function main(): Promise<void> {
       telephonyCallbackBaseUrl: config.publicApiUrl,
       // Every worker node dials at the account's pace together (docs/decisions/0166).
       dialsPerSecond: config.telephonyCps,
-      // Post-call analytics: one OpenAI-compatible server answers every provider of the catalog.
-      languageModelFor: () => providers.languageModel,
+      // Post-call analytics: the agent's provider, each at its own service (docs/decisions/0190).
+      languageModelFor: (provider) => providers.languageModelFor(provider),
       // Payment checks ask the gateway about open orders and complete paid ones (docs/decisions/0186).
       paymentGateway: config.providers.payments ? createPaymentGateway(config.providers.payments, config.providers.timeoutMs) : undefined,
       seller: sellerOf(config.billing),

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { ProviderUnavailableError } from '../../providers/errors';
+import { ProviderNotConfiguredError, ProviderRefusedError, ProviderUnavailableError } from '../../providers/errors';
 import type { LanguageModel } from '../../providers/llm/types';
 import { findByIdOwned } from '../../db/by-id';
 import type { AgentExtraction } from '../../db/models/agent';
@@ -98,6 +98,8 @@ export function createAnalyticsActivities(deps: AnalyticsDeps) {
           return reply.text;
         } catch (error) {
           if (error instanceof ProviderUnavailableError) throw new Error(`the language model did not answer: ${error.reason}`);
+          // A setting must change first (docs/decisions/0097, 0190): retrying only delays call.completed.
+          if (error instanceof ProviderNotConfiguredError || error instanceof ProviderRefusedError) throw ApplicationFailure.nonRetryable(error.message, error.name);
           throw new Error(`the language model failed: ${(error as Error).message}`);
         }
       };

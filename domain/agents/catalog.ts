@@ -5,10 +5,10 @@
  * this data, agent validation checks against it, and an agent's defaults come only from here.
  *
  * Provider ids:
- * - language models: `openai` (OpenAI's API), `local` (any OpenAI-compatible server at a
- *   configured base URL; the local simulator by default), `azure_openai` (dedicated Azure
- *   OpenAI deployments; Growth and Scale plans only). All three speak the OpenAI wire
- *   protocol, so one adapter (the `openai` package with a base URL) serves them.
+ * - language models: `openai` (OpenAI's API; the model ids are OpenAI's), `local` (any
+ *   OpenAI-compatible server; `local-chat` is sent as the server's own model name,
+ *   LLM_LOCAL_MODEL), `azure_openai` (dedicated Azure OpenAI deployments; Growth and Scale
+ *   plans only). Each is configured on its own (config/env.ts, docs/decisions/0190).
  * - speech synthesis: `openai` and `local` (the local simulator).
  * - speech recognition: `provider_a` (detects language and end of turn) and `provider_b`
  *   (fixed language, silence-based endpointing), the contract's neutral names.

@@ -5,6 +5,9 @@ import type { ChatMessage, LanguageModel, LlmCompletion, LlmRequest, LlmStreamEv
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type WireTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 type WireToolCallDelta = OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall;
+/** The requests we send, held to the SDK's own types (test/conformance/openai-chat.test.ts checks the wire). */
+export type StreamingChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
+export type WholeChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
 
 export interface OpenAiCompatibleLanguageModelOptions {
   /** The server's root, e.g. `http://127.0.0.1:1234`; `/v1` is appended unless it is there already. */
@@ -13,41 +16,60 @@ export interface OpenAiCompatibleLanguageModelOptions {
   apiKey: string;
   /** The longest the server may stay silent: before the answer starts, and between two streamed chunks. */
   timeoutMs: number;
+  /** The server setting holding the key (config/env.ts), named when the server refuses it. */
+  apiKeySetting?: string;
+  /** The server setting holding the base URL, named when the server has no chat-completions route (a 404 about no model). */
+  baseUrlSetting?: string;
+  /**
+   * A server that knows the model by its own name (a local server's `LLM_LOCAL_MODEL`): `name`
+   * is sent instead of the agent's catalog id (null: the catalog id), and a refused model names
+   * `setting`, the operator's, since the agent cannot choose another.
+   */
+  serverModel?: { name: string | null; setting: string };
+}
+
+/** The refused thing and the setting that fixes it (see ProviderRefusedError). */
+export interface RefusedSetting {
+  refused: string;
+  setting: string;
+}
+
+/** Where one request goes: the client (with its base URL, query and credentials) and the model name sent. */
+export interface ChatTarget {
+  client: OpenAI;
+  model: string;
 }
 
 const SERVICE = 'language model';
-/** The server setting holding the key (config/env.ts), named when the server refuses it. */
-const CREDENTIALS_SETTING = 'LLM_API_KEY';
 /** The agent setting behind each field of a chat request, for a refusal that names the field (OpenAI's `param`). */
 const AGENT_SETTING_OF_PARAM: Record<string, string> = { model: 'llm.model', temperature: 'llm.temperature', max_tokens: 'llm.max_tokens', tools: 'tools', messages: 'system_prompt' };
 
 /**
- * Any server speaking OpenAI's chat completions (OpenAI, vLLM, llama.cpp, Ollama, LM Studio,
- * the local simulator) through the `openai` package. No retries: a reply that comes late is
- * worth less to a caller on the phone than an error the conversation can handle.
+ * A chat-completions service through the `openai` package: streaming replies with tool calls,
+ * and whole ones. Subclasses say where a request for a model goes and which setting a refusal
+ * names. No retries: a reply that comes late is worth less to a caller on the phone than an
+ * error the conversation can handle.
  */
-export class OpenAiCompatibleLanguageModel implements LanguageModel {
-  private readonly client: OpenAI;
+export abstract class ChatCompletionsLanguageModel implements LanguageModel {
+  constructor(protected readonly timeoutMs: number) {}
 
-  constructor(private readonly options: OpenAiCompatibleLanguageModelOptions) {
-    const root = options.baseUrl.replace(/\/+$/, '');
-    this.client = new OpenAI({
-      baseURL: root.endsWith('/v1') ? root : `${root}/v1`,
-      apiKey: options.apiKey || 'no-key',
-      timeout: Math.max(1, Math.round(options.timeoutMs)),
-      maxRetries: 0,
-      // Explicit so that OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment do not leak into requests.
-      organization: null,
-      project: null,
-    });
+  /** The client and the model name for a request for the agent's `model`. */
+  protected abstract target(model: string): ChatTarget;
+
+  /** The server setting holding the credentials. */
+  protected abstract readonly apiKeySetting: string;
+
+  /** A refusal this service tells apart (a deployment that does not exist); null: the general rules. */
+  protected refusedSetting(_err: APIError, _request: LlmRequest): RefusedSetting | null {
+    return null;
   }
 
   async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
-    const guard = new RequestGuard(this.options.timeoutMs, request);
+    const guard = new RequestGuard(this.timeoutMs, request, (err) => this.refusalOfRequest(err, request));
     try {
-      const chunks = await guard.within(
-        this.client.chat.completions.create({ ...wireParams(request), stream: true, stream_options: { include_usage: true } }, { signal: guard.signal }),
-      );
+      const { client, model } = this.target(request.model);
+      const body: StreamingChatRequest = { ...wireParams(request, model), stream: true, stream_options: { include_usage: true } };
+      const chunks = await guard.within(client.chat.completions.create(body, { signal: guard.signal }));
       const iterator = chunks[Symbol.asyncIterator]();
       const toolCalls = new ToolCallAssembler();
       let usage: LlmUsage = { inputTokens: 0, outputTokens: 0 };
@@ -78,14 +100,11 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
   }
 
   async complete(request: LlmRequest & { jsonObject?: boolean }): Promise<LlmCompletion> {
-    const guard = new RequestGuard(this.options.timeoutMs, request);
+    const guard = new RequestGuard(this.timeoutMs, request, (err) => this.refusalOfRequest(err, request));
     try {
-      const completion = await guard.within(
-        this.client.chat.completions.create(
-          { ...wireParams(request), stream: false, ...(request.jsonObject ? { response_format: { type: 'json_object' as const } } : {}) },
-          { signal: guard.signal },
-        ),
-      );
+      const { client, model } = this.target(request.model);
+      const body: WholeChatRequest = { ...wireParams(request, model), stream: false, ...(request.jsonObject ? { response_format: { type: 'json_object' as const } } : {}) };
+      const completion = await guard.within(client.chat.completions.create(body, { signal: guard.signal }));
       const message = completion.choices?.[0]?.message;
       if (!message) throw new ProviderUnavailableError(SERVICE, 'answered a completion without a choice');
       return {
@@ -96,6 +115,68 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
     } finally {
       guard.dispose();
     }
+  }
+
+  /**
+   * A 4xx of the server: the key, this service's own cases, or the setting of the agent behind
+   * the field the server names (`param`; `model_not_found` names the model), else the agent's
+   * language-model settings.
+   */
+  private refusalOfRequest(err: APIError, request: LlmRequest): Error {
+    const reason = describeFailure(err, this.timeoutMs);
+    const own = err.status === 401 || err.status === 403 ? null : this.refusedSetting(err, request);
+    if (own) return refusalOf(SERVICE, err.status ?? 400, reason, this.apiKeySetting, own);
+    const param = err.code === 'model_not_found' ? 'model' : err.param;
+    const setting = param ? AGENT_SETTING_OF_PARAM[param] : undefined;
+    const refused =
+      setting === 'llm.model'
+        ? { refused: `the agent's model '${request.model}'`, setting: 'agent setting llm.model' }
+        : setting
+          ? { refused: `the agent's ${setting}`, setting: `agent setting ${setting}` }
+          : { refused: "the agent's language-model request", setting: 'agent settings llm.model, llm.temperature, llm.max_tokens, system_prompt, tools' };
+    return refusalOf(SERVICE, err.status ?? 400, reason, this.apiKeySetting, refused);
+  }
+}
+
+/**
+ * Any server speaking OpenAI's chat completions at `<base>/v1/chat/completions` with a Bearer
+ * key: OpenAI itself, and the OpenAI-compatible ones (vLLM, llama.cpp, Ollama, LM Studio, the
+ * local simulator).
+ */
+export class OpenAiCompatibleLanguageModel extends ChatCompletionsLanguageModel {
+  protected readonly apiKeySetting: string;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAiCompatibleLanguageModelOptions) {
+    super(options.timeoutMs);
+    this.apiKeySetting = options.apiKeySetting ?? 'LLM_LOCAL_API_KEY';
+    const root = options.baseUrl.replace(/\/+$/, '');
+    this.client = new OpenAI({
+      baseURL: root.endsWith('/v1') ? root : `${root}/v1`,
+      apiKey: options.apiKey || 'no-key',
+      timeout: Math.max(1, Math.round(options.timeoutMs)),
+      maxRetries: 0,
+      // Explicit so that OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment do not leak into requests.
+      organization: null,
+      project: null,
+    });
+  }
+
+  protected target(model: string): ChatTarget {
+    return { client: this.client, model: this.options.serverModel?.name ?? model };
+  }
+
+  protected override refusedSetting(err: APIError, request: LlmRequest): RefusedSetting | null {
+    const { serverModel, baseUrlSetting } = this.options;
+    const aboutModel = err.code === 'model_not_found' || err.param === 'model';
+    if (serverModel && aboutModel) return { refused: `the model '${serverModel.name ?? request.model}'`, setting: `server setting ${serverModel.setting}` };
+    // A 404 about nothing named: no such path at this base URL, or (Ollama) no such model.
+    if (baseUrlSetting && err.status === 404 && !aboutModel) {
+      return serverModel
+        ? { refused: `the chat-completions path or the model '${serverModel.name ?? request.model}'`, setting: `server settings ${baseUrlSetting}, ${serverModel.setting}` }
+        : { refused: 'the chat-completions path', setting: `server setting ${baseUrlSetting}` };
+    }
+    return null;
   }
 }
 
@@ -112,7 +193,8 @@ class RequestGuard {
 
   constructor(
     private readonly timeoutMs: number,
-    private readonly request: LlmRequest,
+    request: LlmRequest,
+    private readonly refusal: (err: APIError) => Error,
   ) {
     const callerSignal = (this.callerSignal = request.signal);
     if (callerSignal?.aborted) this.controller.abort();
@@ -151,25 +233,9 @@ class RequestGuard {
     if (this.callerSignal?.aborted) return new DOMException('the language model request was aborted', 'AbortError');
     if (this.timedOut) return new ProviderUnavailableError(SERVICE, `no answer within ${this.timeoutMs} ms`);
     if (err instanceof ProviderUnavailableError) return err;
-    if (err instanceof APIError && err.status !== undefined && isRefusal(err.status)) return refusalOfRequest(err, this.request, describeFailure(err, this.timeoutMs));
+    if (err instanceof APIError && err.status !== undefined && isRefusal(err.status)) return this.refusal(err);
     return new ProviderUnavailableError(SERVICE, describeFailure(err, this.timeoutMs));
   }
-}
-
-/**
- * A 4xx of the server: the key, or the setting of the agent behind the field the server
- * names (`param`; `model_not_found` names the model), else the agent's language-model settings.
- */
-function refusalOfRequest(err: APIError, request: LlmRequest, reason: string): Error {
-  const param = err.code === 'model_not_found' ? 'model' : err.param;
-  const setting = param ? AGENT_SETTING_OF_PARAM[param] : undefined;
-  const refused =
-    setting === 'llm.model'
-      ? { refused: `the agent's model '${request.model}'`, setting: 'agent setting llm.model' }
-      : setting
-        ? { refused: `the agent's ${setting}`, setting: `agent setting ${setting}` }
-        : { refused: "the agent's language-model request", setting: 'agent settings llm.model, llm.temperature, llm.max_tokens, system_prompt, tools' };
-  return refusalOf(SERVICE, err.status ?? 400, reason, CREDENTIALS_SETTING, refused);
 }
 
 function describeFailure(err: unknown, timeoutMs: number): string {
@@ -210,9 +276,9 @@ class ToolCallAssembler {
   }
 }
 
-function wireParams(request: LlmRequest) {
+function wireParams(request: LlmRequest, model: string) {
   return {
-    model: request.model,
+    model,
     messages: request.messages.map(toWireMessage),
     ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toWireTool) } : {}),
     temperature: request.temperature,

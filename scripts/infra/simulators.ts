@@ -4,6 +4,7 @@ import type { RunningSimulator } from '../../simulators/simulated-service';
 import { KEYPAD_DEMO_CALLEES, TRANSFER_DEMO_CALLEES, VOICEMAIL_DEMO_CALLEES } from '../../simulators/telephony/demo-callees';
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../simulators/llm/simulator';
 import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../simulators/stt/simulator';
+import { DEFAULT_AZURE_API_VERSION, languageModelsEnv, type LanguageModelsConfig } from '../../config/env';
 import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, PAYMENT_SIMULATOR_WEBHOOK_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
 
 export interface LocalSimulators {
@@ -16,6 +17,19 @@ export interface LocalSimulators {
   /** The payment simulator, when started (the launcher points its webhooks at the API). */
   payments?: PaymentSimulator;
   close(): Promise<void>;
+}
+
+/**
+ * Every language-model provider at one simulator, each in its own dialect: OpenAI's `/v1` with
+ * a Bearer key, Azure's deployment paths (deployments named like the models) with `api-key`,
+ * and a compatible server that takes the catalog's model names.
+ */
+export function simulatedLanguageModels(url: string, apiKey: string): LanguageModelsConfig {
+  return {
+    openai: { baseUrl: `${url}/v1`, apiKey },
+    azureOpenai: { endpoint: url, apiKey, apiVersion: DEFAULT_AZURE_API_VERSION, deployments: {}, deployment: null },
+    local: { baseUrl: url, apiKey, model: null },
+  };
 }
 
 /**
@@ -40,11 +54,15 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
     Object.assign(result.env, { TTS_BASE_URL: speech.url, TTS_API_KEY: SIMULATOR_API_KEY });
     result.lines.push(`  Speech       ${speech.url} (speech-synthesis simulator; TTS_BASE_URL to use a real server)`);
   }
-  if (!env.LLM_BASE_URL) {
+  // Each language-model provider left unset is answered by one simulator, in its own dialect.
+  const unset = { openai: !env.LLM_OPENAI_API_KEY, azureOpenai: !env.LLM_AZURE_ENDPOINT, local: !env.LLM_LOCAL_BASE_URL };
+  if (unset.openai || unset.azureOpenai || unset.local) {
     const llm = await startLanguageModelSimulator({ latencyMs: 200 });
     running.push(llm);
-    Object.assign(result.env, { LLM_BASE_URL: llm.url, LLM_API_KEY: LLM_SIMULATOR_API_KEY });
-    result.lines.push(`  Language     ${llm.url} (OpenAI-compatible simulator; LLM_BASE_URL to use a real server)`);
+    const simulated = simulatedLanguageModels(llm.url, LLM_SIMULATOR_API_KEY);
+    Object.assign(result.env, languageModelsEnv({ openai: unset.openai ? simulated.openai : null, azureOpenai: unset.azureOpenai ? simulated.azureOpenai : null, local: unset.local ? simulated.local : null }));
+    const names = [unset.openai && 'openai', unset.azureOpenai && 'azure_openai', unset.local && 'local'].filter(Boolean).join(', ');
+    result.lines.push(`  Language     ${llm.url} (language-model simulator for ${names}; LLM_OPENAI_API_KEY, LLM_AZURE_ENDPOINT, LLM_LOCAL_BASE_URL to use real ones)`);
   }
   if (!env.STT_BASE_URL) {
     const recognition = await startRecognitionSimulator({ latencyMs: 100 });

@@ -17,6 +17,21 @@ export interface LanguageModelSimulatorOptions extends SimulatorOptions {
   respond?: RespondHook;
   /** Listed by `GET /v1/models`; completions answer any model name. */
   models?: string[];
+  /** The deployments an Azure OpenAI client may name (default: one per model of `models`, named like it). */
+  azureDeployments?: string[];
+}
+
+/** Which of the two wire dialects a request came in. */
+export type ChatRoute =
+  /** OpenAI and compatible servers: `POST /v1/chat/completions`, `Authorization: Bearer <key>`. */
+  | { api: 'openai' }
+  /** Azure OpenAI: `POST /openai/deployments/<deployment>/chat/completions?api-version=<v>`, `api-key: <key>`. */
+  | { api: 'azure'; deployment: string; apiVersion: string };
+
+/** A valid chat completions request as it arrived: its route, and its body. */
+export interface ReceivedChatRequest {
+  route: ChatRoute;
+  body: ChatCompletionRequestBody;
 }
 
 /** A stream the client closed before its end. */
@@ -35,6 +50,8 @@ export interface LanguageModelSimulator extends RunningSimulator {
   readonly models: readonly string[];
   /** Every valid chat completions request body, oldest first. */
   readonly requests: ChatCompletionRequestBody[];
+  /** The same requests with the route each came by (OpenAI's or an Azure deployment's). */
+  readonly received: ReceivedChatRequest[];
   readonly interruptedStreams: InterruptedStream[];
 }
 
@@ -44,6 +61,10 @@ export const LLM_SIMULATOR_API_KEY = 'simulator-api-key';
 export const DEFAULT_SIMULATED_MODELS = ['local-chat', 'gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'gpt-4.1'];
 
 const DEFAULT_TOKEN_INTERVAL_MS = 5;
+
+/** `api-version` values of Azure OpenAI's data plane: dated, GA or `-preview`. */
+const AZURE_API_VERSION = /^\d{4}-\d{2}-\d{2}(-preview)?$/;
+const AZURE_CHAT_PATH = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/;
 
 interface ToolCallOut {
   id: string;
@@ -74,6 +95,14 @@ interface PlannedCompletion {
  *   Usage: input tokens are the tokens of all message contents; output tokens those of the text
  *   plus each tool call's name and arguments.
  * - `GET /v1/models`: the `models`.
+ * - Azure OpenAI's dialect (learn.microsoft.com, "Azure OpenAI in Azure AI Foundry Models REST
+ *   API reference"): `POST /openai/deployments/{deployment}/chat/completions?api-version=...`
+ *   with the key in an `api-key` header. Azure's own answers: 404 `Resource not found` without
+ *   an `api-version` (or on a path it does not serve), 400 for a version it does not know, 401
+ *   `Access denied due to invalid subscription key...` for a wrong key, 404 `DeploymentNotFound`
+ *   for a deployment not in `azureDeployments`; errors as `{error: {code, message}}`. The body's
+ *   `model` may be absent (the deployment decides the model); a stream starts with Azure's
+ *   prompt-filter chunk, which has no choices.
  * `latencyMs` applies to completions only; `mode` (failing: 500, hanging: no answer) to all.
  */
 export async function startLanguageModelSimulator(options: LanguageModelSimulatorOptions = {}): Promise<LanguageModelSimulator> {
@@ -85,7 +114,9 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     respond: options.respond ?? defaultRespond,
   };
   const models = options.models ?? DEFAULT_SIMULATED_MODELS;
+  const azureDeployments = new Set(options.azureDeployments ?? models);
   const requests: ChatCompletionRequestBody[] = [];
+  const received: ReceivedChatRequest[] = [];
   const interruptedStreams: InterruptedStream[] = [];
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -93,17 +124,40 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     const text = await readBody(req);
     if (state.mode === 'hanging') return; // the socket stays open until the client gives up
     if (state.mode === 'failing') return sendError(res, 500, 'simulated provider failure', 'server_error');
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const path = url.pathname;
+    if (path.startsWith('/openai/')) return handleAzure(req, res, url, text, gone);
     if (state.apiKey && req.headers.authorization !== `Bearer ${state.apiKey}`) {
       return sendError(res, 401, 'Incorrect API key provided', 'invalid_request_error', 'invalid_api_key');
     }
-    const path = new URL(req.url ?? '/', 'http://simulator').pathname;
     if (req.method === 'GET' && path === '/v1/models') {
       return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'simulator' })) });
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${req.method} ${path}`, 'invalid_request_error');
     const body = parseRequest(text);
     if (typeof body === 'string') return sendError(res, 400, body, 'invalid_request_error');
+    return complete(res, { api: 'openai' }, body, gone);
+  };
+
+  const handleAzure = async (req: IncomingMessage, res: ServerResponse, url: URL, text: string, gone: AbortSignal): Promise<void> => {
+    const deployment = AZURE_CHAT_PATH.exec(url.pathname)?.[1];
+    const apiVersion = url.searchParams.get('api-version');
+    if (req.method !== 'POST' || !deployment || !apiVersion) return sendAzureError(res, 404, '404', 'Resource not found');
+    if (!AZURE_API_VERSION.test(apiVersion)) return sendAzureError(res, 400, 'BadRequest', 'API version not supported');
+    if (state.apiKey && req.headers['api-key'] !== state.apiKey) {
+      return sendAzureError(res, 401, '401', 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.');
+    }
+    if (!azureDeployments.has(decodeURIComponent(deployment))) {
+      return sendAzureError(res, 404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
+    }
+    const body = parseRequest(text, decodeURIComponent(deployment));
+    if (typeof body === 'string') return sendAzureError(res, 400, 'BadRequest', body);
+    return complete(res, { api: 'azure', deployment: decodeURIComponent(deployment), apiVersion }, body, gone);
+  };
+
+  const complete = async (res: ServerResponse, route: ChatRoute, body: ChatCompletionRequestBody, gone: AbortSignal): Promise<void> => {
     requests.push(body);
+    received.push({ route, body });
     let reply: SimulatedReply;
     try {
       reply = await state.respond(body);
@@ -114,7 +168,7 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     if (body.stream === true) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
       res.flushHeaders();
-      const sent = await streamCompletion(res, plan, body.stream_options?.include_usage === true, reply.latencyMs ?? state.latencyMs, state.tokenIntervalMs, gone);
+      const sent = await streamCompletion(res, plan, body.stream_options?.include_usage === true, reply.latencyMs ?? state.latencyMs, state.tokenIntervalMs, gone, route.api === 'azure');
       if (gone.aborted) interruptedStreams.push({ request: body, piecesSent: sent, piecesPlanned: countPieces(plan) });
       return;
     }
@@ -132,6 +186,7 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     url,
     models,
     requests,
+    received,
     interruptedStreams,
     close: () =>
       new Promise<void>((resolve) => {
@@ -143,7 +198,7 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
 }
 
 /** The body as a request, or why it is not one. */
-function parseRequest(text: string): ChatCompletionRequestBody | string {
+function parseRequest(text: string, deployment?: string): ChatCompletionRequestBody | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -152,6 +207,8 @@ function parseRequest(text: string): ChatCompletionRequestBody | string {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the body must be a JSON object';
   const body = value as Record<string, unknown>;
+  // On Azure the deployment names the model; the body's is optional.
+  if (deployment !== undefined && body.model === undefined) body.model = deployment;
   if (typeof body.model !== 'string' || !body.model) return "you must provide a model parameter";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
   if (!body.messages.every((m) => typeof m === 'object' && m !== null && typeof (m as { role?: unknown }).role === 'string')) return "each of 'messages' needs a 'role'";
@@ -222,7 +279,7 @@ function countPieces(plan: PlannedCompletion): number {
  * Writes the reply as server-sent chunks, stopping as soon as the client is `gone`. Returns how
  * many text and tool-call pieces went out.
  */
-async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, includeUsage: boolean, latencyMs: number, intervalMs: number, gone: AbortSignal): Promise<number> {
+async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, includeUsage: boolean, latencyMs: number, intervalMs: number, gone: AbortSignal, azure: boolean): Promise<number> {
   const base = { id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: plan.model, system_fingerprint: null, ...(includeUsage ? { usage: null } : {}) };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
   const deltas: Record<string, unknown>[] = [
@@ -238,6 +295,8 @@ async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, in
   const startedAt = performance.now();
   const untilDue = (index: number) => startedAt + latencyMs + index * intervalMs - performance.now();
   if (!(await pause(untilDue(0), gone))) return 0;
+  // Azure's content filter speaks first: its verdict on the prompt, in a chunk without choices.
+  if (azure) writeEvent(res, { id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] });
   writeEvent(res, chunk({ role: 'assistant', content: '', refusal: null }));
   let sent = 0;
   for (const delta of deltas) {
@@ -285,4 +344,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null = null): void {
   sendJson(res, status, { error: { message, type, param: null, code } });
+}
+
+function sendAzureError(res: ServerResponse, status: number, code: string, message: string): void {
+  sendJson(res, status, { error: { code, message } });
 }

@@ -9,6 +9,7 @@ import { systemClock } from '../../activities';
 import { connectMongo, disconnectMongo } from '../../db/connect';
 import { createApp } from '../../api/app';
 import { createProviders } from '../../providers';
+import { simulatedLanguageModels } from '../../scripts/infra/simulators';
 import type { CalleeScript } from '../../simulators/telephony/simulator';
 import { bundleWorkflows, createWorkers, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap';
 import { fundedWorkspace } from '../support/accounts';
@@ -58,7 +59,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   const providersConfig = {
     telephony: { baseUrl: ready.telephony.url, authId: ready.telephony.authId, authToken: ready.telephony.authToken },
     tts: { baseUrl: ready.tts.url, apiKey: ready.tts.apiKey },
-    llm: { baseUrl: ready.llm.url, apiKey: ready.llm.apiKey },
+    llm: simulatedLanguageModels(ready.llm.url, ready.llm.apiKey),
     stt: { baseUrl: ready.stt.url, apiKey: ready.stt.apiKey },
     timeoutMs: 10_000,
   };
@@ -89,7 +90,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     connection,
     namespace: servers.namespace,
     roles: ['calls', 'webhooks', 'analytics'],
-    deps: { clock: systemClock, temporal: client, webhooksAllowPrivateNetworks: true, telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: () => providers.languageModel },
+    deps: { clock: systemClock, temporal: client, webhooksAllowPrivateNetworks: true, telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) },
     workflows: { workflowBundle: await bundleWorkflows(TESTING_WORKFLOWS_PATH) },
   });
   const running = Promise.all(workers.map((w) => w.run()));

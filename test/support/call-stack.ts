@@ -3,6 +3,7 @@ import type { CalleeScript, SimulatedCall } from '../../simulators/telephony/sim
 import { agentsClient } from '../api/agents/helpers';
 import { activeOwner, withJson, type SignedUp } from './accounts';
 import { startApi, type RunningApi } from './api';
+import type { ProvidersConfig } from '../../config/env';
 import { randomNumbers, startTestProviders, type TestProviders } from './providers';
 import { until } from './until';
 
@@ -39,7 +40,12 @@ export interface CallStack {
  * `numberPrefix` replaces the pool's `+9180` in callee numbers, so that files sharing the
  * database and Temporal server never script the same callee.
  */
-export function useCallStack(options: { numberPrefix: string; timeScale?: number }): CallStack {
+export function useCallStack(options: {
+  numberPrefix: string;
+  timeScale?: number;
+  /** The services' settings from the simulators (default: theirs as they are), e.g. to point a provider elsewhere. */
+  providersConfig?: (providers: TestProviders) => ProvidersConfig | Promise<ProvidersConfig>;
+}): CallStack {
   let providers: TestProviders | undefined;
   let api: RunningApi | undefined;
   let owner: SignedUp | undefined;
@@ -50,7 +56,8 @@ export function useCallStack(options: { numberPrefix: string; timeScale?: number
 
   before(async () => {
     providers = await startTestProviders({ timeScale: options.timeScale ?? 0.05 });
-    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: providers.config, media: true });
+    const config = options.providersConfig ? await options.providersConfig(providers) : providers.config;
+    api = await startApi({ workers: ['calls', 'webhooks', 'analytics'], providers: config, media: true });
     owner = await activeOwner(api, { name: 'Asha Rao' });
     await providers.callerFor(owner.workspaceId);
   });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DATABASE_NAME } from '../../config/env';
+import { DATABASE_NAME, languageModelsEnv } from '../../config/env';
 import { connectMongo, disconnectMongo } from '../../db/connect';
 import { freePort, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb, startTemporalDevServer, waitForNamespace } from '../../scripts/infra/servers';
@@ -107,8 +107,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       PLIVO_AUTH_TOKEN: telephony!.authToken,
       TTS_BASE_URL: tts!.baseUrl,
       TTS_API_KEY: tts!.apiKey,
-      LLM_BASE_URL: llm!.baseUrl,
-      LLM_API_KEY: llm!.apiKey,
+      ...languageModelsEnv(llm!),
       STT_BASE_URL: stt!.baseUrl,
       STT_API_KEY: stt!.apiKey,
       // Each media node sets its own; the API's is the fallback address of browser calls.

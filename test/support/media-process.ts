@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { languageModelsEnv, type LanguageModelsConfig } from '../../config/env';
 import { freePort, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { until } from './until';
 
@@ -12,7 +13,7 @@ export interface MediaProcessOptions {
   temporalAddress: string;
   namespace: string;
   authSecret: string;
-  providers: { llm: ServiceAddress; stt: ServiceAddress; tts: ServiceAddress };
+  providers: { llm: LanguageModelsConfig; stt: ServiceAddress; tts: ServiceAddress };
   /** Where its output goes (read back when it fails to start). */
   logFile: string;
   nodeEnv?: 'test' | 'production';
@@ -47,8 +48,7 @@ export async function startMediaProcess(options: MediaProcessOptions): Promise<R
       HOST: '127.0.0.1',
       MEDIA_PORT: String(port),
       MEDIA_PUBLIC_URL: `ws://127.0.0.1:${port}`,
-      LLM_BASE_URL: llm.baseUrl,
-      LLM_API_KEY: llm.apiKey,
+      ...languageModelsEnv(llm),
       STT_BASE_URL: stt.baseUrl,
       STT_API_KEY: stt.apiKey,
       TTS_BASE_URL: tts.baseUrl,

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { ProvidersConfig } from '../../config/env';
+import { simulatedLanguageModels } from '../../scripts/infra/simulators';
 import { holdNumbers } from './accounts';
 import { startTelephonySimulator, type TelephonySimulator } from '../../simulators/telephony/simulator';
 import { startSpeechSimulator, type SpeechSimulator } from '../../simulators/tts/simulator';
@@ -57,7 +58,7 @@ export async function startTestProviders(options: { poolSize?: number; timeoutMs
     config: {
       telephony: { baseUrl: telephony.url, authId: telephony.authId, authToken: telephony.authToken },
       tts: { baseUrl: speech.url, apiKey: speech.apiKey },
-      llm: { baseUrl: llm.url, apiKey: llm.apiKey },
+      llm: simulatedLanguageModels(llm.url, llm.apiKey),
       stt: { baseUrl: recognition.url, apiKey: recognition.apiKey },
       timeoutMs: options.timeoutMs ?? 1_000,
     },

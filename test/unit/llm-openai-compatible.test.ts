@@ -185,11 +185,11 @@ describe('OpenAI-compatible language model', () => {
     });
 
     it('reports a wrong key and an unknown model as refusals naming the setting to fix, without asking to retry', async () => {
-      const wrongKey = new OpenAiCompatibleLanguageModel({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 1_000 });
+      const wrongKey = new OpenAiCompatibleLanguageModel({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 1_000, apiKeySetting: 'LLM_OPENAI_API_KEY' });
       for (const streaming of [true, false]) {
         const err = await failure(wrongKey, streaming);
         expect(err).to.be.instanceOf(ProviderRefusedError);
-        expect((err as Error).message).to.equal('the language model provider refused the credentials (server setting LLM_API_KEY): answered 401: Incorrect API key provided');
+        expect((err as Error).message).to.equal('the language model provider refused the credentials (server setting LLM_OPENAI_API_KEY): answered 401: Incorrect API key provided');
       }
       // OpenAI's answer to a model the account cannot use.
       const server = http.createServer((_req, res) =>

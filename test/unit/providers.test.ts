@@ -105,8 +105,7 @@ describe('provider adapters', () => {
         PLIVO_AUTH_ID: 'MAXXXX',
         PLIVO_AUTH_TOKEN: 'token',
         TTS_BASE_URL: 'http://127.0.0.1:8880',
-        LLM_BASE_URL: 'https://api.openai.com/',
-        LLM_API_KEY: 'sk-test',
+        LLM_OPENAI_API_KEY: 'sk-test',
         STT_BASE_URL: 'wss://recognition.example.com',
         STT_API_KEY: 'dg-test',
         PAYMENTS_BASE_URL: 'https://api.razorpay.com/',
@@ -118,7 +117,7 @@ describe('provider adapters', () => {
       expect(providers).to.deep.equal({
         telephony: { baseUrl: 'https://api.plivo.com', authId: 'MAXXXX', authToken: 'token' },
         tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '' },
-        llm: { baseUrl: 'https://api.openai.com', apiKey: 'sk-test' },
+        llm: { openai: { baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-test' }, azureOpenai: null, local: null },
         stt: { baseUrl: 'wss://recognition.example.com', apiKey: 'dg-test' },
         payments: { baseUrl: 'https://api.razorpay.com', keyId: 'rzp_test_1', keySecret: 'secret', webhookSecret: 'webhook-secret' },
         timeoutMs: 2500,

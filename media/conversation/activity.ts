@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
+import { transcriberModelFor } from '../../domain/agents/catalog';
 import { retrieve } from '../../domain/knowledge/bases';
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import { announceMediaNode, joinTransfer, requestTransfer } from '../../domain/calls/temporal';
@@ -61,7 +62,10 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
         Call.findById(input.callId, { user_data: 1, workspace_id: 1, direction: 1 }).lean(),
       ]);
       if (!agentDoc || agentDoc.workspace_id !== input.workspaceId || !call) throw ApplicationFailure.nonRetryable('the call or its agent is gone', 'ConversationGone');
-      const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
+      // The recognizer's model follows the provider from the catalog, also for an agent stored
+      // with an older catalog's model (0180): the provider refuses a model it does not know.
+      const transcriber = { ...agentDoc.transcriber, model: transcriberModelFor(agentDoc.transcriber.provider) };
+      const agent: ConversationAgent = { ...agentDoc, transcriber, tools: agentDoc.tools.map(toolOf) };
       // An agent without a voice speaks with the server's default for its language (looked up while the call connects).
       const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);
 

@@ -80,6 +80,17 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', ...workflowClientCallBans] },
   },
   {
+    // A simulator is written from the provider's side (README, "Architecture"): the speech
+    // simulators take only types from providers/, never the adapters' protocol code.
+    files: ['simulators/stt/**/*.ts', 'simulators/tts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [...layerImportBans.patterns, { group: ['**/providers/**'], allowTypeImports: true, message: 'Simulators import only types from providers/: write the provider side from its documentation.' }] },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },

@@ -112,8 +112,12 @@ export interface AuthConfig {
 export interface ProvidersConfig {
   /** Plivo's REST API (https://api.plivo.com), HTTP Basic auth with the account's id and token. */
   telephony: { baseUrl: string; authId: string; authToken: string } | null;
-  /** An OpenAI-compatible speech server (voices at `GET /v1/audio/voices`); empty key: none sent. */
-  tts: { baseUrl: string; apiKey: string } | null;
+  /**
+   * An OpenAI-compatible speech server; empty key: none sent. `flavour` (TTS_FLAVOUR, default
+   * `auto`): OpenAI itself (a fixed voice list), Kokoro-FastAPI or Speaches (they list voices),
+   * or `auto`, told from the address and the voice list paths (decision 0181).
+   */
+  tts: { baseUrl: string; apiKey: string; flavour?: 'auto' | 'openai' | 'kokoro' | 'speaches' } | null;
   /** The language-model providers of the catalog, each at its own service; null: none configured. */
   llm: LanguageModelsConfig | null;
   /** A streaming speech-recognition server speaking the `/v1/listen` and `/v2/listen` WebSocket protocols (`STT_BASE_URL`). */
@@ -220,7 +224,9 @@ function providersConfig(env: Env): ProvidersConfig {
           authToken: requiredWith(env, 'PLIVO_AUTH_TOKEN', 'TELEPHONY_BASE_URL'),
         }
       : null,
-    tts: env.TTS_BASE_URL ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '' } : null,
+    tts: env.TTS_BASE_URL
+      ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '', flavour: parseEnum(env, 'TTS_FLAVOUR', ['auto', 'openai', 'kokoro', 'speaches'] as const, 'auto') }
+      : null,
     llm: languageModelsConfig(env),
     stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL, ['http', 'https', 'ws', 'wss']), apiKey: env.STT_API_KEY ?? '' } : null,
     timeoutMs: parseIntegerInRange(env, 'PROVIDER_TIMEOUT_MS', 100, 60_000, 5_000),

@@ -11,7 +11,12 @@
  *   plans only). Each is configured on its own (config/env.ts, docs/decisions/0190).
  * - speech synthesis: `openai` and `local` (the local simulator).
  * - speech recognition: `provider_a` (detects language and end of turn) and `provider_b`
- *   (fixed language, silence-based endpointing), the contract's neutral names.
+ *   (fixed language, silence-based endpointing), the contract's neutral names for Deepgram's
+ *   Flux (`/v2/listen`) and its `/v1/listen` streaming. Their models are Deepgram's real ids,
+ *   which Deepgram checks when the stream opens (decision 0180): `flux-general-multi`, the
+ *   Flux model that detects the language (`flux-general-en` does not), and `nova-3`, which
+ *   has monolingual models for Hindi, Indian English and most Indian languages the console
+ *   offers (nova-2 has Hindi but not Tamil, Telugu, Marathi and the others).
  */
 
 export interface CatalogModel {
@@ -101,8 +106,8 @@ export const CATALOG = {
     },
   ],
   transcriberProviders: [
-    { id: 'provider_a', name: 'Provider A', model: 'provider-a-turn-1', settings: ['turn_detection', 'keyterms'] },
-    { id: 'provider_b', name: 'Provider B', model: 'provider-b-stream-1', settings: ['language', 'endpointing_ms', 'keyterms'] },
+    { id: 'provider_a', name: 'Provider A', model: 'flux-general-multi', settings: ['turn_detection', 'keyterms'] },
+    { id: 'provider_b', name: 'Provider B', model: 'nova-3', settings: ['language', 'endpointing_ms', 'keyterms'] },
   ],
 } as const satisfies {
   llmProviders: readonly LlmProvider[];

@@ -1,6 +1,7 @@
 import { toolOf, type AgentSettings, type AgentTransfer, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
 import type { StoredAgentVersion } from '../../db/models/agent-version';
 import type { components } from '../../schemas/api-types';
+import { transcriberModelFor } from './catalog';
 
 // Typed from the settings model (the generated type of a free-form `parameters` object is
 // unusable); the key check below keeps it in step with the OpenAPI schema.
@@ -26,6 +27,8 @@ export function settingsFromStored(stored: StoredAgentSettings): AgentSettings {
 }
 
 // Field by field, so that the wire shape never depends on what a stored document carries.
+// `transcriber.model` follows the provider from the catalog: an agent saved before the catalog
+// named Deepgram's real models (0180) stored a placeholder that no provider knows.
 function settingsView(s: StoredAgentSettings): AgentSettings & { variables: string[] } {
   const { llm, voice, transcriber: t, call: c, analytics } = s;
   return {
@@ -34,7 +37,7 @@ function settingsView(s: StoredAgentSettings): AgentSettings & { variables: stri
     system_prompt: s.system_prompt,
     llm: { provider: llm.provider, model: llm.model, temperature: llm.temperature, max_tokens: llm.max_tokens },
     voice: { provider: voice.provider, model: voice.model, voice_id: voice.voice_id ?? null, voice_name: voice.voice_name ?? null, language: voice.language, speed: voice.speed },
-    transcriber: { provider: t.provider, model: t.model, turn_detection: t.turn_detection, language: t.language, endpointing_ms: t.endpointing_ms, keyterms: [...t.keyterms] },
+    transcriber: { provider: t.provider, model: transcriberModelFor(t.provider), turn_detection: t.turn_detection, language: t.language, endpointing_ms: t.endpointing_ms, keyterms: [...t.keyterms] },
     call: {
       max_duration_seconds: c.max_duration_seconds,
       hangup_after_silence_seconds: c.hangup_after_silence_seconds,

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
+import { transcriberModelFor } from '../../domain/agents/catalog';
 import { retrieve } from '../../domain/knowledge/bases';
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import { joinTransfer, requestTransfer } from '../../domain/calls/temporal';
@@ -121,7 +122,10 @@ export class ConversationSession {
       this.audio.close();
       throw new Error('the call or its agent is gone');
     }
-    const agent: ConversationAgent = { ...agentDoc, tools: agentDoc.tools.map(toolOf) };
+    // The recognizer's model follows the provider from the catalog, also for an agent stored
+    // with an older catalog's model (0180): the provider refuses a model it does not know.
+    const transcriber = { ...agentDoc.transcriber, model: transcriberModelFor(agentDoc.transcriber.provider) };
+    const agent: ConversationAgent = { ...agentDoc, transcriber, tools: agentDoc.tools.map(toolOf) };
     const workspaceId = call.workspace_id;
     // An agent without a voice speaks with the server's default for its language.
     const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);

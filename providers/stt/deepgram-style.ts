@@ -27,6 +27,22 @@ const CREDENTIALS_SETTING = 'STT_API_KEY';
 /** What a refused stream request asks for: the model, the language and the keyterms come from the agent. */
 const REFUSED_STREAM = { refused: "the agent's speech-recognition settings", setting: 'agent settings transcriber.provider, transcriber.language, transcriber.keyterms, transcriber.endpointing_ms' };
 const BYTES_PER_SECOND = 8000;
+/**
+ * The least `utterance_end_ms`: Deepgram advises 1000 or more, since its interim results come
+ * about once a second and a shorter gap cannot be measured
+ * (https://developers.deepgram.com/docs/utterance-end).
+ */
+export const MIN_UTTERANCE_END_MS = 1000;
+
+/**
+ * provider_b's `utterance_end_ms`: the gap after the last finalized word that makes Deepgram
+ * send `UtteranceEnd`, the end of turn that still comes when background noise keeps
+ * `speech_final` from ever being sent. Never shorter than the agent's `endpointing_ms`, so
+ * that the backstop does not cut a turn the agent asked to wait for.
+ */
+export function utteranceEndMs(endpointingMs: number): number {
+  return Math.max(MIN_UTTERANCE_END_MS, endpointingMs);
+}
 const DEFAULT_KEEP_ALIVE_MS = 5_000;
 const DEFAULT_CLOSE_WAIT_MS = 1_500;
 
@@ -40,7 +56,11 @@ export function listenUrl(baseUrl: string, settings: RecognitionSettings): strin
     query.set('channels', '1');
     query.set('language', settings.language);
     query.set('endpointing', String(settings.endpointingMs));
+    // UtteranceEnd needs interim results; punctuation and smart formatting make the turn readable text for the model.
     query.set('interim_results', 'true');
+    query.set('utterance_end_ms', String(utteranceEndMs(settings.endpointingMs)));
+    query.set('punctuate', 'true');
+    query.set('smart_format', 'true');
   }
   for (const term of settings.keyterms) query.append('keyterm', term);
   return `${root}/${settings.provider === 'provider_a' ? 'v2' : 'v1'}/listen?${query}`;
@@ -48,29 +68,47 @@ export function listenUrl(baseUrl: string, settings: RecognitionSettings): strin
 
 /**
  * Deepgram's two streaming recognizers behind one Transcriber: provider_a speaks Flux's
- * `/v2/listen` (the model detects the end of turn and the language), provider_b the
- * `/v1/listen` protocol (the turn ends after `endpointing` ms of silence).
+ * `/v2/listen` (`flux-general-multi`: the model detects the end of turn and the language),
+ * provider_b the `/v1/listen` protocol (`nova-3`: the turn ends after `endpointing` ms of
+ * silence, or at `UtteranceEnd` when noise hides the silence). Decision 0180.
  */
 export class StreamingTranscriber implements Transcriber {
   constructor(private readonly options: StreamingTranscriberOptions) {}
 
   async open(settings: RecognitionSettings, handlers: RecognitionHandlers): Promise<RecognitionStream> {
-    const socket = await connect(listenUrl(this.options.baseUrl, settings), this.options.apiKey, this.options.connectTimeoutMs);
+    const { socket, early } = await connect(listenUrl(this.options.baseUrl, settings), this.options.apiKey, this.options.connectTimeoutMs);
     const reader = settings.provider === 'provider_a' ? new TurnInfoReader(handlers) : new ResultsReader(handlers);
-    return new ListenStream(socket, reader, handlers, {
+    return new ListenStream(socket, early, reader, handlers, {
       keepAliveMs: settings.provider === 'provider_b' ? (this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS) : null,
       closeWaitMs: this.options.closeWaitMs ?? DEFAULT_CLOSE_WAIT_MS,
     });
   }
 }
 
+/** An open socket, and what it said before anyone listened (see connect). */
+interface OpenedSocket {
+  socket: WebSocket;
+  early: EarlyMessages;
+}
+
+/** Messages that arrived before the stream took the socket over; it reads them first. */
+interface EarlyMessages {
+  messages: [RawData, boolean][];
+  stop(): void;
+}
+
 /**
  * Opens the socket, or rejects with ProviderUnavailableError (connection refused, a 5xx, no
- * answer in time) or ProviderRefusedError (a 4xx: the key or the stream's settings).
+ * answer in time) or ProviderRefusedError (a 4xx: the key or the stream's settings). Messages
+ * are kept from the start: a provider that speaks at once (Flux's `Connected`) may send them
+ * in the same packet as the handshake, and they are emitted before the opener resumes.
  */
-function connect(url: string, apiKey: string, timeoutMs: number): Promise<WebSocket> {
+function connect(url: string, apiKey: string, timeoutMs: number): Promise<OpenedSocket> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers: { Authorization: `Token ${apiKey}` } });
+    const messages: [RawData, boolean][] = [];
+    const keep = (data: RawData, isBinary: boolean) => messages.push([data, isBinary]);
+    socket.on('message', keep);
     let settled = false;
     const fail = (reason: string, status?: number) => {
       if (settled) return;
@@ -95,7 +133,7 @@ function connect(url: string, apiKey: string, timeoutMs: number): Promise<WebSoc
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(socket);
+      resolve({ socket, early: { messages, stop: () => socket.off('message', keep) } });
     });
   });
 }
@@ -114,6 +152,7 @@ interface ServerMessage {
   channel?: { alternatives?: { transcript?: unknown }[] };
   // v1 Metadata
   duration?: unknown;
+  // v1 UtteranceEnd carries only `channel` and `last_word_end`: its type is the news.
   // v2 TurnInfo
   event?: unknown;
   turn_index?: unknown;
@@ -129,7 +168,11 @@ const joinPieces = (pieces: string[]): string => pieces.filter(Boolean).join(' '
 
 /**
  * `/v1/listen` Results: interims carry the words since the last `is_final` piece; the turn is
- * the `is_final` pieces joined, and it ends with `speech_final`.
+ * the `is_final` pieces joined. It ends at whichever comes first of a Results with
+ * `speech_final` (endpointing heard silence) and an `UtteranceEnd` (no word for
+ * `utterance_end_ms`; Deepgram's answer to noise that hides the silence), and only once: the
+ * other one then finds no pieces left and ends nothing
+ * (https://developers.deepgram.com/docs/understanding-end-of-speech-detection).
  */
 class ResultsReader implements ServerMessageReader {
   private pieces: string[] = [];
@@ -137,6 +180,7 @@ class ResultsReader implements ServerMessageReader {
   constructor(private readonly handlers: RecognitionHandlers) {}
 
   read(message: ServerMessage): void {
+    if (message.type === 'UtteranceEnd') return this.endTurn();
     if (message.type !== 'Results') return;
     const transcript = normalize(message.channel?.alternatives?.[0]?.transcript);
     if (message.is_final !== true) {
@@ -145,36 +189,47 @@ class ResultsReader implements ServerMessageReader {
       return;
     }
     if (transcript) this.pieces.push(transcript);
+    if (message.speech_final === true) return this.endTurn();
     const turn = joinPieces(this.pieces);
-    if (message.speech_final !== true) {
-      if (turn) this.handlers.onInterim(turn);
-      return;
-    }
+    if (turn) this.handlers.onInterim(turn);
+  }
+
+  private endTurn(): void {
+    const turn = joinPieces(this.pieces);
     this.pieces = [];
     if (turn) this.handlers.onTurnEnd({ text: turn, language: null });
   }
 }
 
-/** Flux's `/v2/listen` TurnInfo: every event but EndOfTurn carries the turn so far; EndOfTurn ends it once. */
+/**
+ * Flux's `/v2/listen` TurnInfo: every event but EndOfTurn (StartOfTurn, Update,
+ * EagerEndOfTurn, TurnResumed) carries the turn so far; EndOfTurn ends it once. `languages`
+ * (most frequent first) comes only from `flux-general-multi` and only once it detected one,
+ * so the turn's language is the latest list seen in the turn, null when none came.
+ */
 class TurnInfoReader implements ServerMessageReader {
   private lastEndedTurn = -1;
   private turnsEnded = 0;
+  private language: string | null = null;
 
   constructor(private readonly handlers: RecognitionHandlers) {}
 
   read(message: ServerMessage): void {
     if (message.type !== 'TurnInfo') return;
     const transcript = normalize(message.transcript);
+    const detected = Array.isArray(message.languages) ? message.languages.find((l): l is string => typeof l === 'string' && l !== '') : undefined;
+    if (detected) this.language = detected;
     if (message.event !== 'EndOfTurn') {
       if (transcript) this.handlers.onInterim(transcript);
       return;
     }
     const turnIndex = typeof message.turn_index === 'number' ? message.turn_index : this.turnsEnded;
+    const language = this.language;
+    this.language = null;
     if (turnIndex <= this.lastEndedTurn) return;
     this.lastEndedTurn = turnIndex;
     this.turnsEnded++;
-    const languages = Array.isArray(message.languages) ? message.languages : [];
-    if (transcript) this.handlers.onTurnEnd({ text: transcript, language: typeof languages[0] === 'string' ? languages[0] : null });
+    if (transcript) this.handlers.onTurnEnd({ text: transcript, language });
   }
 }
 
@@ -190,13 +245,14 @@ class ListenStream implements RecognitionStream {
 
   constructor(
     private readonly socket: WebSocket,
+    early: EarlyMessages,
     private readonly reader: ServerMessageReader,
     private readonly handlers: RecognitionHandlers,
     private readonly options: { keepAliveMs: number | null; closeWaitMs: number },
   ) {
     let markFinished!: () => void;
     this.finished = new Promise((resolve) => (markFinished = resolve));
-    socket.on('message', (data: RawData, isBinary: boolean) => {
+    const onMessage = (data: RawData, isBinary: boolean) => {
       const message = isBinary ? null : parse(data);
       if (!message) return;
       if (message.type === 'Metadata' && typeof message.duration === 'number') {
@@ -208,7 +264,10 @@ class ListenStream implements RecognitionStream {
         // A turn still in progress when we close is not the caller's: nothing is reported after close().
         this.reader.read(message);
       }
-    });
+    };
+    early.stop();
+    for (const [data, isBinary] of early.messages) onMessage(data, isBinary);
+    socket.on('message', onMessage);
     socket.on('error', (error) => this.fail(error.message));
     socket.on('close', (code, reason) => {
       markFinished();

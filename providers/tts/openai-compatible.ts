@@ -1,25 +1,56 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isRefusal, ProviderUnavailableError, refusalOf } from '../errors';
+import type { SpeechCreateParams } from 'openai/resources/audio/speech';
 import { getJson } from '../http-json';
+import { OPENAI_VOICES } from './openai-voices';
 import type { SpeechRequest, Synthesizer, Voice } from './types';
 
+/**
+ * What kind of speech server `TTS_BASE_URL` is (decision 0181):
+ * - `openai`: OpenAI's API, or a server that like it lists no voices: the fixed OpenAI voices,
+ *   and a body with only the fields of OpenAI's `SpeechCreateParams`;
+ * - `kokoro`: Kokoro-FastAPI: voices at `GET /v1/audio/voices` as `{voices: [...]}`, and its
+ *   `lang_code` in the body;
+ * - `speaches`: Speaches: voices at `GET /v1/audio/speech/voices` as an array of
+ *   `{voice_id, ...}`, and OpenAI's body;
+ * - `auto`: `openai` for api.openai.com; else the first voice list that answers (Kokoro's
+ *   path, then Speaches'), `openai` when both answer 404.
+ */
+export type SpeechServerFlavour = 'auto' | 'openai' | 'kokoro' | 'speaches';
+export const SPEECH_SERVER_FLAVOURS: readonly SpeechServerFlavour[] = ['auto', 'openai', 'kokoro', 'speaches'];
+
 export interface OpenAiCompatibleSpeechOptions {
-  /** The server's root; `/v1/audio/voices` and `/v1/audio/speech` are appended. */
+  /** The server's root; `/v1/audio/speech` (and the flavour's voice list path) is appended. */
   baseUrl: string;
   /** Sent as `Authorization: Bearer`; empty for servers without keys. */
   apiKey: string;
   /** For the voice list the whole exchange; for speech each wait for audio (the first byte, then every next piece). */
   timeoutMs: number;
+  /** Default `auto`. */
+  flavour?: SpeechServerFlavour;
 }
 
-/** A voice entry: servers answer bare names (Kokoro-FastAPI) or objects with at least an id. */
+/** The JSON body of `POST /v1/audio/speech`: OpenAI's fields, plus Kokoro-FastAPI's `lang_code` for that flavour only. */
+type SpeechBody = SpeechCreateParams & { lang_code?: string };
+
+/** A known flavour: where its voices are, and what its speech body holds. */
+interface Flavour {
+  name: Exclude<SpeechServerFlavour, 'auto'>;
+  listVoices(): Promise<Voice[]>;
+  body(request: SpeechRequest): SpeechBody;
+}
+
+/** A voice entry: bare names (Kokoro-FastAPI before 0.3), or objects with `id` (Kokoro-FastAPI) or `voice_id` (Speaches). */
 type VoiceEntry = string | { id?: unknown; voice_id?: unknown; name?: unknown; language?: unknown; gender?: unknown };
 
 const SERVICE = 'speech synthesis';
 /** The server settings of this adapter (config/env.ts), named when the server refuses them. */
 const CREDENTIALS_SETTING = 'TTS_API_KEY';
 const ADDRESS_SETTING = 'TTS_BASE_URL';
+
+/** Where a server at this address that is OpenAI's own is told apart without asking it. */
+const OPENAI_HOST = 'api.openai.com';
 
 /** The agent setting behind each field of a speech request, for a refusal that names the field (OpenAI's `param`). */
 const AGENT_SETTING_OF_PARAM: Record<string, { what: string; setting: string; value: (r: SpeechRequest) => string | number }> = {
@@ -30,31 +61,102 @@ const AGENT_SETTING_OF_PARAM: Record<string, { what: string; setting: string; va
 };
 
 /**
- * An OpenAI-compatible speech server (the protocol of `POST /v1/audio/speech`). OpenAI's own
- * API has no voice list; the servers that speak its protocol (Kokoro-FastAPI, Speaches and
- * others) list theirs at `GET /v1/audio/voices` as `{voices: [...]}`, each entry a name or an
- * object with `id`/`name`.
+ * An OpenAI-compatible speech server (the protocol of `POST /v1/audio/speech`), of one of the
+ * flavours above. The flavour is settled once (for `auto`, on first use; a failed probe is
+ * made again next time), and the requests never carry a field that flavour does not document.
  */
 export class OpenAiCompatibleSpeech implements Synthesizer {
+  private flavour: Promise<Flavour> | null = null;
+
   constructor(private readonly options: OpenAiCompatibleSpeechOptions) {}
 
+  /** The flavour in use (`auto` resolved). */
+  async serverFlavour(): Promise<Exclude<SpeechServerFlavour, 'auto'>> {
+    return (await this.resolvedFlavour()).name;
+  }
+
   async listVoices(): Promise<Voice[]> {
-    const { baseUrl, apiKey, timeoutMs } = this.options;
-    const answer = await getJson({ service: SERVICE, url: `${baseUrl}/v1/audio/voices`, headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {}, timeoutMs });
-    if (answer.status < 200 || answer.status > 299) {
-      const reason = `answered ${answer.status}${messagePart(providerError(answer.body).message)}`;
-      if (isRefusal(answer.status)) throw refusalOf(SERVICE, answer.status, reason, CREDENTIALS_SETTING, { refused: 'the voice list request', setting: `server setting ${ADDRESS_SETTING}` });
-      throw new ProviderUnavailableError(SERVICE, reason);
+    return (await this.resolvedFlavour()).listVoices();
+  }
+
+  private resolvedFlavour(): Promise<Flavour> {
+    if (!this.flavour) {
+      const settling = this.settleFlavour();
+      this.flavour = settling;
+      settling.catch(() => {
+        if (this.flavour === settling) this.flavour = null;
+      });
     }
-    const body = answer.body as { voices?: unknown };
-    if (!Array.isArray(body.voices)) throw new ProviderUnavailableError(SERVICE, 'answered a voice list without `voices`');
-    return (body.voices as VoiceEntry[]).map(toVoice).filter((v): v is Voice => v !== null);
+    return this.flavour;
+  }
+
+  private async settleFlavour(): Promise<Flavour> {
+    const wanted = this.options.flavour ?? 'auto';
+    if (wanted === 'openai') return this.openAi();
+    if (wanted === 'kokoro') return this.kokoro();
+    if (wanted === 'speaches') return this.speaches();
+    if (new URL(this.options.baseUrl).hostname.toLowerCase() === OPENAI_HOST) return this.openAi();
+    // A server's voice list is the way to tell it: the first path that answers names the flavour.
+    if (await this.listsVoicesAt(KOKORO_VOICES_PATH)) return this.kokoro();
+    if (await this.listsVoicesAt(SPEACHES_VOICES_PATH)) return this.speaches();
+    return this.openAi();
+  }
+
+  /**
+   * Whether the server answers a voice list at `path`: 2xx yes, 404 no; anything else (a
+   * refused key, a server error, no answer) throws, so that no flavour is settled on it.
+   */
+  private async listsVoicesAt(path: string): Promise<boolean> {
+    const answer = await this.voiceListAnswer(path);
+    if (answer.status === 404) return false;
+    if (answer.status < 200 || answer.status > 299) throw voiceListFailure(answer);
+    return true;
+  }
+
+  private openAi(): Flavour {
+    return { name: 'openai', listVoices: () => Promise.resolve(OPENAI_VOICES.map((v) => ({ ...v }))), body: openAiBody };
+  }
+
+  private kokoro(): Flavour {
+    return {
+      name: 'kokoro',
+      listVoices: async () => {
+        const body = (await this.voiceList(KOKORO_VOICES_PATH)) as { voices?: unknown };
+        if (!Array.isArray(body.voices)) throw new ProviderUnavailableError(SERVICE, 'answered a voice list without `voices`');
+        return (body.voices as VoiceEntry[]).map(toVoice).filter((v): v is Voice => v !== null);
+      },
+      // `lang_code` is Kokoro-FastAPI's field for the language of the text.
+      body: (request) => ({ ...openAiBody(request), lang_code: request.language }),
+    };
+  }
+
+  private speaches(): Flavour {
+    return {
+      name: 'speaches',
+      listVoices: async () => {
+        const body = await this.voiceList(SPEACHES_VOICES_PATH);
+        if (!Array.isArray(body)) throw new ProviderUnavailableError(SERVICE, 'answered a voice list that is not an array');
+        return (body as VoiceEntry[]).map(toVoice).filter((v): v is Voice => v !== null);
+      },
+      body: openAiBody,
+    };
+  }
+
+  private async voiceList(path: string): Promise<unknown> {
+    const answer = await this.voiceListAnswer(path);
+    if (answer.status < 200 || answer.status > 299) throw voiceListFailure(answer);
+    return answer.body;
+  }
+
+  private voiceListAnswer(path: string): Promise<{ status: number; body: unknown }> {
+    const { baseUrl, apiKey, timeoutMs } = this.options;
+    return getJson({ service: SERVICE, url: `${baseUrl}${path}`, headers: bearer(apiKey), timeoutMs });
   }
 
   /**
    * `POST /v1/audio/speech` with `response_format: "pcm"` (24 kHz 16-bit mono), read as a
-   * stream so that the first audio plays while the rest is still being made. `lang_code`
-   * is Kokoro-FastAPI's language field; servers without it ignore it. A stopped iteration
+   * stream so that the first audio plays while the rest is still being made; the body is the
+   * flavour's (OpenAI's fields, and `lang_code` for Kokoro-FastAPI only). A stopped iteration
    * (abort, `break`, an error) closes the connection, which tells the server to stop.
    *
    * Over node:http rather than fetch: a reply streams as hundreds of pieces, and fetch's web
@@ -65,7 +167,13 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
     const { baseUrl, apiKey, timeoutMs } = this.options;
     const { signal } = request;
     signal?.throwIfAborted();
-    const body = JSON.stringify({ model: request.model, input: request.text, voice: request.voice, speed: request.speed, response_format: 'pcm', lang_code: request.language });
+    let flavour: Flavour;
+    try {
+      flavour = await this.resolvedFlavour();
+    } finally {
+      signal?.throwIfAborted();
+    }
+    const body = JSON.stringify(flavour.body(request));
     let exchange: SpeechExchange | null = null;
     const stop = () => exchange?.close(signal?.reason);
     signal?.addEventListener('abort', stop, { once: true });
@@ -116,6 +224,25 @@ export class OpenAiCompatibleSpeech implements Synthesizer {
       exchange?.close(); // nothing left to close after a whole answer; otherwise it hangs up
     }
   }
+}
+
+const KOKORO_VOICES_PATH = '/v1/audio/voices';
+const SPEACHES_VOICES_PATH = '/v1/audio/speech/voices';
+const FLAVOUR_SETTING = 'TTS_FLAVOUR';
+
+/** Exactly OpenAI's fields (`SpeechCreateParams`), so that OpenAI, which refuses unknown ones, takes it. */
+function openAiBody(request: SpeechRequest): SpeechBody {
+  return { model: request.model, input: request.text, voice: request.voice, speed: request.speed, response_format: 'pcm' } satisfies SpeechCreateParams;
+}
+
+function voiceListFailure(answer: { status: number; body: unknown }): Error {
+  const reason = `answered ${answer.status}${messagePart(providerError(answer.body).message)}`;
+  if (isRefusal(answer.status)) return refusalOf(SERVICE, answer.status, reason, CREDENTIALS_SETTING, { refused: 'the voice list request', setting: `server settings ${ADDRESS_SETTING}, ${FLAVOUR_SETTING}` });
+  return new ProviderUnavailableError(SERVICE, reason);
+}
+
+function bearer(apiKey: string): Record<string, string> {
+  return apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
 }
 
 interface SpeechExchange {

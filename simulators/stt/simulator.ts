@@ -9,7 +9,30 @@ import { TurnListener, type HeardEvent } from './simulated-turns';
 export interface RecognitionSimulatorOptions extends SimulatorOptions {
   /** The key clients must send as `Authorization: Token <key>`. */
   apiKey?: string;
+  /**
+   * A noisy line (live setting, read when a stream opens): `/v1/listen` endpointing never hears
+   * silence, so no `speech_final` comes, as Deepgram warns for background noise; the gap after
+   * the last word still brings `UtteranceEnd` when the stream asked for it.
+   */
+  noisy?: boolean;
 }
+
+/**
+ * The models Deepgram documents for streaming on each path
+ * (https://developers.deepgram.com/docs/models-languages-overview): Flux on `/v2/listen`,
+ * the Nova family and the older models on `/v1/listen`. A model outside its path's list is
+ * refused at the handshake with 400, as Deepgram refuses it.
+ */
+export const STREAMING_MODELS: Readonly<Record<ListenPath, readonly string[]>> = {
+  '/v2/listen': ['flux-general-en', 'flux-general-multi'],
+  '/v1/listen': [
+    'nova-3', 'nova-3-general', 'nova-3-medical',
+    'nova-2', 'nova-2-general', 'nova-2-meeting', 'nova-2-finance', 'nova-2-conversationalai', 'nova-2-voicemail', 'nova-2-video', 'nova-2-medical', 'nova-2-drivethru', 'nova-2-automotive',
+    'nova', 'nova-general', 'nova-phonecall', 'nova-medical',
+    'enhanced', 'enhanced-general', 'enhanced-meeting', 'enhanced-phonecall', 'enhanced-finance',
+    'base', 'meeting', 'phonecall', 'finance', 'conversationalai', 'voicemail', 'video',
+  ],
+};
 
 export type ListenPath = '/v1/listen' | '/v2/listen';
 
@@ -24,6 +47,17 @@ export interface SimulatedRecognitionSession {
   endpointingMs: number | null;
   /** `eot_threshold` (v2; 0.7 when absent); null on v1. */
   eotThreshold: number | null;
+  /** `utterance_end_ms` (v1); null when absent. */
+  utteranceEndMs: number | null;
+  /** `interim_results=true` (v1). */
+  interimResults: boolean;
+  /** `punctuate=true` and `smart_format=true` (v1); the simulator's speech has no punctuation to add. */
+  punctuate: boolean;
+  smartFormat: boolean;
+  /** The query as sent, every parameter with its values. */
+  query: Record<string, string[]>;
+  /** The stream was opened while the simulator was `noisy`. */
+  noisy: boolean;
   /** Every `keyterm` parameter, in order. */
   keyterms: string[];
   /** Audio received so far. */
@@ -88,12 +122,15 @@ const PIECE_SECONDS = 2;
  * A stand-in for Deepgram's two streaming recognizers on loopback, on a real WebSocket server:
  * - `/v1/listen` (provider_b): `Results` with interim results as speech arrives, `is_final`
  *   pieces of a long turn, and a final with `speech_final: true` once `endpointing` ms of
- *   silence followed speech; after `CloseStream`, the turn in progress as a final, then
- *   `Metadata` with the audio's duration, and it closes the socket.
+ *   silence followed speech (never on a `noisy` line); with `utterance_end_ms` and
+ *   `interim_results=true`, an `UtteranceEnd` once that much audio passed without a new word;
+ *   after `CloseStream`, the turn in progress as a final, then `Metadata` with the audio's
+ *   duration, and it closes the socket. It does not punctuate (its speech has no punctuation).
  * - `/v2/listen` (provider_a, Flux): `Connected`, then `TurnInfo` events `StartOfTurn`,
  *   `Update` and `EndOfTurn` (after the silence `eotSilenceMs` derives from `eot_threshold`),
- *   with `languages` from `detectLanguage`; after `CloseStream`, the turn in progress as an
- *   EndOfTurn, and it closes the socket.
+ *   with `languages` from `detectLanguage` only for `flux-general-multi`; after
+ *   `CloseStream`, the turn in progress as an EndOfTurn, and it closes the socket.
+ * A model its path does not serve (STREAMING_MODELS) is refused at the handshake with 400.
  * It recognizes the simulators' speech (tones, see simulators/simulated-speech.ts) in the
  * mu-law audio it receives. Silence is measured in audio time, not wall clock: audio may
  * arrive faster than real time and the turns are the same. Progress goes out when characters
@@ -104,7 +141,7 @@ const PIECE_SECONDS = 2;
  */
 export async function startRecognitionSimulator(options: RecognitionSimulatorOptions = {}): Promise<RecognitionSimulator> {
   const apiKey = options.apiKey ?? RECOGNITION_SIMULATOR_API_KEY;
-  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
+  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode, noisy: options.noisy ?? false };
   const sessions: SimulatedRecognitionSession[] = [];
   const server = http.createServer((_req, res) => {
     res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ err_code: 'NOT_FOUND', err_msg: 'the simulator answers WebSocket upgrades only' }));
@@ -125,7 +162,8 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
     if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') return refuse(socket, 404, 'NOT_FOUND', `no route ${url.pathname}`);
     const params = listenParams(url.pathname, url.searchParams);
     if (typeof params === 'string') return refuse(socket, 400, 'Bad Request', params);
-    sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, params, () => state.latencyMs)));
+    const noisy = state.noisy;
+    sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, { ...params, noisy }, () => state.latencyMs)));
   });
 
   const url = await listenOnLoopback(server, options);
@@ -143,7 +181,7 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
       });
     },
   };
-  return withLiveSettings(running, state, ['latencyMs', 'mode']);
+  return withLiveSettings(running, state, ['latencyMs', 'mode', 'noisy']);
 }
 
 /** Answers an upgrade with an HTTP error in Deepgram's shape, and hangs up. */
@@ -152,35 +190,47 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-type ListenParams = Pick<SimulatedRecognitionSession, 'path' | 'model' | 'language' | 'endpointingMs' | 'eotThreshold' | 'keyterms'>;
+type ListenParams = Pick<
+  SimulatedRecognitionSession,
+  'path' | 'model' | 'language' | 'endpointingMs' | 'eotThreshold' | 'utteranceEndMs' | 'interimResults' | 'punctuate' | 'smartFormat' | 'keyterms' | 'query'
+>;
 
 /** The query of a listen request, or why it is refused. Only telephony audio is simulated. */
 function listenParams(path: ListenPath, query: URLSearchParams): ListenParams | string {
   const model = query.get('model');
   if (!model) return 'model is required';
+  if (!STREAMING_MODELS[path].includes(model)) return `No such model/language/tier combination found: model '${model}' is not served on ${path}`;
   if (query.get('encoding') !== 'mulaw' || query.get('sample_rate') !== '8000') return 'the simulator takes encoding=mulaw and sample_rate=8000 only';
   const keyterms = query.getAll('keyterm');
+  const all: Record<string, string[]> = {};
+  for (const key of new Set(query.keys())) all[key] = query.getAll(key);
+  const v1Only = { utteranceEndMs: null, interimResults: false, punctuate: false, smartFormat: false };
   if (path === '/v1/listen') {
     if ((query.get('channels') ?? '1') !== '1') return 'the simulator takes channels=1 only';
     const endpointing = query.get('endpointing');
     const endpointingMs = endpointing === null ? DEFAULT_ENDPOINTING_MS : endpointing === 'false' ? null : Number(endpointing);
     if (endpointingMs !== null && !(Number.isInteger(endpointingMs) && endpointingMs >= 0)) return 'endpointing must be false or a whole number of milliseconds';
-    return { path, model, language: query.get('language'), endpointingMs, eotThreshold: null, keyterms };
+    const utteranceEnd = query.get('utterance_end_ms');
+    const utteranceEndMs = utteranceEnd === null ? null : Number(utteranceEnd);
+    if (utteranceEndMs !== null && !(Number.isInteger(utteranceEndMs) && utteranceEndMs > 0)) return 'utterance_end_ms must be a whole number of milliseconds';
+    const flag = (name: string) => query.get(name) === 'true';
+    return { path, model, language: query.get('language'), endpointingMs, eotThreshold: null, utteranceEndMs, interimResults: flag('interim_results'), punctuate: flag('punctuate'), smartFormat: flag('smart_format'), keyterms, query: all };
   }
   const threshold = query.get('eot_threshold');
   const eotThreshold = threshold === null ? DEFAULT_EOT_THRESHOLD : Number(threshold);
-  if (!(eotThreshold >= 0.5 && eotThreshold <= 0.9)) return 'eot_threshold must be between 0.5 and 0.9';
-  return { path, model, language: null, endpointingMs: null, eotThreshold, keyterms };
+  if (!(eotThreshold >= 0.5 && eotThreshold <= 1)) return 'eot_threshold must be between 0.5 and 1.0';
+  return { path, model, language: null, endpointingMs: null, eotThreshold, ...v1Only, keyterms, query: all };
 }
 
 /** What a protocol makes of the turns heard and of the client's CloseStream. */
 interface Dialect {
   opened(): void;
+  /** The events of one chunk of audio; called for every chunk, also one without events. */
   hear(events: HeardEvent[]): void;
   closeStream(): void;
 }
 
-function serve(ws: WebSocket, params: ListenParams, latencyMs: () => number): SimulatedRecognitionSession {
+function serve(ws: WebSocket, params: ListenParams & { noisy: boolean }, latencyMs: () => number): SimulatedRecognitionSession {
   const session: SimulatedRecognitionSession = {
     ...params,
     audioSeconds: 0,
@@ -196,8 +246,9 @@ function serve(ws: WebSocket, params: ListenParams, latencyMs: () => number): Si
   };
   const outbox = new Outbox(ws);
   const requestId = randomUUID();
-  const listener = new TurnListener(params.path === '/v1/listen' ? params.endpointingMs : eotSilenceMs(params.eotThreshold!));
-  const dialect = params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs) : turnInfoDialect(session, outbox, requestId, latencyMs);
+  // On a noisy line endpointing never hears its silence: a v1 turn then ends only at UtteranceEnd.
+  const listener = new TurnListener(params.path === '/v1/listen' ? (params.noisy ? null : params.endpointingMs) : eotSilenceMs(params.eotThreshold!));
+  const dialect = params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);
   ws.on('error', () => undefined);
   ws.on('message', (data: RawData, isBinary: boolean) => {
     if (session.closeRequested) return;
@@ -220,11 +271,20 @@ function serve(ws: WebSocket, params: ListenParams, latencyMs: () => number): Si
   return session;
 }
 
-/** Deepgram's `/v1/listen` messages. */
-function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, requestId: string, latencyMs: () => number): Dialect {
+/**
+ * Deepgram's `/v1/listen` messages. With `utterance_end_ms` and `interim_results=true`, an
+ * `UtteranceEnd` follows once that much audio passed without a new word: after the turn's
+ * `speech_final` on a quiet line, or on a noisy one (no `speech_final` ever) after the turn's
+ * last words went out as an `is_final` piece (https://developers.deepgram.com/docs/utterance-end).
+ */
+function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, requestId: string, latencyMs: () => number, listener: TurnListener): Dialect {
   // The turn's words before `pieceFrom` went out as is_final pieces; interims carry the rest.
   let pieceFrom = 0;
   let pieceStartSeconds = 0;
+  // The end of the last word heard, while an UtteranceEnd for it is still to come.
+  let lastWordEndSeconds: number | null = null;
+  let turnText = '';
+  const utteranceEndSeconds = session.utteranceEndMs !== null && session.interimResults ? session.utteranceEndMs / 1000 : null;
   const results = (transcript: string, isFinal: boolean, speechFinal: boolean, start: number, end: number) => ({
     type: 'Results',
     channel_index: [0, 1],
@@ -234,14 +294,22 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
     speech_final: speechFinal,
     from_finalize: false,
     channel: { alternatives: [{ transcript, confidence: transcript ? 0.99 : 0, words: [] }] },
-    metadata: { request_id: requestId, model_info: { name: session.model } },
+    metadata: { request_id: requestId, model_info: { name: session.model, version: 'simulated', arch: session.model.split('-')[0] }, model_uuid: '00000000-0000-0000-0000-000000000000' },
   });
+  const endTurn = (text: string, startSeconds: number, endSeconds: number, speechFinal: boolean) => {
+    const piece = text.slice(pieceFrom).trim();
+    // The turn is reported when its end goes out: speech_final, or (noisy) the UtteranceEnd right after.
+    outbox.send(results(piece, true, speechFinal, pieceFrom === 0 ? startSeconds : pieceStartSeconds, endSeconds), latencyMs(), speechFinal ? () => session.turns.push(text) : undefined);
+    pieceFrom = 0;
+  };
   return {
     opened: () => undefined,
     hear(events) {
       for (const event of events) {
         if (event.kind === 'progress') {
           if (pieceFrom === 0) pieceStartSeconds = event.startSeconds;
+          turnText = event.text;
+          if (event.grew) lastWordEndSeconds = event.atSeconds;
           const piece = event.text.slice(pieceFrom).trim();
           if (!piece) continue;
           const final = event.atWordEnd && event.atSeconds - pieceStartSeconds >= PIECE_SECONDS;
@@ -251,11 +319,20 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
             pieceStartSeconds = event.atSeconds;
           }
         } else {
-          const piece = event.text.slice(pieceFrom).trim();
-          outbox.send(results(piece, true, true, pieceFrom === 0 ? event.startSeconds : pieceStartSeconds, event.endSeconds), latencyMs(), () => session.turns.push(event.text));
-          pieceFrom = 0;
+          endTurn(event.text, event.startSeconds, event.endSeconds, true);
+          turnText = '';
         }
       }
+      if (utteranceEndSeconds === null || lastWordEndSeconds === null || session.closeRequested) return;
+      if (listener.audioSeconds - lastWordEndSeconds < utteranceEndSeconds) return;
+      const lastWordEnd = lastWordEndSeconds;
+      lastWordEndSeconds = null;
+      // A turn no speech_final ended (a noisy line) is finalized first, then the UtteranceEnd ends it.
+      const unended = listener.endTurn()[0];
+      if (unended) endTurn(unended.text, unended.startSeconds, listener.audioSeconds, false);
+      const text = unended?.text ?? turnText;
+      turnText = '';
+      outbox.send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: lastWordEnd }, 0, unended ? () => session.turns.push(text) : undefined);
     },
     closeStream() {
       // Deepgram reports the audio's duration last, then closes.
@@ -281,7 +358,9 @@ function turnInfoDialect(session: SimulatedRecognitionSession, outbox: Outbox, r
     transcript,
     words: transcript.split(' ').map((word) => ({ word, confidence: 0.99 })),
     end_of_turn_confidence: event === 'EndOfTurn' ? Math.min(1, session.eotThreshold! + 0.05) : 0.1,
-    languages: [detectLanguage(transcript)],
+    // Only flux-general-multi detects languages (https://developers.deepgram.com/docs/flux/state).
+    ...(session.model === 'flux-general-multi' && transcript ? { languages: [detectLanguage(transcript)] } : {}),
+    ...(event === 'EndOfTurn' ? { trigger: 'model' } : {}),
   });
   return {
     opened: () => outbox.send({ type: 'Connected', request_id: requestId, sequence_id: 0 }),

@@ -33,8 +33,8 @@ describe('the catalog', () => {
   });
 
   it('gives each speech-recognition provider its model and the settings it uses', () => {
-    expect(transcriberModelFor('provider_a')).to.equal('provider-a-turn-1');
-    expect(transcriberModelFor('provider_b')).to.equal('provider-b-stream-1');
+    expect(transcriberModelFor('provider_a')).to.equal('flux-general-multi');
+    expect(transcriberModelFor('provider_b')).to.equal('nova-3');
     expect(transcriberSettingsFor('provider_a')).to.deep.equal(['turn_detection', 'keyterms']);
     expect(transcriberSettingsFor('provider_b')).to.deep.equal(['language', 'endpointing_ms', 'keyterms']);
     expect(() => transcriberModelFor('provider_c')).to.throw(/unknown transcriber provider/);

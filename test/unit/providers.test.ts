@@ -60,9 +60,9 @@ describe('provider adapters', () => {
     it('reads the simulator’s voice objects with the Bearer key', async () => {
       const simulator = await startSpeechSimulator();
       try {
-        const voices = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 500 }).listVoices();
+        const voices = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 500, flavour: 'kokoro' }).listVoices();
         expect(voices).to.deep.equal(simulator.voices);
-        const refused = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: '', timeoutMs: 500 }).listVoices().catch((e: unknown) => e);
+        const refused = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: '', timeoutMs: 500, flavour: 'kokoro' }).listVoices().catch((e: unknown) => e);
         expect((refused as Error).message).to.match(/answered 401/);
       } finally {
         await simulator.close();
@@ -77,7 +77,7 @@ describe('provider adapters', () => {
         res.end(typeof body === 'string' ? body : JSON.stringify(body));
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500 });
+      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500, flavour: 'kokoro' });
       try {
         expect(await speech.listVoices()).to.deep.equal([
           { id: 'af_bella', name: 'af_bella', language: null, gender: null },
@@ -116,7 +116,7 @@ describe('provider adapters', () => {
       });
       expect(providers).to.deep.equal({
         telephony: { baseUrl: 'https://api.plivo.com', authId: 'MAXXXX', authToken: 'token' },
-        tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '' },
+        tts: { baseUrl: 'http://127.0.0.1:8880', apiKey: '', flavour: 'auto' },
         llm: { openai: { baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-test' }, azureOpenai: null, local: null },
         stt: { baseUrl: 'wss://recognition.example.com', apiKey: 'dg-test' },
         payments: { baseUrl: 'https://api.razorpay.com', keyId: 'rzp_test_1', keySecret: 'secret', webhookSecret: 'webhook-secret' },

@@ -54,7 +54,7 @@ describe('streaming speech synthesis', () => {
 
   before(async () => {
     simulator = await startSpeechSimulator();
-    speech = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 2_000 });
+    speech = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 2_000, flavour: 'kokoro' });
   });
   after(() => simulator.close());
   afterEach(() => {
@@ -94,7 +94,7 @@ describe('streaming speech synthesis', () => {
     expect((unknownVoice as Error).message).to.equal(
       "the speech synthesis provider refused the agent's voice 'nobody' (agent setting voice.voice_id): answered 400: voice 'nobody' is not one of: anika, kabir, meera, arjun, tara, dev",
     );
-    const wrongKey = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 500 });
+    const wrongKey = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 500, flavour: 'kokoro' });
     for (const refused of [await failureOf(wrongKey.synthesize(request({}))), await wrongKey.listVoices().catch((e: unknown) => e)]) {
       expect(refused).to.be.instanceOf(ProviderRefusedError);
       expect((refused as Error).message).to.equal('the speech synthesis provider refused the credentials (server setting TTS_API_KEY): answered 401: Incorrect API key provided');
@@ -111,7 +111,7 @@ describe('streaming speech synthesis', () => {
     const limited = http.createServer((_req, res) => res.writeHead(429, { 'Content-Type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'));
     await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
     try {
-      const err = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500 }).synthesize(request({})));
+      const err = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500, flavour: 'kokoro' }).synthesize(request({})));
       expect(err).to.be.instanceOf(ProviderUnavailableError);
       expect((err as Error).message).to.equal('the speech synthesis provider did not answer (answered 429: Rate limit reached); retry in a moment');
     } finally {
@@ -171,12 +171,12 @@ describe('streaming speech synthesis', () => {
   it('reports a server that is down or never answers as the provider being unavailable', async () => {
     const stopped = await startSpeechSimulator();
     await stopped.close();
-    const down = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: stopped.url, apiKey: stopped.apiKey, timeoutMs: 500 }).synthesize(request({})));
+    const down = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: stopped.url, apiKey: stopped.apiKey, timeoutMs: 500, flavour: 'kokoro' }).synthesize(request({})));
     expect(down).to.be.instanceOf(ProviderUnavailableError);
     expect((down as Error).message).to.match(/connection failed: ECONNREFUSED/);
     simulator.mode = 'hanging';
     const started = performance.now();
-    const silent = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 300 }).synthesize(request({})));
+    const silent = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 300, flavour: 'kokoro' }).synthesize(request({})));
     expect(silent).to.be.instanceOf(ProviderUnavailableError);
     expect((silent as Error).message).to.match(/no audio within 300 ms/);
     expect(performance.now() - started).to.be.within(280, 1_500);
@@ -197,7 +197,7 @@ describe('streaming speech synthesis against a server that stalls', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 250 });
+      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 250, flavour: 'kokoro' });
       let bytes = 0;
       const err = await (async () => {
         for await (const piece of speech.synthesize({ text: 'hi', voice: 'v', model: 'm', speed: 1, language: 'en' })) {

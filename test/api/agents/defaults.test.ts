@@ -28,7 +28,7 @@ describe('agents: defaults and read-only fields', () => {
       system_prompt: '',
       llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0.4, max_tokens: 300 },
       voice: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: null, voice_name: null, language: 'hi', speed: 1 },
-      transcriber: { provider: 'provider_a', model: 'provider-a-turn-1', turn_detection: 'balanced', language: 'hi', endpointing_ms: 300, keyterms: [] },
+      transcriber: { provider: 'provider_a', model: 'flux-general-multi', turn_detection: 'balanced', language: 'hi', endpointing_ms: 300, keyterms: [] },
       call: {
         max_duration_seconds: 600,
         hangup_after_silence_seconds: 15,
@@ -100,11 +100,11 @@ describe('agents: defaults and read-only fields', () => {
 
   it('ignores a transcriber model sent by the client: it follows the provider', async () => {
     const a = await agents.created({ name: 'Model A', transcriber: { provider: 'provider_a', model: 'something-else' } });
-    expect(a.transcriber.model).to.equal('provider-a-turn-1');
+    expect(a.transcriber.model).to.equal('flux-general-multi');
     const b = await agents.created({ name: 'Model B', transcriber: { provider: 'provider_b' } });
-    expect(b.transcriber.model).to.equal('provider-b-stream-1');
-    const updated = await (await agents.update(a.id, { name: 'Model A', transcriber: { provider: 'provider_b', model: 'provider-a-turn-1' } })).json();
-    expect(updated.transcriber.model).to.equal('provider-b-stream-1');
+    expect(b.transcriber.model).to.equal('nova-3');
+    const updated = await (await agents.update(a.id, { name: 'Model A', transcriber: { provider: 'provider_b', model: 'flux-general-multi' } })).json();
+    expect(updated.transcriber.model).to.equal('nova-3');
   });
 
   it('keeps settings the transcriber provider does not use', async () => {

@@ -196,8 +196,8 @@ describe('Agent settings in live calls', function () {
 
     const sessions = seen.sessions().map((s) => ({ path: s.path, model: s.model, language: s.language, eotThreshold: s.eotThreshold, keyterms: s.keyterms }));
     expect(sessions).to.deep.include.members([
-      { path: '/v2/listen', model: 'provider-a-turn-1', language: null, eotThreshold: 0.5, keyterms: ['Acme', 'Asha'] },
-      { path: '/v2/listen', model: 'provider-a-turn-1', language: null, eotThreshold: 0.85, keyterms: ['Zorbex'] },
+      { path: '/v2/listen', model: 'flux-general-multi', language: null, eotThreshold: 0.5, keyterms: ['Acme', 'Asha'] },
+      { path: '/v2/listen', model: 'flux-general-multi', language: null, eotThreshold: 0.85, keyterms: ['Zorbex'] },
     ]);
     expect(quick.ofType('user.turn').map((e) => e.message)).to.deep.equal(['Hello there.']);
     expect(slow.ofType('user.turn').map((e) => e.message)).to.deep.equal(['Hello there.']);
@@ -216,8 +216,8 @@ describe('Agent settings in live calls', function () {
 
     const sessions = seen.sessions().map((s) => ({ path: s.path, model: s.model, language: s.language, endpointingMs: s.endpointingMs, eotThreshold: s.eotThreshold, keyterms: s.keyterms }));
     expect(sessions).to.deep.include.members([
-      { path: '/v1/listen', model: 'provider-b-stream-1', language: 'en-IN', endpointingMs: 200, eotThreshold: null, keyterms: ['Acme'] },
-      { path: '/v1/listen', model: 'provider-b-stream-1', language: 'ta', endpointingMs: 1500, eotThreshold: null, keyterms: ['Zorbex', 'Kaveri'] },
+      { path: '/v1/listen', model: 'nova-3', language: 'en-IN', endpointingMs: 200, eotThreshold: null, keyterms: ['Acme'] },
+      { path: '/v1/listen', model: 'nova-3', language: 'ta', endpointingMs: 1500, eotThreshold: null, keyterms: ['Zorbex', 'Kaveri'] },
     ]);
     const [quickGap, slowGap] = [answerGap(quick.caller, 'Hello there.'), answerGap(slow.caller, 'Hello there.')];
     const gaps = `200 ms: ${quickGap} ms, 1500 ms: ${slowGap} ms`;

@@ -45,8 +45,8 @@ describe('catalog', () => {
   it('names the two speech-recognition providers, their models and which settings apply to which', async () => {
     const { transcribers } = await catalog();
     expect(transcribers).to.deep.equal([
-      { id: 'provider_a', name: 'Provider A', model: 'provider-a-turn-1', settings: ['turn_detection', 'keyterms'] },
-      { id: 'provider_b', name: 'Provider B', model: 'provider-b-stream-1', settings: ['language', 'endpointing_ms', 'keyterms'] },
+      { id: 'provider_a', name: 'Provider A', model: 'flux-general-multi', settings: ['turn_detection', 'keyterms'] },
+      { id: 'provider_b', name: 'Provider B', model: 'nova-3', settings: ['language', 'endpointing_ms', 'keyterms'] },
     ]);
   });
 

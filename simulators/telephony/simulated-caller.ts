@@ -58,6 +58,8 @@ export interface CallerMenu {
 export interface StreamedConversation {
   /** True once the stream's WebSocket opened. */
   streamConnected: boolean;
+  /** When it opened: the callee's silence since the answer ends no earlier than this. */
+  streamConnectedAt: Date | null;
   /** Each utterance of the agent it heard: the text decoded between silences of at least 300 ms, with when it began. */
   heard: { text: string; at: Date }[];
   /** Each line it said, with when it began. */
@@ -187,6 +189,7 @@ export class SimulatedCaller {
     if (this.stopping) return;
     const { record, providerCallId, accountId } = this.options;
     record.streamConnected = true;
+    record.streamConnectedAt = new Date();
     this.send({
       event: 'start',
       sequenceNumber: this.sequenceNumber++,

@@ -216,6 +216,7 @@ export class SimulatedCalls {
       history: [{ status: 'queued', at: new Date() }],
       callbacks: [],
       streamConnected: false,
+      streamConnectedAt: null,
       heard: [],
       said: [],
       clearedAudio: 0,

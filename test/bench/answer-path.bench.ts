@@ -1,5 +1,6 @@
 import { callWorkflowId } from '../../workflows/shared/calls';
 import { createAgent, postJson, startCallsBenchStack, percentile, type CallsBenchStack } from './calls-stack';
+import { describeSilence, type CalleeSilence } from '../support/callee-silence';
 
 export interface AnswerPathBenchResult {
   name: string;
@@ -12,15 +13,13 @@ const CONCURRENT_CALLS = 40;
 const CONCURRENCY = 20;
 
 /**
- * Where the time goes between a callee answering and the API knowing the conversation's media
- * node (the answer update's reply, which sends the provider's audio stream there): every
- * millisecond of it is silence for the callee. Read from the call workflows' histories, with
- * calls placed one at a time and then 20 at a time, in one run on the calls bench's stack
- * (API and workers in this process, the media node and the simulators in their own):
- * - accepted -> scheduled: the update accepted, `call.started` written, the conversation scheduled;
- * - scheduled -> announced: a media node takes the conversation and signals the workflow;
- * - announced -> completed: the workflow's next task completes the update.
- * (The wait before the update's acceptance, the task that runs it, is not in the history.)
+ * The callee's silence after answering (docs/decisions/0165): from the answer to the audio stream
+ * opening on a media node, and to the first sound of the welcome, as the simulated callee lived
+ * them, with calls placed one at a time and then 20 at a time (dials not paced: the worst burst),
+ * in one run on the calls bench's stack (API and workers in this process, the media node and the
+ * simulators in their own). Beside it, from the call workflows' histories, how long the durable
+ * record took to catch up (the answer's signal to the conversation's activity scheduled on the
+ * chosen node), which the callee no longer waits for.
  */
 export async function answerPathBench(): Promise<AnswerPathBenchResult> {
   const stack = await startCallsBenchStack({ concurrencyLimit: 50 });
@@ -32,18 +31,22 @@ export async function answerPathBench(): Promise<AnswerPathBenchResult> {
       [ONE_AT_A_TIME_CALLS, 1],
       [CONCURRENT_CALLS, CONCURRENCY],
     ] as const) {
-      const steps = await answerSteps(stack, agentId, calls, concurrency);
-      measured += steps.get('accepted -> completed')?.length ?? 0;
+      const { silences, catchUp } = await answerSilences(stack, agentId, calls, concurrency);
+      const toStream = silences.flatMap((s) => (s?.toStreamMs == null ? [] : [s.toStreamMs]));
+      const toAudio = silences.flatMap((s) => (s?.toFirstAudioMs == null ? [] : [s.toFirstAudioMs]));
+      measured += toAudio.length;
       lines.push(`${concurrency} at a time (${calls} calls):`);
-      for (const [name, values] of steps) lines.push(`  ${name}: p50 ${percentile(values, 50).toFixed(0)} ms, p95 ${percentile(values, 95).toFixed(0)} ms`);
+      lines.push(`  ${describeSilence("callee's silence, answer to stream", toStream)}`);
+      lines.push(`  ${describeSilence("callee's silence, answer to first audio", toAudio)}`);
+      lines.push(`  durable record catching up (answer signalled -> conversation scheduled on its node): p50 ${percentile(catchUp, 50).toFixed(0)} ms, p95 ${percentile(catchUp, 95).toFixed(0)} ms`);
     }
-    return { name: 'answer path: callee answers -> media node known to the API (call workflow histories)', ok: measured === ONE_AT_A_TIME_CALLS + CONCURRENT_CALLS, lines };
+    return { name: "answer path: the callee's silence from answering to the stream and to the welcome's first sound", ok: measured === ONE_AT_A_TIME_CALLS + CONCURRENT_CALLS, lines };
   } finally {
     await stack.stop();
   }
 }
 
-async function answerSteps(stack: CallsBenchStack, agentId: string, calls: number, concurrency: number): Promise<Map<string, number[]>> {
+async function answerSilences(stack: CallsBenchStack, agentId: string, calls: number, concurrency: number): Promise<{ silences: (CalleeSilence | null)[]; catchUp: number[] }> {
   const numbers = Array.from({ length: calls }, (_, i) => `+9198${String(10_000_000 + concurrency * 1_000 + i)}`);
   await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 3 });
   const ids: string[] = [];
@@ -53,20 +56,13 @@ async function answerSteps(stack: CallsBenchStack, agentId: string, calls: numbe
     ids.push(...batch);
     await Promise.all(batch.map((id) => stack.client.workflow.getHandle(callWorkflowId(id)).result().catch(() => undefined)));
   }
-  const steps = new Map<string, number[]>();
-  const add = (name: string, ms: number) => steps.set(name, [...(steps.get(name) ?? []), ms]);
+  const catchUp: number[] = [];
   for (const id of ids) {
     const events = (await stack.client.workflow.getHandle(callWorkflowId(id)).fetchHistory()).events ?? [];
     const at = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
-    const accepted = events.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const answered = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'providerStatus' && JSON.stringify(e).includes('mediaNode'));
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runConversation');
-    const announced = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'mediaNode');
-    const completed = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes);
-    if (!accepted || !scheduled || !announced || !completed) continue;
-    add('accepted -> scheduled', at(scheduled) - at(accepted));
-    add('scheduled -> announced', at(announced) - at(scheduled));
-    add('announced -> completed', at(completed) - at(announced));
-    add('accepted -> completed', at(completed) - at(accepted));
+    if (answered && scheduled) catchUp.push(at(scheduled) - at(answered));
   }
-  return steps;
+  return { silences: await stack.simulators.silences(numbers), catchUp };
 }

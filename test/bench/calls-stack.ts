@@ -17,6 +17,7 @@ import { startMediaProcess } from '../support/media-process';
 import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
+import type { CalleeSilence } from '../support/callee-silence';
 import type { ProcessRoles } from './cost';
 
 const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
@@ -25,6 +26,8 @@ const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
 export interface SimulatorControl {
   setCallees(numbers: string[], script: CalleeScript): Promise<void>;
   configure(settings: Omit<Extract<SimulatorCommand, { type: 'configure' }>, 'type'>): Promise<void>;
+  /** The callee's silence after answering, per call to these numbers (null: never answered). */
+  silences(numbers: string[]): Promise<(CalleeSilence | null)[]>;
 }
 
 /**
@@ -145,21 +148,22 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
     child.once('exit', (code) => reject(new Error(`the simulators' process exited (${code})`)));
   });
   // One command at a time: each answers `done` once applied.
-  let chain = Promise.resolve();
+  let chain: Promise<unknown> = Promise.resolve();
   const send = (command: SimulatorCommand) =>
     (chain = chain.then(
       () =>
-        new Promise<void>((resolve) => {
-          child.once('message', () => resolve());
+        new Promise<{ silences?: (CalleeSilence | null)[] }>((resolve) => {
+          child.once('message', (answer) => resolve(answer as { silences?: (CalleeSilence | null)[] }));
           child.send(command);
         }),
-    ));
+    )) as Promise<{ silences?: (CalleeSilence | null)[] }>;
   return {
     child,
     ready,
     control: {
-      setCallees: (numbers, script) => send({ type: 'callees', numbers, script }),
-      configure: (settings) => send({ type: 'configure', ...settings }),
+      setCallees: async (numbers, script) => void (await send({ type: 'callees', numbers, script })),
+      configure: async (settings) => void (await send({ type: 'configure', ...settings })),
+      silences: async (numbers) => (await send({ type: 'silences', numbers })).silences ?? [],
     },
   };
 }

@@ -3,6 +3,7 @@ import { startRecognitionSimulator } from '../../simulators/stt/simulator';
 import { startTelephonySimulator, type CalleeScript } from '../../simulators/telephony/simulator';
 import { startSpeechSimulator } from '../../simulators/tts/simulator';
 import { tuneHeapForLiveAudio } from '../../media/heap-tuning';
+import { calleeSilence } from '../support/callee-silence';
 
 /**
  * The outside services' simulators in a process of their own, as the real services would be:
@@ -12,6 +13,7 @@ import { tuneHeapForLiveAudio } from '../../media/heap-tuning';
 export type SimulatorCommand =
   | { type: 'callees'; numbers: string[]; script: CalleeScript }
   | { type: 'configure'; llmLatencyMs?: number; tokenIntervalMs?: number; replyText?: string; ttsLatencyMs?: number; sttLatencyMs?: number }
+  | { type: 'silences'; numbers: string[] }
   | { type: 'close' };
 
 export interface SimulatorsReady {
@@ -42,6 +44,11 @@ async function main(): Promise<void> {
       }
       if (command.ttsLatencyMs !== undefined) speech.latencyMs = command.ttsLatencyMs;
       if (command.sttLatencyMs !== undefined) recognition.latencyMs = command.sttLatencyMs;
+    }
+    if (command.type === 'silences') {
+      const silences = telephony.calls().filter((c) => command.numbers.includes(c.to)).map(calleeSilence);
+      process.send?.({ type: 'done', silences });
+      return;
     }
     if (command.type === 'close') {
       void Promise.all([telephony.close(), speech.close(), llm.close(), recognition.close()]).then(() => process.exit(0));

@@ -170,7 +170,7 @@ export interface CallEngineOptions {
 /**
  * The calls of the simulated account: each plays its callee's script with real timers and
  * posts Plivo's signed status callbacks (ringing -> in-progress -> completed, or ringing ->
- * no-answer, or busy, or failed; canceled when we hang up while it rings). The answer is a
+ * no-answer or timeout, or busy, or failed; cancel when we hang up while it rings). The answer is a
  * request to the answer URL, whose XML says what the call does: stream its audio (the callee
  * then talks through ./simulated-caller.ts until the call ends, or until our side closes the
  * stream, which leaves the call nothing to do: it ends), or hang up.

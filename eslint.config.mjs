@@ -38,6 +38,17 @@ export const layerImportBans = {
   ],
 };
 
+// A simulator plays the provider from the provider's documentation (README, "Architecture"):
+// it imports none of the service's protocol code (signing, parsing, XML, frames), or the two
+// would agree with each other's mistakes; only types from providers/ and workflows/. Held for
+// the telephony simulator and the simulators' shared files (docs/decisions/0175).
+export const simulatorImportBans = {
+  patterns: [
+    ...layerImportBans.patterns,
+    { group: ['**/providers/**', '**/workflows/**', '**/domain/**', '**/db/**'], allowTypeImports: true, message: "A simulator is written from the provider's side: import only types from the service's code." },
+  ],
+};
+
 // Each area's domain/<area>/temporal.ts is the only code that starts, signals, queries or
 // updates that area's workflows (README, "Architecture"): routes, MCP tools, activities, the
 // media node and scripts call its functions, so message names, ids and start options live in
@@ -73,6 +84,10 @@ export default tseslint.config(
   {
     files: ['db/**/*.ts', 'domain/**/*.ts', 'providers/**/*.ts', 'simulators/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImportBans] },
+  },
+  {
+    files: ['simulators/telephony/**/*.ts', 'simulators/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', simulatorImportBans] },
   },
   {
     files: ['api/**/*.ts', 'activities/**/*.ts', 'config/**/*.ts', 'db/**/*.ts', 'domain/**/*.ts', 'media/**/*.ts', 'providers/**/*.ts', 'scripts/**/*.ts', 'simulators/**/*.ts', 'workers/**/*.ts'],

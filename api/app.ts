@@ -24,6 +24,7 @@ import { callRoutes } from './routes/calls';
 import { batchRoutes } from './routes/batches';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
+import { refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS, withMultipartErrorsAsBadRequest } from './uploads';
 import { accountRoutes } from './routes/account';
@@ -145,6 +146,8 @@ export function createApp(deps: AppDeps): Express {
   api.use(callRoutes({ temporal: deps.temporal, now }));
   api.use(batchRoutes({ temporal: deps.temporal, now }));
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
+  // A signed callback is taken once (docs/decisions/0177): a replay is refused before its route runs.
+  api.use(refuseReplayedTelephonyCallbacks({ now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));
   api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl, streamTokenSecret: deps.config.auth.secret }));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));

@@ -1,4 +1,4 @@
-import { decodeMulawInto } from '../providers/audio/mulaw';
+import { decodeUlawInto } from './g711';
 
 /**
  * Recognises keypad digits (DTMF, ITU-T Q.23) in 8 kHz audio, as a phone menu does: the
@@ -54,7 +54,7 @@ export class DtmfDetector {
 
   /** Mu-law bytes at 8 kHz (the telephony stream's audio). */
   pushMulaw(mulaw: Uint8Array): DetectedDigits {
-    return this.feed(mulaw.length, (into, from, count, at) => decodeMulawInto(mulaw.subarray(from, from + count), into, at));
+    return this.feed(mulaw.length, (into, from, count, at) => decodeUlawInto(mulaw.subarray(from, from + count), into, at));
   }
 
   private feed(length: number, copy: (into: Float64Array, from: number, count: number, at: number) => void): DetectedDigits {

@@ -1,4 +1,4 @@
-import { decodeMulawInto } from '../providers/audio/mulaw';
+import { decodeUlawInto } from './g711';
 
 /**
  * The simulators' "speech": text carried in audio as tones, so that simulated callers,
@@ -114,7 +114,7 @@ export class SpeechDecoder {
 
   /** As push, for mu-law bytes (telephony audio): decoded straight into the decoder's own store. */
   pushMulaw(mulaw: Uint8Array): HeardAudio {
-    this.append(mulaw.length, (into, at) => decodeMulawInto(mulaw, into, at));
+    this.append(mulaw.length, (into, at) => decodeUlawInto(mulaw, into, at));
     return this.analyse();
   }
 

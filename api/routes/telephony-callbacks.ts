@@ -3,7 +3,8 @@ import { Router, type Request } from 'express';
 import type { Client } from '@temporalio/client';
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { conferenceXml, dialXml, HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAnswerXml } from '../../providers/telephony/answer-xml';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, parseMachineDetection, parseStatusCallback, verifyPlivoCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
+import { parseMachineDetection, parseStatusCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
+import { providerSignatureOf } from '../middleware/telephony-callback-replay';
 import { signStreamToken } from '../../domain/calls/stream-token';
 import { transferLegStreamKey, type ProviderStatusUpdate } from '../../workflows/shared/calls';
 import { answerCall, signalProviderStatus, signalTransferProgress } from '../../domain/calls/temporal';
@@ -302,13 +303,11 @@ async function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbac
 }
 
 /**
- * Checks the signature against the public URL the provider was given (the public base, then
- * this path and query as received under it), not the address the request reached: behind a
- * proxy or under the `/api` alias the two differ.
+ * Checks the signature (Plivo's V3, as its SDKs compute it: docs/decisions/0175) against the
+ * public URL the provider was given (the public base, then this path and query as received
+ * under it), not the address the request reached: behind a proxy or under the `/api` alias the
+ * two differ. A replay of a signed callback was refused before this route (0177).
  */
 function signedByProvider(req: Request, params: CallbackParams, deps: TelephonyCallbackDeps): boolean {
-  if (!deps.authToken || !deps.publicApiUrl) return false;
-  const queryAt = req.originalUrl.indexOf('?');
-  const url = deps.publicApiUrl + req.path + (queryAt === -1 ? '' : req.originalUrl.slice(queryAt));
-  return verifyPlivoCallback({ authToken: deps.authToken, url, params, nonce: req.get(PLIVO_NONCE_HEADER), signature: req.get(PLIVO_SIGNATURE_HEADER) });
+  return providerSignatureOf(req, params, deps) !== null;
 }

@@ -6,6 +6,7 @@ export * from './audit-event';
 export * from './batch';
 export * from './batch-contact';
 export * from './call';
+export * from './callback-nonce';
 export * from './call-event';
 export * from './dial-pace';
 export * from './invite';

@@ -36,7 +36,7 @@ export interface NewCall {
   answerUrl: string;
   /** Gets the `ringing` callback. */
   ringUrl: string;
-  /** Gets the final callback: `completed`, `no-answer`, `busy`, `failed` or `canceled`. */
+  /** Gets the final callback: Plivo's `completed`, `no-answer`, `busy`, `failed`, `cancel` or `timeout` (see ./callbacks.ts). */
   hangupUrl: string;
   /** The provider hangs up this long after the answer. */
   timeLimitSeconds: number;

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { encodeMulaw, MULAW_SILENCE } from '../../providers/audio/mulaw';
+import { encodeUlaw, ULAW_SILENCE } from '../g711';
 import { SpeechDecoder, speakText } from '../simulated-speech';
 import { DtmfDetector } from '../dtmf-detector';
-import { STREAM_CONTENT_TYPE, STREAM_FRAME_BYTES, STREAM_FRAME_MS, STREAM_SAMPLE_RATE, parseStreamFrame, type ProviderStreamFrame } from '../../providers/telephony/stream-protocol';
+import type { ProviderStreamFrame } from '../../providers/telephony/stream-protocol';
+import { PLIVO_STREAM_CONTENT_TYPE, PLIVO_STREAM_FRAME_BYTES, PLIVO_STREAM_FRAME_MS, PLIVO_STREAM_SAMPLE_RATE, readStreamFrame } from './plivo-stream';
 
 /**
  * One step of a simulated callee's conversation, run in order once the audio stream has
@@ -121,15 +122,15 @@ class Stopped extends Error {}
 export class SimulatedCaller {
   private readonly socket: WebSocket;
   private readonly streamId = randomUUID();
-  private readonly decoder = new SpeechDecoder(STREAM_SAMPLE_RATE);
+  private readonly decoder = new SpeechDecoder(PLIVO_STREAM_SAMPLE_RATE);
   private readonly keys = new DtmfDetector();
   /** Played to the speech decoder instead of a frame of keypad tone: tones are no words. */
-  private readonly silentFrame = Buffer.alloc(STREAM_FRAME_BYTES, MULAW_SILENCE);
+  private readonly silentFrame = Buffer.alloc(PLIVO_STREAM_FRAME_BYTES, ULAW_SILENCE);
   /** How many keys had been heard when the previous line began. */
   private digitsAtLineStart = 0;
   /** The frame being sent and the frame being played, reused (50 frames a second each way). */
-  private readonly mouthFrame = Buffer.alloc(STREAM_FRAME_BYTES);
-  private readonly earFrame = Buffer.alloc(STREAM_FRAME_BYTES);
+  private readonly mouthFrame = Buffer.alloc(PLIVO_STREAM_FRAME_BYTES);
+  private readonly earFrame = Buffer.alloc(PLIVO_STREAM_FRAME_BYTES);
   private readonly playback: Queued[] = [];
   private readonly speech: Buffer[] = [];
   private readonly waits: Wait[] = [];
@@ -193,12 +194,12 @@ export class SimulatedCaller {
     this.send({
       event: 'start',
       sequenceNumber: this.sequenceNumber++,
-      start: { callId: providerCallId, streamId: this.streamId, accountId, tracks: ['inbound'], mediaFormat: { encoding: STREAM_CONTENT_TYPE, sampleRate: STREAM_SAMPLE_RATE } },
+      start: { callId: providerCallId, streamId: this.streamId, accountId, tracks: ['inbound'], mediaFormat: { encoding: PLIVO_STREAM_CONTENT_TYPE, sampleRate: PLIVO_STREAM_SAMPLE_RATE } },
     });
     this.startedAtMs = Date.now();
     this.lastPlayedAtMs = this.startedAtMs;
     this.lineEndedAtMs = this.startedAtMs;
-    this.ticker = setInterval(() => this.tick(), STREAM_FRAME_MS);
+    this.ticker = setInterval(() => this.tick(), PLIVO_STREAM_FRAME_MS);
     void this.converse();
   }
 
@@ -293,9 +294,9 @@ export class SimulatedCaller {
   /** A pure tone at `hz` for `ms`, as answering machines beep before they record. */
   private async beep(hz: number, ms: number): Promise<void> {
     this.options.record.beepedAt = new Date();
-    const samples = new Int16Array(Math.round((STREAM_SAMPLE_RATE * ms) / 1000));
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(BEEP_AMPLITUDE * Math.sin((2 * Math.PI * hz * i) / STREAM_SAMPLE_RATE));
-    this.speech.push(encodeMulaw(samples));
+    const samples = new Int16Array(Math.round((PLIVO_STREAM_SAMPLE_RATE * ms) / 1000));
+    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(BEEP_AMPLITUDE * Math.sin((2 * Math.PI * hz * i) / PLIVO_STREAM_SAMPLE_RATE));
+    this.speech.push(encodeUlaw(samples));
     await this.when(() => this.speech.length === 0);
     this.lineEndedAtMs = Date.now();
     this.playedBytesAtLineEnd = this.playedBytes;
@@ -304,7 +305,7 @@ export class SimulatedCaller {
   private async say(text: string): Promise<void> {
     this.options.record.said.push({ text, at: new Date() });
     this.digitsAtLineStart = this.options.record.digitsHeard.length;
-    this.speech.push(encodeMulaw(speakText(text, { sampleRate: STREAM_SAMPLE_RATE })));
+    this.speech.push(encodeUlaw(speakText(text, { sampleRate: PLIVO_STREAM_SAMPLE_RATE })));
     await this.when(() => this.speech.length === 0);
     this.lineEndedAtMs = Date.now();
     this.playedBytesAtLineEnd = this.playedBytes;
@@ -318,9 +319,9 @@ export class SimulatedCaller {
 
   /** Sends the frames due by now (a late timer catches up), then lets waiting steps go on. */
   private tick(): void {
-    const due = Math.floor((Date.now() - this.startedAtMs) / STREAM_FRAME_MS) + 1;
+    const due = Math.floor((Date.now() - this.startedAtMs) / PLIVO_STREAM_FRAME_MS) + 1;
     while (this.framesSent < due && !this.stopping) {
-      const frameAtMs = this.startedAtMs + this.framesSent * STREAM_FRAME_MS;
+      const frameAtMs = this.startedAtMs + this.framesSent * PLIVO_STREAM_FRAME_MS;
       this.sendFrame(frameAtMs);
       this.playFrame(frameAtMs);
     }
@@ -332,11 +333,11 @@ export class SimulatedCaller {
 
   private sendFrame(frameAtMs: number): void {
     // One buffer for every frame: its bytes are copied out (base64) before the next frame.
-    const payload = this.mouthFrame.fill(MULAW_SILENCE);
+    const payload = this.mouthFrame.fill(ULAW_SILENCE);
     let filled = 0;
-    while (filled < STREAM_FRAME_BYTES && this.speech.length > 0) {
+    while (filled < PLIVO_STREAM_FRAME_BYTES && this.speech.length > 0) {
       const head = this.speech[0]!;
-      const taken = head.copy(payload, filled, 0, STREAM_FRAME_BYTES - filled);
+      const taken = head.copy(payload, filled, 0, PLIVO_STREAM_FRAME_BYTES - filled);
       filled += taken;
       if (taken === head.length) this.speech.shift();
       else this.speech[0] = head.subarray(taken);
@@ -352,7 +353,7 @@ export class SimulatedCaller {
 
   /** Plays 20 ms of the queued agent audio into the callee's ear (the decoder). */
   private playFrame(frameAtMs: number): void {
-    const frame = this.earFrame.fill(MULAW_SILENCE);
+    const frame = this.earFrame.fill(ULAW_SILENCE);
     let filled = 0;
     for (;;) {
       const head = this.playback[0];
@@ -362,8 +363,8 @@ export class SimulatedCaller {
         this.send({ event: 'playedStream', sequenceNumber: this.sequenceNumber++, streamId: this.streamId, name: head.name });
         continue;
       }
-      if (filled === STREAM_FRAME_BYTES) break;
-      const taken = head.bytes.copy(frame, filled, head.offset, head.offset + STREAM_FRAME_BYTES - filled);
+      if (filled === PLIVO_STREAM_FRAME_BYTES) break;
+      const taken = head.bytes.copy(frame, filled, head.offset, head.offset + PLIVO_STREAM_FRAME_BYTES - filled);
       filled += taken;
       head.offset += taken;
       if (head.offset >= head.bytes.length) this.playback.shift();
@@ -373,7 +374,7 @@ export class SimulatedCaller {
     if (this.playing) {
       if (!wasPlaying) this.playbackStartedAtMs = frameAtMs;
       this.playedBytes += filled;
-      this.lastPlayedAtMs = frameAtMs + STREAM_FRAME_MS;
+      this.lastPlayedAtMs = frameAtMs + PLIVO_STREAM_FRAME_MS;
     }
     // Keypad tones are recognised as keys, and the speech decoder hears silence in their stead.
     const keys = this.keys.pushMulaw(frame);
@@ -394,18 +395,17 @@ export class SimulatedCaller {
   }
 
   private receive(text: string): void {
-    const frame = parseStreamFrame(text);
+    const frame = readStreamFrame(text);
     if (!frame || this.stopping) return;
     switch (frame.event) {
       case 'playAudio': {
-        const media = frame.media as { contentType?: unknown; payload?: unknown } | undefined;
-        if (typeof media?.payload !== 'string' || (media.contentType !== undefined && media.contentType !== STREAM_CONTENT_TYPE)) return;
-        const bytes = Buffer.from(media.payload, 'base64');
+        if (frame.contentType !== null && frame.contentType !== PLIVO_STREAM_CONTENT_TYPE) return;
+        const bytes = Buffer.from(frame.payload, 'base64');
         if (bytes.length > 0) this.playback.push({ kind: 'audio', bytes, offset: 0 });
         return;
       }
       case 'checkpoint':
-        if (typeof frame.name === 'string') this.playback.push({ kind: 'checkpoint', name: frame.name });
+        this.playback.push({ kind: 'checkpoint', name: frame.name });
         return;
       case 'clearAudio':
         // Queued checkpoints go too: playback never reaches them.

@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ProviderCallStatus } from '../../workflows/shared/calls';
-import { parseAnswerXml, type AnswerInstruction } from '../../providers/telephony/answer-xml';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../providers/telephony/callbacks';
+import { NONCE_HEADER, SIGNATURE_HEADER, plivoSignature, type PlivoFields as CallbackParams } from './plivo-signature';
+import { readPlivoXml, type PlivoVerb } from './plivo-xml';
 import { SimulatedCaller, type CallerStep, type StreamedConversation } from './simulated-caller';
 
 export type { CallerStep } from './simulated-caller';
@@ -30,7 +29,9 @@ export type CalleeScript =
   | { kind: 'machine'; answerAfterSeconds: number; greeting: string; beepMs?: number; hangUpAfterSeconds?: number; detection?: 'machine' | 'human' | 'none'; detectAfterSeconds?: number }
   | { kind: 'no-answer'; ringSeconds: number }
   | { kind: 'busy' }
-  | { kind: 'failed' };
+  | { kind: 'failed' }
+  /** Plivo could not connect the call in time (a carrier's delay): it rings for `ringSeconds` (default 0), then ends `timeout`. */
+  | { kind: 'timeout'; ringSeconds?: number };
 
 /**
  * What a simulated caller dialling one of the account's numbers does once the call is
@@ -60,11 +61,18 @@ const CALLBACK_TIMEOUT_MS = 5_000;
 /** The answer URL may hold its answer a while (the API waits up to 5 s for a media node). */
 const ANSWER_TIMEOUT_MS = 10_000;
 
+/**
+ * Plivo's `CallStatus` words, as its callbacks send them (docs.plivo.com "Call status", and the
+ * Application page's callback fields, which add `failed`): `cancel` for a call its caller (for
+ * an outbound call, the API) canceled, `timeout` for one that could not be connected in time.
+ */
+export type PlivoCallStatus = 'ringing' | 'in-progress' | 'completed' | 'no-answer' | 'busy' | 'failed' | 'cancel' | 'timeout';
+
 /** `queued` until the dialling starts, then the statuses the callbacks report. */
-export type SimulatedCallStatus = 'queued' | ProviderCallStatus;
+export type SimulatedCallStatus = 'queued' | PlivoCallStatus;
 
 export interface CallbackDelivery {
-  status: ProviderCallStatus;
+  status: PlivoCallStatus;
   url: string;
   /** 1, or 2 when the receiver did not take the first one. */
   attempts: number;
@@ -142,7 +150,7 @@ interface DialInProgress {
 
 /** An ended call's cause as Plivo reports it, and who ended it. */
 interface Ending {
-  status: Exclude<ProviderCallStatus, 'ringing' | 'in-progress'>;
+  status: Exclude<PlivoCallStatus, 'ringing' | 'in-progress'>;
   cause: string;
   source: string;
   /** Simulated seconds between answer and end; 0 for a call never answered. */
@@ -162,7 +170,7 @@ export interface CallEngineOptions {
 /**
  * The calls of the simulated account: each plays its callee's script with real timers and
  * posts Plivo's signed status callbacks (ringing -> in-progress -> completed, or ringing ->
- * no-answer, or busy, or failed; canceled when we hang up while it rings). The answer is a
+ * no-answer or timeout, or busy, or failed; cancel when we hang up while it rings). The answer is a
  * request to the answer URL, whose XML says what the call does: stream its audio (the callee
  * then talks through ./simulated-caller.ts until the call ends, or until our side closes the
  * stream, which leaves the call nothing to do: it ends), or hang up.
@@ -248,6 +256,10 @@ export class SimulatedCalls {
         return this.end(call, { status: 'busy', cause: 'USER_BUSY', source: 'Callee', durationSeconds: 0 });
       case 'failed':
         return this.end(call, { status: 'failed', cause: 'UNALLOCATED_NUMBER', source: 'Error', durationSeconds: 0 });
+      case 'timeout':
+        if (!script.ringSeconds) return this.end(call, { status: 'timeout', cause: 'RECOVERY_ON_TIMER_EXPIRE', source: 'Plivo', durationSeconds: 0 });
+        this.ring(call);
+        return this.after(call, script.ringSeconds, () => this.end(call, { status: 'timeout', cause: 'RECOVERY_ON_TIMER_EXPIRE', source: 'Plivo', durationSeconds: 0 }));
       case 'no-answer':
         this.ring(call);
         return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
@@ -272,7 +284,7 @@ export class SimulatedCalls {
   cancel(providerCallId: string): boolean {
     const call = this.live.get(providerCallId);
     if (!call || (call.record.status !== 'queued' && call.record.status !== 'ringing')) return false;
-    this.end(call, { status: 'canceled', cause: 'ORIGINATOR_CANCEL', source: 'API Request', durationSeconds: 0 });
+    this.end(call, { status: 'cancel', cause: 'ORIGINATOR_CANCEL', source: 'API Request', durationSeconds: 0 });
     return true;
   }
 
@@ -303,7 +315,7 @@ export class SimulatedCalls {
   /** What a transferred call does: a `<Dial>` rings its number; anything else ends the call (nothing left to do). */
   private followTransfer(call: LiveCall, xml: string | null): void {
     if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
-    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const instruction = xml === null ? null : readPlivoXml(xml);
     if (instruction?.kind === 'conference') return this.joinRoom(call, instruction.room);
     if (instruction?.kind !== 'dial') {
       return this.end(call, { status: 'completed', cause: xml === null ? 'ANSWER_URL_FAILED' : 'NORMAL_CLEARING', source: xml === null ? 'Error' : 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
@@ -318,7 +330,7 @@ export class SimulatedCalls {
    * and `callbackUrl` hears `DialAction=answer`; the leg's `hangUpAfterSeconds` (or the dial's
    * `timeLimit`) ends the bridge. The dial's end goes to `action` (`DialStatus`), whose XML the call follows.
    */
-  private dialOut(call: LiveCall, dial: Extract<AnswerInstruction, { kind: 'dial' }>): void {
+  private dialOut(call: LiveCall, dial: Extract<PlivoVerb, { kind: 'dial' }>): void {
     const script = this.callees.get(dial.number) ?? DEFAULT_CALLEE;
     const from = dial.callerId ? (/^\d+$/.test(dial.callerId) ? `+${dial.callerId}` : dial.callerId) : call.record.to;
     const leg = this.track({ from, to: dial.number, answerUrl: '', ringUrl: null, hangupUrl: null, timeLimitSeconds: dial.timeLimitSeconds ?? DEFAULT_DIAL_TIME_LIMIT_SECONDS, machineDetectionUrl: null, direction: 'outbound' }, script);
@@ -326,12 +338,13 @@ export class SimulatedCalls {
     const progress: DialInProgress = { leg, actionUrl: dial.actionUrl, callbackUrl: dial.callbackUrl, answered: false, done: false };
     call.dial = progress;
     const timeout = dial.timeoutSeconds ?? DEFAULT_DIAL_TIMEOUT_SECONDS;
-    const unanswered = (status: 'busy' | 'failed' | 'no-answer', cause: string) => {
+    const unanswered = (status: 'busy' | 'failed' | 'no-answer' | 'timeout', cause: string) => {
       this.endLeg(leg, { status, cause, source: status === 'no-answer' ? 'Plivo' : 'Callee', durationSeconds: 0 });
       this.finishDial(call, status, cause);
     };
     if (script.kind === 'busy') return unanswered('busy', 'USER_BUSY');
     if (script.kind === 'failed') return unanswered('failed', 'UNALLOCATED_NUMBER');
+    if (script.kind === 'timeout') return unanswered('timeout', 'RECOVERY_ON_TIMER_EXPIRE');
     this.moveTo(leg, 'ringing', null, {});
     const answersAfter = script.kind === 'no-answer' ? Infinity : script.answerAfterSeconds;
     if (answersAfter > timeout) return this.after(leg, timeout, () => unanswered('no-answer', 'NO_ANSWER'));
@@ -379,7 +392,7 @@ export class SimulatedCalls {
   /** After the dial: the action URL's XML; without one to follow (or `<Hangup/>`), the call ends. */
   private followDialAction(call: LiveCall, xml: string | null): void {
     if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
-    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const instruction = xml === null ? null : readPlivoXml(xml);
     if (instruction?.kind === 'dial') {
       call.dial = null;
       return this.dialOut(call, instruction);
@@ -423,7 +436,7 @@ export class SimulatedCalls {
     if (progress.answered) {
       this.endLeg(leg, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Caller', durationSeconds: this.secondsSinceAnswer(leg) });
       this.notify(call, 'in-progress', progress.callbackUrl, this.legHangupFields(call, leg));
-    } else this.endLeg(leg, { status: 'canceled', cause: 'ORIGINATOR_CANCEL', source: 'Caller', durationSeconds: 0 });
+    } else this.endLeg(leg, { status: 'cancel', cause: 'ORIGINATOR_CANCEL', source: 'Caller', durationSeconds: 0 });
   }
 
   private dialFields(call: LiveCall, leg: LiveCall): CallbackParams {
@@ -486,7 +499,7 @@ export class SimulatedCalls {
   /** Does what the answer XML says; `xml` is null when the answer URL could not be fetched. */
   private follow(call: LiveCall, xml: string | null, conversation: CallerStep[]): void {
     if (call.record.status !== 'in-progress' || this.stop.signal.aborted) return;
-    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const instruction = xml === null ? null : readPlivoXml(xml);
     const endNow = (cause: string, source: string) => this.end(call, { status: 'completed', cause, source, durationSeconds: this.secondsSinceAnswer(call) });
     // Plivo hangs up a call whose answer it cannot get, and one with nothing left to do.
     if (xml === null) return endNow('ANSWER_URL_FAILED', 'Error');
@@ -503,7 +516,7 @@ export class SimulatedCalls {
    */
   private followInbound(call: LiveCall, xml: string | null): void {
     if (call.record.status !== 'ringing' || this.stop.signal.aborted) return;
-    const instruction = xml === null ? null : parseAnswerXml(xml);
+    const instruction = xml === null ? null : readPlivoXml(xml);
     if (instruction?.kind !== 'stream') {
       const cause = xml === null ? 'ANSWER_URL_FAILED' : instruction?.kind === 'hangup' && instruction.reason === 'rejected' ? 'CALL_REJECTED' : 'NORMAL_CLEARING';
       return this.end(call, { status: xml === null ? 'failed' : 'completed', cause, source: xml === null ? 'Error' : 'Answer XML', durationSeconds: 0 });
@@ -546,7 +559,7 @@ export class SimulatedCalls {
   }
 
   /** `answered` gets the answer's body once delivered (null when it was not). */
-  private moveTo(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+  private moveTo(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
     const { record } = call;
     record.status = status;
     record.history.push({ status, at: new Date() });
@@ -554,7 +567,7 @@ export class SimulatedCalls {
   }
 
   /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks. */
-  private notify(call: LiveCall, status: ProviderCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+  private notify(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
     const { record } = call;
     if (!url) return;
     // RequestUUID is the id call creation answers with: an inbound call has none.
@@ -605,8 +618,8 @@ export class SimulatedCalls {
         method: 'POST',
         headers: {
           'Content-Type': 'application/x-www-form-urlencoded',
-          [PLIVO_NONCE_HEADER]: nonce,
-          [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(this.options.authToken, url, params, nonce),
+          [NONCE_HEADER]: nonce,
+          [SIGNATURE_HEADER]: plivoSignature(this.options.authToken, 'POST', url, params, nonce),
         },
         body: new URLSearchParams(params).toString(),
         signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),

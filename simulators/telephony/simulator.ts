@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { basicCredentials, startSimulatedService, type RunningSimulator, type SimulatorAnswer, type SimulatorOptions } from '../simulated-service';
 import { SimulatedCalls, type CalleeScript, type InboundCallerScript, type SimulatedCall } from './simulated-calls';
-import { MAX_PAGE_SIZE } from '../../providers/telephony/types';
 
 export { DEFAULT_CALLEE, type CalleeScript, type CallerStep, type InboundCallerScript, type SimulatedCall } from './simulated-calls';
 
@@ -77,6 +76,9 @@ const DEFAULT_TIME_LIMIT_SECONDS = 14_400;
 const MAX_TIME_LIMIT_SECONDS = 86_400;
 
 type Answer = SimulatorAnswer;
+
+/** Plivo pages its lists by at most 20 objects (`limit`, 1 to 20: docs.plivo.com "List all numbers"). */
+const MAX_PAGE_SIZE = 20;
 
 /**
  * A stand-in for Plivo's REST API on loopback, with HTTP Basic auth and Plivo's JSON shapes:

@@ -118,3 +118,25 @@ describe('lint: workflow client calls stay in domain/<area>/temporal.ts', functi
     expect(await bansIn('test/api/sample.test.ts', code)).to.deep.equal([]);
   });
 });
+
+/** The telephony simulator plays Plivo from Plivo's side (docs/decisions/0175): the service's code reaches it as types only. */
+describe('lint: the telephony simulator imports no protocol code of the service', function () {
+  this.timeout(60_000);
+  const eslint = projectLinter();
+  const lintSimulator = (code: string) => ruleMessages(eslint, 'simulators/telephony/sample.ts', code, '@typescript-eslint/no-restricted-imports');
+
+  for (const [what, line] of [
+    ['the signer', "import { signPlivoCallback } from '../../providers/telephony/callbacks';"],
+    ['the answer XML reader', "import { parseAnswerXml } from '../../providers/telephony/answer-xml';"],
+    ['the stream frames', "import { parseStreamFrame } from '../../providers/telephony/stream-protocol';"],
+    ['the workflow vocabulary', "import { PROVIDER_CALL_STATUSES } from '../../workflows/shared/calls';"],
+  ] as const) {
+    it(`rejects a value import of ${what}`, async () => {
+      expect(await lintSimulator(`${line}\nexport const x = 1;\n`)).to.have.length(1);
+    });
+  }
+
+  it('allows type imports from providers/', async () => {
+    expect(await lintSimulator("import type { ProviderStreamFrame } from '../../providers/telephony/stream-protocol';\nexport type F = ProviderStreamFrame;\n")).to.deep.equal([]);
+  });
+});

@@ -144,11 +144,26 @@ describe('Plivo calls', () => {
     const { providerCallId, record } = await placeTo({ kind: 'answer', answerAfterSeconds: 1_000 });
     await callbacks(1);
     await plivo.hangupCall(providerCallId);
-    expect(updates(await callbacks(2))).to.deep.equal([
+    const received = await callbacks(2);
+    expect(updates(received)).to.deep.equal([
       ['ring', 'ringing', undefined, undefined],
       ['hangup', 'canceled', 0, 'ORIGINATOR_CANCEL'],
     ]);
-    expect(record().history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'canceled']);
+    // Plivo's own word on the wire; the parser maps it to the contract's.
+    expect(received[1]!.params.CallStatus).to.equal('cancel');
+    expect(record().history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'cancel']);
+  });
+
+  it('plays a callee Plivo could not connect in time: CallStatus timeout, taken as no-answer', async () => {
+    const { record } = await placeTo({ kind: 'timeout', ringSeconds: 1 });
+    const received = await callbacks(2);
+    expect(received.every((c) => c.verified)).to.equal(true);
+    expect(received.map((c) => c.params.CallStatus)).to.deep.equal(['ringing', 'timeout']);
+    expect(updates(received)).to.deep.equal([
+      ['ring', 'ringing', undefined, undefined],
+      ['hangup', 'no-answer', 0, 'RECOVERY_ON_TIMER_EXPIRE'],
+    ]);
+    expect(record().history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'timeout']);
   });
 
   it('hangs up an answered call as completed with the seconds it was answered, and leaves an ended call alone', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { conferenceXml, dialXml, parseAnswerXml } from '../../providers/telephony/answer-xml';
+import { conferenceXml, dialXml } from '../../providers/telephony/answer-xml';
+import { readPlivoXml } from '../../simulators/telephony/plivo-xml';
 import { transferOf, transferSettingsOf, transferTool } from '../../media/conversation/transfer';
 import { defaultRespond } from '../../simulators/llm/simulated-replies';
 import type { AgentSettings } from '../../db/models/agent';
@@ -11,7 +12,7 @@ describe('transfer XML and the transfer_call tool', () => {
     expect(xml).to.equal(
       '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Dial action="https://api.example.in/t/action?a=1&amp;b=2" method="POST" callbackUrl="https://api.example.in/t/events" callbackMethod="POST" timeout="30" timeLimit="600" callerId="918047180001" redirect="true"><Number>919812345678</Number></Dial></Response>',
     );
-    expect(parseAnswerXml(xml)).to.deep.equal({
+    expect(readPlivoXml(xml)).to.deep.equal({
       kind: 'dial',
       number: '+919812345678',
       actionUrl: 'https://api.example.in/t/action?a=1&b=2',
@@ -23,10 +24,10 @@ describe('transfer XML and the transfer_call tool', () => {
   });
 
   it('reads a Dial without attributes, one without a Number, and a Conference room', () => {
-    expect(parseAnswerXml('<Response><Dial><Number>14155550100</Number></Dial></Response>')).to.deep.equal({ kind: 'dial', number: '+14155550100', actionUrl: null, callbackUrl: null, timeoutSeconds: null, timeLimitSeconds: null, callerId: null });
-    expect(parseAnswerXml('<Response><Dial timeout="10"></Dial></Response>')).to.deep.equal({ kind: 'nothing' });
-    expect(parseAnswerXml(conferenceXml('call-abc', { callbackUrl: 'https://x/y' }))).to.deep.equal({ kind: 'conference', room: 'call-abc', callbackUrl: 'https://x/y' });
-    expect(parseAnswerXml(conferenceXml('a&b'))).to.deep.equal({ kind: 'conference', room: 'a&b', callbackUrl: null });
+    expect(readPlivoXml('<Response><Dial><Number>14155550100</Number></Dial></Response>')).to.deep.equal({ kind: 'dial', number: '+14155550100', actionUrl: null, callbackUrl: null, timeoutSeconds: null, timeLimitSeconds: null, callerId: null });
+    expect(readPlivoXml('<Response><Dial timeout="10"></Dial></Response>')).to.deep.equal({ kind: 'nothing' });
+    expect(readPlivoXml(conferenceXml('call-abc', { callbackUrl: 'https://x/y' }))).to.deep.equal({ kind: 'conference', room: 'call-abc', callbackUrl: 'https://x/y' });
+    expect(readPlivoXml(conferenceXml('a&b'))).to.deep.equal({ kind: 'conference', room: 'a&b', callbackUrl: null });
   });
 
   it('offers transfer_call only with destinations, their numbers as the enum, and reads its arguments', () => {

@@ -78,7 +78,12 @@ export interface CallState {
   voicemailAction?: 'hang_up' | 'leave_message';
 }
 
-/** Plivo-style call statuses a provider reports in its status callbacks. */
+/**
+ * The call statuses the call workflow takes from the provider's callbacks: the contract's
+ * words. Plivo's own `CallStatus` words (`cancel`, `timeout`, ...) are mapped to these where a
+ * callback is parsed (providers/telephony/callbacks.ts, docs/decisions/0176), so that recorded
+ * histories replay unchanged.
+ */
 export const PROVIDER_CALL_STATUSES = ['ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
 export type ProviderCallStatus = (typeof PROVIDER_CALL_STATUSES)[number];
 

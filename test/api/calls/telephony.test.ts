@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { balanceOf } from '../../../domain/billing/ledger';
 import { newId } from '../../../db/ids';
 import { Workspace } from '../../../db/models/workspace';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../providers/telephony/callbacks';
+import type { CallbackParams } from '../../../providers/telephony/callbacks';
+import { NONCE_HEADER, SIGNATURE_HEADER, plivoSignature } from '../../../simulators/telephony/plivo-signature';
 import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { slotKeeperId, slotsStateQuery } from '../../../workflows/shared/slots';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
@@ -65,12 +66,12 @@ describe('Calls through the telephony provider (status callbacks)', function () 
   };
   const simulated = (to: string): SimulatedCall[] => providers.telephony.calls().filter((c) => c.to === to);
   const statusPath = (callId: string) => `/telephony/calls/${callId}/status`;
-  /** A callback as the provider would post it, signed with `token` over `signedUrl`. */
-  const postCallback = (path: string, params: CallbackParams, options: { token?: string; signedUrl?: string; signedParams?: CallbackParams; unsigned?: boolean } = {}): Promise<ApiResponse> => {
-    const nonce = randomBytes(8).toString('hex');
-    const signature = signPlivoCallback(options.token ?? providers.telephony.authToken, options.signedUrl ?? `${api.baseUrl}/api/v1${path}`, options.signedParams ?? params, nonce);
+  /** A callback as the provider would post it (signed as Plivo signs, by the simulator's signer), with `token` over `signedUrl`. */
+  const postCallback = (path: string, params: CallbackParams, options: { token?: string; signedUrl?: string; signedParams?: CallbackParams; unsigned?: boolean; nonce?: string } = {}): Promise<ApiResponse> => {
+    const nonce = options.nonce ?? randomBytes(8).toString('hex');
+    const signature = plivoSignature(options.token ?? providers.telephony.authToken, 'POST', options.signedUrl ?? `${api.baseUrl}/api/v1${path}`, options.signedParams ?? params, nonce);
     const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
-    if (!options.unsigned) Object.assign(headers, { [PLIVO_NONCE_HEADER]: nonce, [PLIVO_SIGNATURE_HEADER]: signature });
+    if (!options.unsigned) Object.assign(headers, { [NONCE_HEADER]: nonce, [SIGNATURE_HEADER]: signature });
     return api.request(path.startsWith('/api') ? path : `/api/v1${path}`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
   };
 
@@ -135,13 +136,15 @@ describe('Calls through the telephony provider (status callbacks)', function () 
       limitedAgentId = (await agentsClient(api, limited.auth).created({ name: 'Unlucky', call: OPEN_HOURS })).id;
     });
 
-    const scripts: [string, CalleeScript][] = [
-      ['no-answer', { kind: 'no-answer', ringSeconds: 10 }],
-      ['busy', { kind: 'busy' }],
-      ['failed', { kind: 'failed' }],
+    // [Plivo's CallStatus, the callee, the call status it is in the contract's words]
+    const scripts: [string, CalleeScript, string][] = [
+      ['no-answer', { kind: 'no-answer', ringSeconds: 10 }, 'no-answer'],
+      ['busy', { kind: 'busy' }, 'busy'],
+      ['failed', { kind: 'failed' }, 'failed'],
+      ['timeout', { kind: 'timeout', ringSeconds: 1 }, 'no-answer'],
     ];
-    for (const [status, script] of scripts) {
-      it(`${status}: the record says ${status}, call.ended "not connected: ${status}" (warning, {plivo}), no charge, the slot is free again`, async () => {
+    for (const [word, script, status] of scripts) {
+      it(`CallStatus=${word}: the record says ${status}, call.ended "not connected: ${status}" (warning, {plivo}), no charge, the slot is free again`, async () => {
         const balance = await balanceOf(limited.workspaceId);
         const placed = await place(callee(script), limited, limitedAgentId);
         const call = await ended(placed.id, limited);
@@ -186,6 +189,24 @@ describe('Calls through the telephony provider (status callbacks)', function () 
       const nextDequeued = (await timeline(next.id, limited)).find((e) => e.type === 'call.dequeued')!;
       expect(Date.parse(nextDequeued.at)).to.be.at.least(Date.parse(firstEnded.at));
     });
+  });
+
+  it('a ringing call hung up through POST /calls/{id}/hangup is canceled at the provider (CallStatus=cancel): the record says canceled, "not connected: canceled", the slot is free', async () => {
+    const to = callee({ kind: 'no-answer', ringSeconds: 600 });
+    const placed = await place(to);
+    await until(() => Promise.resolve(simulated(to)), (calls) => calls[0]?.status === 'ringing');
+    const res = await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth });
+    expect(res.status).to.equal(200);
+    const call = await ended(placed.id);
+    expect(call).to.include({ status: 'canceled', hangup_by: 'Asha Rao', cost_paise: null, started_at: null });
+    const events = await timeline(placed.id);
+    expect(events.at(-1)).to.deep.include({ type: 'call.ended', message: 'not connected: canceled', data: { plivo: 'canceled' } });
+    // Plivo's own word went over the wire, and was taken at once.
+    expect(simulated(to)[0]!.callbacks.map((c) => [c.status, c.delivered, c.attempts])).to.deep.equal([
+      ['ringing', true, 1],
+      ['cancel', true, 1],
+    ]);
+    expect((await (await api.request('/api/v1/workspace/limits', { headers: owner.auth })).json()).active_calls).to.equal(0);
   });
 
   it('a live call hung up through POST /calls/{id}/hangup ends completed, by the person, "hung up through the API"', async () => {
@@ -250,6 +271,41 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     // A final status after the end, and a status of a call that never existed: 200, so the provider stops retrying.
     expect((await postCallback(path, hangup)).status).to.equal(200);
     expect((await postCallback(statusPath(newId()), hangup)).status).to.equal(200);
+    expect(await getCall(placed.id)).to.deep.equal(after);
+  });
+
+  it('a signed callback is taken once: the same request again is 409 and changes nothing, a new nonce is taken; one that was not taken may come again', async () => {
+    const placed = await place(callee({ kind: 'answer', answerAfterSeconds: 1 }));
+    await inProgress(placed.id);
+    const path = statusPath(placed.id);
+    const [providerCallId] = simulated(placed.to_number as string).map((c) => c.providerCallId);
+    const ringing: CallbackParams = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'ringing' };
+    const nonce = randomBytes(10).toString('hex');
+
+    expect((await postCallback(path, ringing, { nonce })).status).to.equal(200);
+    const replayed = await postCallback(path, ringing, { nonce });
+    expect(replayed.status).to.equal(409);
+    expect((await replayed.json()).detail).to.match(/already taken/);
+    // Through the other base path too: the claim is on the request, not on the address reached.
+    expect((await postCallback(`/api${path}`, ringing, { nonce, signedUrl: `${api.baseUrl}/api/v1${path}` })).status).to.equal(409);
+    expect((await postCallback(path, ringing)).status).to.equal(200);
+
+    // A request answered other than 2xx leaves no claim: the provider's retry of it is judged afresh.
+    const unknown: CallbackParams = { CallUUID: providerCallId, CallStatus: 'exploded' };
+    const failedNonce = randomBytes(10).toString('hex');
+    expect((await postCallback(path, unknown, { nonce: failedNonce })).status).to.equal(400);
+    expect((await postCallback(path, unknown, { nonce: failedNonce })).status).to.equal(400);
+    // An unsigned or forged request claims nothing: the real one with that nonce is still taken.
+    const forgedNonce = randomBytes(10).toString('hex');
+    expect((await postCallback(path, ringing, { nonce: forgedNonce, token: 'not-the-auth-token' })).status).to.equal(403);
+    expect((await postCallback(path, ringing, { nonce: forgedNonce })).status).to.equal(200);
+
+    // The hang-up replayed after the end changes nothing either.
+    const hangup: CallbackParams = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'completed', Duration: '3', HangupCause: 'NORMAL_CLEARING' };
+    const hangupNonce = randomBytes(10).toString('hex');
+    expect((await postCallback(path, hangup, { nonce: hangupNonce })).status).to.equal(200);
+    const after = await ended(placed.id);
+    expect((await postCallback(path, hangup, { nonce: hangupNonce })).status).to.equal(409);
     expect(await getCall(placed.id)).to.deep.equal(after);
   });
 

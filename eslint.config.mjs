@@ -41,7 +41,7 @@ export const layerImportBans = {
 // A simulator plays the provider from the provider's documentation (README, "Architecture"):
 // it imports none of the service's protocol code (signing, parsing, XML, frames), or the two
 // would agree with each other's mistakes; only types from providers/ and workflows/. Held for
-// the telephony simulator and the simulators' shared files (docs/decisions/0175).
+// every simulator (docs/decisions/0175, issue 28).
 export const simulatorImportBans = {
   patterns: [
     ...layerImportBans.patterns,
@@ -86,24 +86,13 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImportBans] },
   },
   {
-    files: ['simulators/telephony/**/*.ts', 'simulators/*.ts'],
+    files: ['simulators/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', simulatorImportBans] },
   },
   {
     files: ['api/**/*.ts', 'activities/**/*.ts', 'config/**/*.ts', 'db/**/*.ts', 'domain/**/*.ts', 'media/**/*.ts', 'providers/**/*.ts', 'scripts/**/*.ts', 'simulators/**/*.ts', 'workers/**/*.ts'],
     ignores: ['domain/*/temporal.ts'],
     rules: { 'no-restricted-syntax': ['error', ...workflowClientCallBans] },
-  },
-  {
-    // A simulator is written from the provider's side (README, "Architecture"): the speech
-    // simulators take only types from providers/, never the adapters' protocol code.
-    files: ['simulators/stt/**/*.ts', 'simulators/tts/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { patterns: [...layerImportBans.patterns, { group: ['**/providers/**'], allowTypeImports: true, message: 'Simulators import only types from providers/: write the provider side from its documentation.' }] },
-      ],
-    },
   },
   {
     files: ['test/**/*.ts'],

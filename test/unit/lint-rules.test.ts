@@ -140,3 +140,22 @@ describe('lint: the telephony simulator imports no protocol code of the service'
     expect(await lintSimulator("import type { ProviderStreamFrame } from '../../providers/telephony/stream-protocol';\nexport type F = ProviderStreamFrame;\n")).to.deep.equal([]);
   });
 });
+
+/** Every simulator plays its provider from the provider's side (issue 28): the service's code reaches it as types only. */
+describe('lint: no simulator imports protocol code of the service', function () {
+  this.timeout(60_000);
+  const eslint = projectLinter();
+  for (const [file, line] of [
+    ['simulators/stt/sample.ts', "import { openDeepgramStream } from '../../providers/stt/deepgram-style';"],
+    ['simulators/tts/sample.ts', "import { createSpeechClient } from '../../providers/tts/openai-compatible';"],
+    ['simulators/llm/sample.ts', "import { createLanguageModel } from '../../providers/llm/openai-compatible';"],
+    ['simulators/payments/sample.ts', "import { verifyWebhookSignature } from '../../providers/payments/webhooks';"],
+  ] as const) {
+    it(`rejects a value import from providers/ in ${file}`, async () => {
+      expect(await ruleMessages(eslint, file, `${line}\nexport const x = 1;\n`, '@typescript-eslint/no-restricted-imports')).to.have.length(1);
+    });
+    it(`allows a type import from providers/ in ${file}`, async () => {
+      expect(await ruleMessages(eslint, file, "import type { LanguageModel } from '../../providers/llm/types';\nexport type L = LanguageModel;\n", '@typescript-eslint/no-restricted-imports')).to.deep.equal([]);
+    });
+  }
+});

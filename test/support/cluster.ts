@@ -199,7 +199,8 @@ export async function conversationIdentity(client: Client, callId: string): Prom
   const mediaScheduled = new Set<string>();
   let identity: string | undefined;
   for (const event of (await handle.fetchHistory()).events ?? []) {
-    if (event.activityTaskScheduledEventAttributes?.taskQueue?.name === TASK_QUEUES.media) mediaScheduled.add(String(event.eventId));
+    // On the shared media queue, or (docs/decisions/0165) on the answering node's own queue.
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === CONVERSATION_ACTIVITY) mediaScheduled.add(String(event.eventId));
     const started = event.activityTaskStartedEventAttributes;
     if (started && mediaScheduled.has(String(started.scheduledEventId))) identity = started.identity ?? undefined;
   }

@@ -33,7 +33,8 @@ import { workspaceLimitRoutes } from './routes/workspace-limits';
 import { observabilityRoutes } from './routes/observability';
 import { billingRoutes, sellerOf } from './routes/billing';
 import { createPaymentGateway } from '../providers/payments/gateway';
-import { access } from './middleware/access';
+import { access, servesIdentifiedOnly } from './middleware/access';
+import { apiRouter, ROUTING_OPTIONS } from './routes/router';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
 import { WORKSPACE_CACHE_MS, WorkspaceCache } from './auth/workspace-cache';
@@ -71,6 +72,9 @@ export const API_BASE_PATHS = ['/api/v1', '/api'] as const;
 export function createApp(deps: AppDeps): Express {
   const logger = deps.logger ?? jsonLogger();
   const app = express();
+  // Before the first route: the app's own router is built with these (decision 0170).
+  app.set('case sensitive routing', ROUTING_OPTIONS.caseSensitive);
+  app.set('strict routing', ROUTING_OPTIONS.strict);
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
 
@@ -95,9 +99,11 @@ export function createApp(deps: AppDeps): Express {
     workspaces: new WorkspaceCache(deps.workspaceCacheMs ?? WORKSPACE_CACHE_MS),
   };
   // Access is decided before the validator reads the body: a caller without access learns
-  // nothing about the body's rules, and uploads are not parsed for nobody.
+  // nothing about the body's rules, and uploads are not parsed for nobody. It sees every
+  // request, so that any spelling of an API path is its to identify or refuse (decision
+  // 0170); the document routes above are the only API paths served without it.
   const operations = new OperationIndex(document);
-  for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
+  app.use(access(operations, API_BASE_PATHS, auth));
   const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
   app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl, synthesizer: providers.synthesizer }));
@@ -122,7 +128,8 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(renderDatesInZone());
 
-  const api = express.Router();
+  const api = apiRouter();
+  api.use(servesIdentifiedOnly());
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
   api.use(catalogRoutes(providers));

@@ -10,6 +10,7 @@ import { answerCall, signalProviderStatus, signalTransferProgress } from '../../
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
+import { apiRouter } from './router';
 
 export interface TelephonyCallbackDeps {
   temporal: Client;
@@ -40,7 +41,7 @@ const ADMISSION_POLL_MS = 100;
  * `providerStatus` signal.
  */
 export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/telephony/calls/:call_id/status', async (req, res) => {
     await relayStatus(req.params.call_id as string, statusOf(signedParams(req, deps)), deps);

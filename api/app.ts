@@ -33,7 +33,9 @@ import { workspaceLimitRoutes } from './routes/workspace-limits';
 import { observabilityRoutes } from './routes/observability';
 import { billingRoutes, sellerOf } from './routes/billing';
 import { createPaymentGateway } from '../providers/payments/gateway';
-import { access, servesIdentifiedOnly } from './middleware/access';
+import { access, isOperationPath, servesIdentifiedOnly } from './middleware/access';
+import { securityHeaders } from './middleware/security-headers';
+import { apiCors } from './middleware/cors';
 import { apiRouter, ROUTING_OPTIONS } from './routes/router';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
@@ -45,6 +47,8 @@ import { connectedAppRoutes } from './routes/connected-apps';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
+    /** Trusted proxies and CORS origins (default: none of either). */
+    Partial<Pick<Config, 'trustProxy' | 'corsOrigins'>> &
     /**
      * The outside services (none configured: their endpoints answer 502), and the API's public
      * base, which the telephony provider's signed callbacks are checked against (without
@@ -77,12 +81,17 @@ export function createApp(deps: AppDeps): Express {
   app.set('strict routing', ROUTING_OPTIONS.strict);
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  // req.ip and req.secure read X-Forwarded-For and X-Forwarded-Proto only from these proxies.
+  app.set('trust proxy', deps.config.trustProxy ?? false);
 
+  const document = openApiDocument();
+  const operations = new OperationIndex(document);
   app.use(requestId());
+  app.use(securityHeaders());
+  app.use('/api', apiCors({ origins: deps.config.corsOrigins ?? [], isOperationPath: (path) => isOperationPath(operations, API_BASE_PATHS, path) }));
   app.use(accessLog(logger));
   app.use(timezone(deps.config.defaultTimezone));
 
-  const document = openApiDocument();
   const served = servedOpenApiDocument();
   for (const base of ['', ...API_BASE_PATHS]) {
     app.get(`${base}/openapi.json`, (_req, res) => {
@@ -102,7 +111,6 @@ export function createApp(deps: AppDeps): Express {
   // nothing about the body's rules, and uploads are not parsed for nobody. It sees every
   // request, so that any spelling of an API path is its to identify or refuse (decision
   // 0170); the document routes above are the only API paths served without it.
-  const operations = new OperationIndex(document);
   app.use(access(operations, API_BASE_PATHS, auth));
   const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.

@@ -47,6 +47,11 @@ export function access(index: OperationIndex, bases: readonly string[], deps: Au
   };
 }
 
+/** Whether a full path (`/api/v1/agents/x`) is an operation's path, whatever the method. */
+export function isOperationPath(index: OperationIndex, bases: readonly string[], path: string): boolean {
+  return identifyUnder(index, bases, 'GET', path).kind !== 'unknown';
+}
+
 /** The operation under the first base (longest first) whose path it is. */
 function identifyUnder(index: OperationIndex, bases: readonly string[], method: string, path: string): Identified {
   for (const base of bases) {

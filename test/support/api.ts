@@ -50,6 +50,10 @@ export interface StartApiOptions {
   providers?: ProvidersConfig;
   /** Start the media service too (needs `providers`): calls then run their conversations. */
   media?: boolean;
+  /** Origins allowed to call /api from a browser (default none: CORS off). */
+  corsOrigins?: string[];
+  /** Proxies whose X-Forwarded-* headers the app believes (default none). */
+  trustProxy?: false | number | string[];
 }
 
 /**
@@ -99,6 +103,8 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       mediaPublicUrl: media?.publicUrl,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
       embeddings: options.embeddings ?? null,
+      corsOrigins: options.corsOrigins,
+      trustProxy: options.trustProxy,
     },
     now: options.now,
     temporal: options.temporal ?? env.client,

@@ -51,4 +51,22 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'staging' })).to.throw('NODE_ENV');
     expect(() => loadConfig({ ROUND_TRIP_WAIT_MS: '0' })).to.throw('ROUND_TRIP_WAIT_MS');
   });
+
+  it('TRUST_PROXY: none by default, a hop count or named proxies; never "any"', () => {
+    expect(loadConfig({}).trustProxy).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).to.equal(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).trustProxy).to.deep.equal(['loopback', '10.0.0.0/8', '::1']);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).to.throw('TRUST_PROXY');
+    expect(() => loadConfig({ TRUST_PROXY: '0' })).to.throw('TRUST_PROXY');
+    expect(() => loadConfig({ TRUST_PROXY: 'proxy.internal' })).to.throw('TRUST_PROXY');
+  });
+
+  it('CORS_ORIGINS: none by default, else exact origins', () => {
+    expect(loadConfig({}).corsOrigins).to.deep.equal([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://console.example.com, http://localhost:5173' }).corsOrigins).to.deep.equal(['https://console.example.com', 'http://localhost:5173']);
+    for (const bad of ['*', 'https://console.example.com/', 'console.example.com', 'https://console.example.com/app', 'ftp://x.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw('CORS_ORIGINS');
+    }
+  });
 });

@@ -39,6 +39,8 @@ import { apiCors } from './middleware/cors';
 import { apiRouter, ROUTING_OPTIONS } from './routes/router';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
+import { ADDRESS_LIMITS, AddressLimiter, limitOperationsByAddress, type Allowance, type LimitedAction } from './auth/address-limits';
+import { DEFAULT_PASSWORD_HASH_LIMITS, limitPasswordHashing } from './auth/passwords';
 import { WORKSPACE_CACHE_MS, WorkspaceCache } from './auth/workspace-cache';
 import type { AuthDeps } from './auth/deps';
 import { mcpRoutes } from './mcp/routes';
@@ -65,6 +67,8 @@ export interface AppDeps {
    * `WORKSPACE_CACHE_MS`, 1 s; 0 reads it on every request): decision 0151.
    */
   workspaceCacheMs?: number;
+  /** Allowances per caller address, over the defaults (`ADDRESS_LIMITS`); tests of other things raise them. */
+  addressLimits?: Partial<Record<LimitedAction, Allowance>>;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -106,12 +110,19 @@ export function createApp(deps: AppDeps): Express {
     welcomeCreditsPaise: deps.config.welcomeCreditsPaise,
     now,
     workspaces: new WorkspaceCache(deps.workspaceCacheMs ?? WORKSPACE_CACHE_MS),
+    addressLimiter: new AddressLimiter({ ...ADDRESS_LIMITS, ...deps.addressLimits }, now),
   };
+  limitPasswordHashing({
+    concurrency: deps.config.auth.passwordHashConcurrency ?? DEFAULT_PASSWORD_HASH_LIMITS.concurrency,
+    queue: deps.config.auth.passwordHashQueue ?? DEFAULT_PASSWORD_HASH_LIMITS.queue,
+  });
   // Access is decided before the validator reads the body: a caller without access learns
   // nothing about the body's rules, and uploads are not parsed for nobody. It sees every
   // request, so that any spelling of an API path is its to identify or refuse (decision
   // 0170); the document routes above are the only API paths served without it.
   app.use(access(operations, API_BASE_PATHS, auth));
+  // Sign-up, sign-in and invite acceptance by the caller's address, before any body is read.
+  app.use(limitOperationsByAddress(auth.addressLimiter));
   const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
   app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl, synthesizer: providers.synthesizer }));

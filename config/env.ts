@@ -106,6 +106,9 @@ export interface AuthConfig {
   sessionTtlSeconds: number;
   /** log2 of scrypt's N for new password hashes (17 = 128 MiB per hash, OWASP's figure). */
   passwordHashLogN: number;
+  /** Password hashes one process computes at once (default 4), and how many more may wait (default 64); beyond, 503. */
+  passwordHashConcurrency?: number;
+  passwordHashQueue?: number;
 }
 
 /**
@@ -162,6 +165,8 @@ export function loadConfig(env: Env = process.env): Config {
       secret: authSecret(env, production),
       sessionTtlSeconds: parsePositiveInteger(env, 'SESSION_TTL_HOURS', 24 * 14) * 3600,
       passwordHashLogN: parseIntegerInRange(env, 'PASSWORD_HASH_LOG_N', 10, 20, 17),
+      passwordHashConcurrency: parseIntegerInRange(env, 'PASSWORD_HASH_CONCURRENCY', 1, 64, 4),
+      passwordHashQueue: parseIntegerInRange(env, 'PASSWORD_HASH_QUEUE', 0, 10_000, 64),
     },
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),

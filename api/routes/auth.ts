@@ -33,6 +33,7 @@ export function authRoutes(deps: AuthDeps): Router {
     const body = req.body as SignupBody;
     const now = deps.now();
     const email = normalizeEmail(body.email);
+    deps.addressLimiter.take('signup_email', email);
     const user = {
       _id: newId(),
       name: body.name.trim(),

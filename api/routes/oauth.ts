@@ -15,6 +15,7 @@ import { exchangeCode, issueCode, refreshTokens, revokePresentedToken } from '..
 import { authorizationServerMetadata, OAUTH_PATHS, protectedResourceMetadata } from '../oauth/metadata';
 import { AUTHORIZATION_SERVER_METADATA_PATH, MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, publicBaseOf, resourcesOf } from '../oauth/urls';
 import { apiRouter } from './router';
+import { limitByAddress } from '../auth/address-limits';
 
 export interface OAuthRouteDeps extends AuthDeps {
   /** The configured public API URL; its origin is the issuer (see `publicBaseOf`). */
@@ -57,7 +58,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     res.json(authorizationServerMetadata(base(req)));
   });
 
-  router.post(OAUTH_PATHS.register, async (req, res) => {
+  router.post(OAUTH_PATHS.register, limitByAddress(deps.addressLimiter, 'oauth_register'), async (req, res) => {
     if (!req.is('application/json')) throw new OAuthError('invalid_client_metadata', 'send the client metadata as application/json');
     res.status(201).set('Cache-Control', 'no-store').json(await registerClient(req.body, deps.now()));
   });

@@ -33,8 +33,10 @@ describe('configuration', () => {
   });
 
   it('takes the auth settings, with a development secret only outside production', () => {
-    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100' });
-    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15 });
+    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100', PASSWORD_HASH_CONCURRENCY: '2', PASSWORD_HASH_QUEUE: '10' });
+    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15, passwordHashConcurrency: 2, passwordHashQueue: 10 });
+    expect(loadConfig({}).auth).to.include({ passwordHashConcurrency: 4, passwordHashQueue: 64 });
+    expect(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' })).to.throw('PASSWORD_HASH_CONCURRENCY');
     expect(config.welcomeCreditsPaise).to.equal(100);
     expect(loadConfig({}).auth.secret).to.have.length.of.at.least(32);
     expect(loadConfig({}).auth.passwordHashLogN).to.equal(17);

@@ -64,25 +64,32 @@ function identifyUnder(index: OperationIndex, bases: readonly string[], method: 
 
 /**
  * Whether a path is meant for the API under some spelling a proxy or router might read as
- * `/api/...`: percent-escapes decoded, any letter case, backslashes as slashes, empty, dot
- * and dot-dot segments and matrix parameters resolved. Such a request is the access step's
+ * `/api/...`, as sent or with its percent-escapes decoded: any letter case, backslashes as
+ * slashes, empty, dot and dot-dot segments and matrix parameters resolved. Such a request is the access step's
  * to answer; only paths outside the API (the OAuth server, MCP, the document) pass through.
  */
 export function isForTheApi(path: string): boolean {
-  let decoded = path;
+  return firstSegment(path) === 'api' || firstSegment(decodedPath(path)) === 'api';
+}
+
+function decodedPath(path: string): string {
   try {
-    decoded = decodeURIComponent(path);
+    return decodeURIComponent(path);
   } catch {
-    // A malformed escape: read the path as it came.
+    return path; // a malformed escape: read the path as it came
   }
+}
+
+/** The first segment once backslashes are slashes, case is folded, and empty, dot and dot-dot segments and matrix parameters are resolved. */
+function firstSegment(path: string): string | undefined {
   const segments: string[] = [];
-  for (const raw of decoded.replace(/\\/g, '/').toLowerCase().split('/')) {
+  for (const raw of path.replace(/\\/g, '/').toLowerCase().split('/')) {
     const segment = raw.split(';')[0];
     if (segment === '' || segment === '.') continue;
     if (segment === '..') segments.pop();
     else segments.push(segment);
   }
-  return segments[0] === 'api';
+  return segments[0];
 }
 
 /**

@@ -65,8 +65,9 @@ function identifyUnder(index: OperationIndex, bases: readonly string[], method: 
 /**
  * Whether a path is meant for the API under some spelling a proxy or router might read as
  * `/api/...`, as sent or with its percent-escapes decoded: any letter case, backslashes as
- * slashes, empty, dot and dot-dot segments and matrix parameters resolved. Such a request is the access step's
- * to answer; only paths outside the API (the OAuth server, MCP, the document) pass through.
+ * slashes, empty, dot and dot-dot segments and matrix parameters resolved. Such a request is
+ * the access step's to answer; only paths outside the API (the OAuth server, MCP, the
+ * document) pass through.
  */
 export function isForTheApi(path: string): boolean {
   return firstSegment(path) === 'api' || firstSegment(decodedPath(path)) === 'api';

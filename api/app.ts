@@ -36,9 +36,14 @@ import { billingRoutes } from './routes/billing';
 import { sellerOf } from '../domain/billing/invoices';
 import { paymentWebhookRoutes, RAZORPAY_WEBHOOK_PATH, rawJsonForWebhooks } from './routes/payment-webhooks';
 import { createPaymentGateway } from '../providers/payments/gateway';
-import { access } from './middleware/access';
+import { access, isOperationPath, servesIdentifiedOnly } from './middleware/access';
+import { securityHeaders } from './middleware/security-headers';
+import { apiCors } from './middleware/cors';
+import { apiRouter, ROUTING_OPTIONS } from './routes/router';
 import { OperationIndex } from './operation-index';
 import { SessionTokens } from './auth/session-tokens';
+import { ADDRESS_LIMITS, AddressLimiter, limitOperationsByAddress, type Allowance, type LimitedAction } from './auth/address-limits';
+import { DEFAULT_PASSWORD_HASH_LIMITS, limitPasswordHashing } from './auth/passwords';
 import { WORKSPACE_CACHE_MS, WorkspaceCache } from './auth/workspace-cache';
 import type { AuthDeps } from './auth/deps';
 import { mcpRoutes } from './mcp/routes';
@@ -47,6 +52,8 @@ import { connectedAppRoutes } from './routes/connected-apps';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
+    /** Trusted proxies and CORS origins (default: none of either). */
+    Partial<Pick<Config, 'trustProxy' | 'corsOrigins'>> &
     /**
      * The outside services (none configured: their endpoints answer 502), and the API's public
      * base, which the telephony provider's signed callbacks are checked against (without
@@ -65,6 +72,8 @@ export interface AppDeps {
   workspaceCacheMs?: number;
   /** The payment gateway's order checks' schedule in seconds (tests shorten it; docs/decisions/0186). */
   paymentCheckDelaysSeconds?: number[];
+  /** Allowances per caller address, over the defaults (`ADDRESS_LIMITS`); tests of other things raise them. */
+  addressLimits?: Partial<Record<LimitedAction, Allowance>>;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -76,14 +85,22 @@ export const API_BASE_PATHS = ['/api/v1', '/api'] as const;
 export function createApp(deps: AppDeps): Express {
   const logger = deps.logger ?? jsonLogger();
   const app = express();
+  // Before the first route: the app's own router is built with these (decision 0170).
+  app.set('case sensitive routing', ROUTING_OPTIONS.caseSensitive);
+  app.set('strict routing', ROUTING_OPTIONS.strict);
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  // req.ip and req.secure read X-Forwarded-For and X-Forwarded-Proto only from these proxies.
+  app.set('trust proxy', deps.config.trustProxy ?? false);
 
+  const document = openApiDocument();
+  const operations = new OperationIndex(document);
   app.use(requestId());
+  app.use(securityHeaders());
+  app.use('/api', apiCors({ origins: deps.config.corsOrigins ?? [], isOperationPath: (path) => isOperationPath(operations, API_BASE_PATHS, path) }));
   app.use(accessLog(logger));
   app.use(timezone(deps.config.defaultTimezone));
 
-  const document = openApiDocument();
   const served = servedOpenApiDocument();
   for (const base of ['', ...API_BASE_PATHS]) {
     app.get(`${base}/openapi.json`, (_req, res) => {
@@ -98,11 +115,19 @@ export function createApp(deps: AppDeps): Express {
     welcomeCreditsPaise: deps.config.welcomeCreditsPaise,
     now,
     workspaces: new WorkspaceCache(deps.workspaceCacheMs ?? WORKSPACE_CACHE_MS),
+    addressLimiter: new AddressLimiter({ ...ADDRESS_LIMITS, ...deps.addressLimits }, now),
   };
+  limitPasswordHashing({
+    concurrency: deps.config.auth.passwordHashConcurrency ?? DEFAULT_PASSWORD_HASH_LIMITS.concurrency,
+    queue: deps.config.auth.passwordHashQueue ?? DEFAULT_PASSWORD_HASH_LIMITS.queue,
+  });
   // Access is decided before the validator reads the body: a caller without access learns
-  // nothing about the body's rules, and uploads are not parsed for nobody.
-  const operations = new OperationIndex(document);
-  for (const base of API_BASE_PATHS) app.use(base, access(operations, auth));
+  // nothing about the body's rules, and uploads are not parsed for nobody. It sees every
+  // request, so that any spelling of an API path is its to identify or refuse (decision
+  // 0170); the document routes above are the only API paths served without it.
+  app.use(access(operations, API_BASE_PATHS, auth));
+  // Sign-up, sign-in and invite acceptance by the caller's address, before any body is read.
+  app.use(limitOperationsByAddress(auth.addressLimiter));
   const providers = createProviders(deps.config.providers);
   // The MCP server for connected apps (api/mcp), outside the OpenAPI document: it checks credentials itself, then reads its own body.
   app.use(mcpRoutes({ ...auth, temporal: deps.temporal, logger, publicApiUrl: deps.config.publicApiUrl, synthesizer: providers.synthesizer }));
@@ -132,7 +157,8 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(renderDatesInZone());
 
-  const api = express.Router();
+  const api = apiRouter();
+  api.use(servesIdentifiedOnly());
   api.use(healthRoutes({ temporal: deps.temporal, roundTripWaitMs: deps.config.roundTripWaitMs }));
   api.use(authRoutes(auth));
   api.use(catalogRoutes(providers));

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import os from 'node:os';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../workflows/shared/task-queues';
 
@@ -63,6 +64,14 @@ export interface Config {
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
   billing: BillingConfig;
+  /**
+   * The reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` the API believes
+   * (Express's `trust proxy`): a hop count, or their addresses and ranges (`loopback`,
+   * `10.0.0.0/8`). false: none, the socket's own address and protocol count.
+   */
+  trustProxy: false | number | string[];
+  /** Origins (`https://console.example.com`) whose browser pages may call `/api` (CORS); empty: none. */
+  corsOrigins: string[];
 }
 
 /**
@@ -102,6 +111,9 @@ export interface AuthConfig {
   sessionTtlSeconds: number;
   /** log2 of scrypt's N for new password hashes (17 = 128 MiB per hash, OWASP's figure). */
   passwordHashLogN: number;
+  /** Password hashes one process computes at once (default 4), and how many more may wait (default 64); beyond, 503. */
+  passwordHashConcurrency?: number;
+  passwordHashQueue?: number;
 }
 
 /**
@@ -198,6 +210,8 @@ export function loadConfig(env: Env = process.env): Config {
       secret: authSecret(env, production),
       sessionTtlSeconds: parsePositiveInteger(env, 'SESSION_TTL_HOURS', 24 * 14) * 3600,
       passwordHashLogN: parseIntegerInRange(env, 'PASSWORD_HASH_LOG_N', 10, 20, 17),
+      passwordHashConcurrency: parseIntegerInRange(env, 'PASSWORD_HASH_CONCURRENCY', 1, 64, 4),
+      passwordHashQueue: parseIntegerInRange(env, 'PASSWORD_HASH_QUEUE', 0, 10_000, 64),
     },
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
@@ -207,12 +221,60 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryConcurrency: parseIntegerInRange(env, 'WEBHOOK_RETRY_CONCURRENCY', 1, 100_000, DEFAULT_WEBHOOK_RETRY_CONCURRENCY),
     providers: providersConfig(env),
     embeddings: embeddingsConfig(env),
+    trustProxy: trustProxy(env),
+    corsOrigins: corsOrigins(env),
     billing: {
       sellerName: env.BILLING_SELLER_NAME || 'Voice Agents Platform',
       sellerGstin: env.BILLING_SELLER_GSTIN || null,
       sellerState: parseEnum(env, 'BILLING_SELLER_STATE', ['AN', 'AP', 'AR', 'AS', 'BR', 'CH', 'CG', 'DH', 'DL', 'GA', 'GJ', 'HR', 'HP', 'JK', 'JH', 'KA', 'KL', 'LA', 'LD', 'MP', 'MH', 'MN', 'ML', 'MZ', 'NL', 'OD', 'PY', 'PB', 'RJ', 'SK', 'TN', 'TS', 'TR', 'UP', 'UK', 'WB'] as const, 'KA'),
     },
   };
+}
+
+/** Names Express's `trust proxy` understands for address ranges (proxy-addr's). */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: unset or `false`, none; a number, that many proxies in front (the client is
+ * that many addresses from the right of `X-Forwarded-For`); otherwise a comma list of proxy
+ * addresses, CIDR ranges or range names. `true` (believe any sender) is refused: any client
+ * could then name its own address and protocol.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const value = env.TRUST_PROXY?.trim();
+  if (!value || value === 'false') return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 10) throw new Error(`TRUST_PROXY as a hop count must be 1 to 10, got ${value}`);
+    return hops;
+  }
+  if (value === 'true') throw new Error('TRUST_PROXY=true would believe any client\'s X-Forwarded-For; name the proxies (addresses, CIDR ranges, loopback) or their number');
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, prefix, ...rest] = entry.split('/');
+    const valid = PROXY_RANGE_NAMES.includes(entry) || (isIP(address) !== 0 && rest.length === 0 && (prefix === undefined || /^\d{1,3}$/.test(prefix)));
+    if (!valid) throw new Error(`TRUST_PROXY: "${entry}" is not an address, a CIDR range or one of ${PROXY_RANGE_NAMES.join(', ')}`);
+  }
+  return entries;
+}
+
+/** CORS_ORIGINS: a comma list of exact origins (scheme, host and port; no path, no `*`). */
+function corsOrigins(env: Env): string[] {
+  const value = env.CORS_ORIGINS?.trim();
+  if (!value) return [];
+  return value.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // Reported below.
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new Error(`CORS_ORIGINS: "${origin}" is not an origin (like https://console.example.com, without a path or a trailing slash; "*" is not allowed)`);
+    }
+    return origin;
+  });
 }
 
 function providersConfig(env: Env): ProvidersConfig {

@@ -8,7 +8,7 @@ import { User } from '../../db/models/user';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Principal, WorkspaceSummary } from './context';
 import { rateLimitState, readAndCount, type CountedDocument, type RateLimitState } from './rate-limit';
-import { API_KEY_PREFIX, hashSecretToken, OAUTH_TOKEN_PREFIX } from './secret-tokens';
+import { API_KEY_PREFIX, hashSecretToken, OAUTH_TOKEN_PREFIX, sameSecretHash } from './secret-tokens';
 import type { SessionTokens } from './session-tokens';
 import { readWorkspace, type WorkspaceCache } from './workspace-cache';
 
@@ -155,7 +155,7 @@ function remember(hash: string, entry: KnownSecret): void {
 }
 
 function isUsable(credential: StoredSecret, hash: string, now: Date): boolean {
-  if ((credential.key_hash ?? credential.token_hash) !== hash) return false;
+  if (!sameSecretHash(credential.key_hash ?? credential.token_hash ?? '', hash)) return false;
   if (credential.revoked_at) return false;
   return !credential.expires_at || credential.expires_at > now;
 }

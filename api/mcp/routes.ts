@@ -9,6 +9,7 @@ import { resolveWorkspace } from '../middleware/access';
 import { MCP_PATH, mcpAuthChallenge } from '../oauth/urls';
 import { mcpServerFor } from './server';
 import type { VoiceList } from '../../domain/agents/voice';
+import { apiRouter } from '../routes/router';
 
 export interface McpRouteDeps extends AuthenticateDeps {
   temporal: Client;
@@ -26,7 +27,7 @@ export interface McpRouteDeps extends AuthenticateDeps {
  * session to stream to or end.
  */
 export function mcpRoutes(deps: McpRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   router.all(MCP_PATH, callerStep(deps), express.json({ limit: '1mb' }), async (req, res, next) => {
     try {
       if (req.method !== 'POST') {

@@ -5,7 +5,7 @@ import { OAuthCode, type OAuthCodeDocument } from '../../db/models/oauth-code';
 import { OAuthRefreshToken, type OAuthRefreshTokenDocument } from '../../db/models/oauth-refresh-token';
 import { OAuthToken } from '../../db/models/oauth-token';
 import { issueOAuthToken, revokeOAuthToken } from '../auth/oauth-tokens';
-import { hashSecretToken, OAUTH_TOKEN_PREFIX } from '../auth/secret-tokens';
+import { hashSecretToken, OAUTH_TOKEN_PREFIX, amongSecretHashes, sameSecretHash } from '../auth/secret-tokens';
 import type { AuthorizationRequest } from './authorization-request';
 import { OAuthError } from './errors';
 import { OAUTH_LIFETIMES } from './lifetimes';
@@ -122,11 +122,12 @@ export async function refreshTokens(input: Refresh, now: Date): Promise<TokenRes
   const family = familyId ? await OAuthRefreshToken.findById(familyId).lean<Family>() : null;
   if (!family || family.client_id !== input.clientId || family.revoked_at) throw invalid;
   const hash = hashSecretToken(input.refreshToken);
-  if (family.rotated_hashes.includes(hash)) {
+  // Hashes are compared in code here, so in constant time (decision 0171).
+  if (amongSecretHashes(family.rotated_hashes, hash)) {
     await revokeFamily(family._id, 'rotated refresh token reused', now);
     throw new OAuthError('invalid_grant', 'the refresh token has already been used; every token of this connection is revoked');
   }
-  if (family.current_hash !== hash || family.current_expires_at <= now) throw invalid;
+  if (!sameSecretHash(family.current_hash, hash) || family.current_expires_at <= now) throw invalid;
   if (input.resource !== undefined && input.resource.replace(/\/+$/, '') !== family.resource) {
     throw new OAuthError('invalid_target', 'resource must be the one the app was authorized for');
   }
@@ -202,7 +203,7 @@ export async function revokePresentedToken(token: string, clientId: string, now:
     const familyId = familyIdOf(token);
     const family = familyId ? await OAuthRefreshToken.findById(familyId, { client_id: 1, current_hash: 1, rotated_hashes: 1 }).lean<Family>() : null;
     const hash = hashSecretToken(token);
-    if (family && family.client_id === clientId && (family.current_hash === hash || family.rotated_hashes.includes(hash))) {
+    if (family && family.client_id === clientId && amongSecretHashes([family.current_hash, ...family.rotated_hashes], hash)) {
       await revokeFamily(family._id, 'revoked by the app', now);
     }
     return;

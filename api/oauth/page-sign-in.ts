@@ -7,6 +7,7 @@ import type { AuthorizationRequest } from './authorization-request';
 import { renderSignInStep, renderTwoFactorStep, type StepProblem } from './consent-page';
 import type { Consenter } from './consent-session';
 import { CONSENT_TOKEN_TTL_MS, pageTokenUserId, signPageToken } from './page-tokens';
+import { sourceAddress } from '../auth/address-limits';
 
 /**
  * Signing in on the consent page, as `POST /auth/login` and `/auth/login/2fa` do it (the same
@@ -43,6 +44,8 @@ async function passwordStep(req: Request, res: Response, request: AuthorizationR
   }
   let checked;
   try {
+    // The page's sign-in counts with the API's (decision 0172).
+    deps.addressLimiter.take('login', sourceAddress(req));
     checked = await checkPassword(req, email, password, deps);
   } catch (err) {
     renderSignInStep(res, request, params, { problem: pageProblem(err), email });
@@ -75,6 +78,7 @@ async function secondFactorStep(req: Request, res: Response, request: Authorizat
     return null;
   }
   try {
+    deps.addressLimiter.take('login_2fa', sourceAddress(req));
     const attempt = await checkTwoFactorCode(req, user, code, deps.now());
     await completedSignIn(req, user, attempt, deps, signedInDetails(request));
   } catch (err) {

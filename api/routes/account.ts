@@ -16,6 +16,7 @@ import { matchTotp, newTotpSecret, otpauthUri } from '../auth/totp';
 import { HttpError } from '../../domain/shared/http-error';
 import { userView } from '../views';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type Body<K extends keyof operations> = operations[K] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
@@ -24,7 +25,7 @@ const SESSIONS_LISTED = 50;
 
 /** The signed-in person's own account: profile, email, password, sessions, second factor. */
 export function accountRoutes(deps: AuthDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/account', async (_req, res) => {
     res.json(userView(await currentUser(res)));

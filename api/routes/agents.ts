@@ -12,10 +12,11 @@ import type { VoiceList } from '../../domain/agents/voice';
 import { callerOf, workspaceAccessOf, type WorkspaceAccess } from '../auth/context';
 import type { AuthDeps } from '../auth/deps';
 import { validationFailed } from '../../domain/shared/http-error';
+import { apiRouter } from './router';
 
 /** The nine Agents endpoints: agents, their kept versions, duplicate and restore. */
 export function agentRoutes(deps: Pick<AuthDeps, 'now'> & { temporal: Client; synthesizer: VoiceList }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/agents', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -19,6 +19,7 @@ import { normalizeEmail, type SignInAttemptClaim } from '../auth/sign-in-throttl
 import { HttpError } from '../../domain/shared/http-error';
 import { userView, workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type SignupBody = operations['signup']['requestBody']['content']['application/json'];
 type LoginBody = operations['login']['requestBody']['content']['application/json'];
@@ -26,12 +27,13 @@ type TwoFactorLoginBody = operations['loginTwoFactor']['requestBody']['content']
 
 /** Sign-up, sign-in (with the second factor), who am I, and sign-out. */
 export function authRoutes(deps: AuthDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/auth/signup', async (req, res) => {
     const body = req.body as SignupBody;
     const now = deps.now();
     const email = normalizeEmail(body.email);
+    deps.addressLimiter.take('signup_email', email);
     const user = {
       _id: newId(),
       name: body.name.trim(),

@@ -12,6 +12,7 @@ import { outboundCaller } from '../../domain/calls/outbound-caller';
 import { MAX_REPORTED_REJECTIONS, parseContactsCsv } from '../../domain/batches/contacts-csv';
 import { batchContactView, batchView } from '../../domain/batches/views';
 import { controlBatch, startBatchWorkflow } from '../../domain/batches/temporal';
+import { apiRouter } from './router';
 
 type BatchForm = operations['createBatch']['requestBody']['content']['multipart/form-data'];
 type BatchQuery = NonNullable<operations['listBatches']['parameters']['query']>;
@@ -43,7 +44,7 @@ const batchNotFound = () => new HttpError(404, 'batch not found');
  * Every lookup is scoped by the workspace.
  */
 export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/batches', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);

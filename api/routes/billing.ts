@@ -19,6 +19,7 @@ import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { fromProvider } from '../../domain/shared/provider-errors';
 import { balanceSummaryFor } from '../../domain/billing/balance';
 import { invoiceView, ledgerItemView, packView, paymentView, planView } from '../../domain/billing/views';
+import { apiRouter } from './router';
 
 type LedgerQuery = NonNullable<operations['listLedger']['parameters']['query']>;
 type TopupBody = operations['startTopup']['requestBody']['content']['application/json'];
@@ -41,7 +42,7 @@ const workspaceNotFound = () => new HttpError(404, 'workspace not found');
  * (domain/billing/ledger.ts); a top-up credits it once, when the gateway's signature verifies.
  */
 export function billingRoutes(deps: BillingDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/billing', async (_req, res) => {
     res.json(await balanceSummaryFor(workspaceAccessOf(res).workspace.id));

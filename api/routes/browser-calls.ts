@@ -8,6 +8,7 @@ import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { admitLiveCall, type LiveCallRefusal } from '../../domain/calls/admit-live-call';
 import { answerCall } from '../../domain/calls/temporal';
 import { HttpError } from '../../domain/shared/http-error';
+import { apiRouter } from './router';
 
 type NewBrowserCallBody = operations['placeBrowserCall']['requestBody']['content']['application/json'];
 
@@ -35,7 +36,7 @@ const MEDIA_NODE_WAIT_MS = 5_000;
  * BROWSER_STREAM_TOKEN_TTL_SECONDS to open the stream.
  */
 export function browserCallRoutes(deps: BrowserCallDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/calls/browser', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -6,6 +6,7 @@ import { HttpError } from '../../domain/shared/http-error';
 import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../../domain/calls/call-actions';
 import { callView } from '../../domain/calls/views';
 import { findRecording, recordingChunks } from '../../domain/calls/recording-store';
+import { apiRouter } from './router';
 
 /**
  * Placing outbound calls, reading calls and their timelines, and hanging up. A call's state
@@ -13,7 +14,7 @@ import { findRecording, recordingChunks } from '../../domain/calls/recording-sto
  * workflow to hang up. Every lookup is scoped by the workspace.
  */
 export function callRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/calls', async (req, res) => {
     res.status(201).json(await placeCallAs(temporal, callerOf(res), req.body as NewCallBody, now()));

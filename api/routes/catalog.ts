@@ -5,13 +5,14 @@ import { isDefaultVoice } from '../../providers/tts/voices';
 import { workspaceAccessOf } from '../auth/context';
 import { fromProvider } from '../../domain/shared/provider-errors';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type CatalogView = operations['getCatalog']['responses']['200']['content']['application/json'];
 type VoiceView = operations['listVoices']['responses']['200']['content']['application/json'][number];
 
 /** The static catalog (domain/agents/catalog.ts) for the caller's plan, and the voices of the speech-synthesis service. */
 export function catalogRoutes(deps: { synthesizer: Synthesizer }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/catalog', (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

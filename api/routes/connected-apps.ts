@@ -7,6 +7,7 @@ import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import { revokeFamily } from '../oauth/grants';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type ConnectedAppView = operations['listConnectedApps']['responses']['200']['content']['application/json'][number];
 
@@ -16,7 +17,7 @@ type ConnectedAppView = operations['listConnectedApps']['responses']['200']['con
  * Session only: an app cannot list or revoke connections, its own included.
  */
 export function connectedAppRoutes(deps: { now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/connected-apps', async (_req, res) => {
     const user = sessionUserOf(res);

@@ -8,6 +8,7 @@ import { HttpError } from '../../domain/shared/http-error';
 import { resultWithin } from '../../domain/shared/temporal';
 import { startRoundTripProbe } from '../../domain/health/temporal';
 import { pingMongo, pingTemporal } from '../health-checks';
+import { apiRouter } from './router';
 
 type Health = operations['getHealth']['responses']['200']['content']['application/json'];
 type RoundTripBody = NonNullable<operations['runRoundTrip']['requestBody']>['content']['application/json'];
@@ -15,7 +16,7 @@ type RoundTrip = operations['runRoundTrip']['responses']['200']['content']['appl
 
 /** `roundTripWaitMs`: how long to wait for the probe before answering 503 (the workflow goes on). */
 export function healthRoutes({ temporal, roundTripWaitMs }: { temporal: Client; roundTripWaitMs: number }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/health', async (_req, res) => {
     const [mongodb, temporalHealth] = await Promise.all([pingMongo(), pingTemporal(temporal)]);

@@ -20,6 +20,7 @@ import { auditFailedSignIn } from '../auth/sign-in-audit';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { userView, workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type NewInvite = operations['createInvite']['requestBody']['content']['application/json'];
 type AcceptInvite = operations['acceptInvite']['requestBody']['content']['application/json'];
@@ -30,7 +31,7 @@ const MIN_NEW_PASSWORD = 8;
 
 /** Invites: listed and managed by the workspace, read and accepted by whoever holds the link. */
 export function inviteRoutes(deps: AuthDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/invites', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -9,6 +9,7 @@ import { API_KEY_PREFIX, hashSecretToken, newSecretToken, shownPrefix } from '..
 import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type NewApiKey = operations['createApiKey']['requestBody']['content']['application/json'];
 type ApiKeyView = operations['listApiKeys']['responses']['200']['content']['application/json'][number];
@@ -23,7 +24,7 @@ interface StoredKey {
 
 /** API keys of the workspace: create (the full key shown once), list, revoke. */
 export function keyRoutes(deps: AuthDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/keys', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

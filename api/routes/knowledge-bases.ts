@@ -21,6 +21,7 @@ import { actorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { detectKnowledgeType, documentName } from '../../domain/knowledge/document-types';
 import { knowledgeBaseView, knowledgeDocumentView } from '../../domain/knowledge/views';
+import { apiRouter } from './router';
 
 type KnowledgeBaseBody = operations['createKnowledgeBase']['requestBody']['content']['application/json'];
 type SearchBody = operations['searchKnowledgeBase']['requestBody']['content']['application/json'];
@@ -41,7 +42,7 @@ interface UploadedFile {
  * workspace id, so another workspace's base or document is a 404.
  */
 export function knowledgeBaseRoutes({ now, embeddings }: { now: () => Date; embeddings: EmbeddingsConfig | null }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/knowledge-bases', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -12,6 +12,7 @@ import { businessRuleIssues } from '../../domain/kyc/business-rules';
 import { detectDocumentType } from '../../domain/kyc/file-types';
 import { kycDocumentView, kycView } from '../../domain/kyc/views';
 import { startKycReview } from '../../domain/kyc/temporal';
+import { apiRouter } from './router';
 
 type KycDetailsBody = operations['putKyc']['requestBody']['content']['application/json'];
 
@@ -34,7 +35,7 @@ interface UploadedFile {
  * or answers 409.
  */
 export function kycRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/kyc', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -14,6 +14,8 @@ import { OAuthError, oauthErrorHandler, requiredParam, singleParam } from '../oa
 import { exchangeCode, issueCode, refreshTokens, revokePresentedToken } from '../oauth/grants';
 import { authorizationServerMetadata, OAUTH_PATHS, protectedResourceMetadata } from '../oauth/metadata';
 import { AUTHORIZATION_SERVER_METADATA_PATH, MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, publicBaseOf, resourcesOf } from '../oauth/urls';
+import { apiRouter } from './router';
+import { limitByAddress } from '../auth/address-limits';
 
 export interface OAuthRouteDeps extends AuthDeps {
   /** The configured public API URL; its origin is the issuer (see `publicBaseOf`). */
@@ -27,7 +29,7 @@ export interface OAuthRouteDeps extends AuthDeps {
  * registration, the consent page, the token endpoint and revocation.
  */
 export function oauthRoutes(deps: OAuthRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   const base = (req: Request) => publicBaseOf(req, deps.publicApiUrl);
   // OAuth bodies are form-encoded (RFC 6749 section 4.1.3); JSON is parsed app-wide already.
   // Flat fields only: a repeated parameter becomes a list, which `singleParam` refuses.
@@ -56,7 +58,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     res.json(authorizationServerMetadata(base(req)));
   });
 
-  router.post(OAUTH_PATHS.register, async (req, res) => {
+  router.post(OAUTH_PATHS.register, limitByAddress(deps.addressLimiter, 'oauth_register'), async (req, res) => {
     if (!req.is('application/json')) throw new OAuthError('invalid_client_metadata', 'send the client metadata as application/json');
     res.status(201).set('Cache-Control', 'no-store').json(await registerClient(req.body, deps.now()));
   });

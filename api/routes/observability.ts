@@ -9,6 +9,7 @@ import { dailyStats, dayCount, isCalendarDay, daysBefore, daysBetween, dayInZone
 import { LOG_SOURCES } from '../observability/log-sources';
 import { mastersOf } from '../observability/masters';
 import { searchableKinds, searchKind, searchTerms, SEARCH_MIN_LENGTH, SEARCH_PER_KIND_DEFAULT, type SearchKind } from '../observability/search';
+import { apiRouter } from './router';
 
 type LogQuery = NonNullable<operations['listServerLogs']['parameters']['query']>;
 type AuditQuery = NonNullable<operations['listAuditEvents']['parameters']['query']>;
@@ -83,7 +84,7 @@ const queryIssue = (field: string, msg: string, input: unknown) => new HttpError
  * read is scoped by the caller's workspace.
  */
 export function observabilityRoutes({ now }: { now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/logs', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);

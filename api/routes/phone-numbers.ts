@@ -20,6 +20,7 @@ import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import { fromProvider } from '../../domain/shared/provider-errors';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type PhoneNumberView = operations['listPhoneNumbers']['responses']['200']['content']['application/json'][number];
 type AvailableView = operations['listAvailablePhoneNumbers']['responses']['200']['content']['application/json'][number];
@@ -34,7 +35,7 @@ const MAX_POOL_PAGES = 25;
  * connections to agents. The number records are the truth; see domain/numbers/phone-numbers.ts.
  */
 export function phoneNumberRoutes(deps: { telephony: Telephony }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/phone-numbers', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);

@@ -12,6 +12,7 @@ import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '..
 import { chooseMediaNode, claimMediaNode } from '../../domain/calls/media-nodes';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
+import { apiRouter } from './router';
 
 export interface TelephonyCallbackDeps {
   temporal: Client;
@@ -42,7 +43,7 @@ const ADMISSION_POLL_MS = 100;
  * `providerStatus` signal.
  */
 export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/telephony/calls/:call_id/status', async (req, res) => {
     await relayStatus(req.params.call_id as string, statusOf(signedParams(req, deps)), deps);

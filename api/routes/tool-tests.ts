@@ -4,6 +4,7 @@ import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../../domain/shared/http-error';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type AgentToolTest = operations['testAgentTool']['requestBody']['content']['application/json'];
 type ToolTest = operations['testTool']['requestBody']['content']['application/json'];
@@ -18,7 +19,7 @@ export interface ToolTestDeps {
  * its outcome whatever the target said (the test ran; the outcome is the answer).
  */
 export function toolTestRoutes(deps: ToolTestDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post('/agents/:agent_id/tools/:tool_name/test', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);

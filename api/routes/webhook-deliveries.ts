@@ -15,6 +15,7 @@ import { HttpError } from '../../domain/shared/http-error';
 import { resultWithin } from '../../domain/shared/temporal';
 import { deliveryDetailView, redeliveryView } from '../../domain/webhooks/delivery-views';
 import { ATTEMPT_WAIT_MS, findDeliveryOf, listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../../domain/webhooks/delivery-actions';
+import { apiRouter } from './router';
 
 type NewRedelivery = operations['redeliverWebhookEndpoint']['requestBody']['content']['application/json'];
 
@@ -26,7 +27,7 @@ export const PING_MESSAGE = 'Test event from POST /webhooks/{endpoint_id}/test: 
  * scoped by the workspace, so another workspace's delivery is a 404.
  */
 export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/webhooks/deliveries', async (req, res) => {
     res.json(await listDeliveriesOf(workspaceAccessOf(res).workspace.id, req.query as unknown as DeliveryQuery));

@@ -15,6 +15,7 @@ import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { cancelWebhookWorkflows } from '../../domain/webhooks/temporal';
 import { endpointIssues, normalisedEvents } from '../../domain/webhooks/endpoint-rules';
 import { auditNameOf, endpointWithSecretView, eventTypeViews, webhookEndpointView } from '../../domain/webhooks/endpoint-views';
+import { apiRouter } from './router';
 
 type NewEndpointBody = operations['createWebhookEndpoint']['requestBody']['content']['application/json'];
 type EndpointChangesBody = operations['updateWebhookEndpoint']['requestBody']['content']['application/json'];
@@ -31,7 +32,7 @@ const endpointNotFound = () => new HttpError(404, 'webhook endpoint not found');
  * the create and rotate answers.
  */
 export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/webhooks/events', (_req, res) => {
     res.json(eventTypeViews());

@@ -6,6 +6,7 @@ import { callLimitsSummaryOf, limitRequestView } from '../../domain/calls/limits
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
+import { apiRouter } from './router';
 
 type NewLimitRequestBody = operations['createLimitRequest']['requestBody']['content']['application/json'];
 
@@ -17,7 +18,7 @@ const workspaceNotFound = () => new HttpError(404, 'workspace not found');
  * the workspace is onboarding.
  */
 export function workspaceLimitRoutes({ now }: { now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/workspace/limits', async (_req, res) => {
     res.json(await callLimitsSummaryOf(workspaceAccessOf(res).workspace.id));

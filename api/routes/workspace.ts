@@ -11,13 +11,14 @@ import { clientIp } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import { workspaceView } from '../views';
 import type { operations } from '../../schemas/api-types';
+import { apiRouter } from './router';
 
 type WorkspaceUpdate = operations['updateWorkspace']['requestBody']['content']['application/json'];
 type ChangeRole = operations['changeMemberRole']['requestBody']['content']['application/json'];
 
 /** The workspace itself and its members. */
 export function workspaceRoutes(deps: AuthDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/workspace', async (_req, res) => {
     const { workspace, role } = workspaceAccessOf(res);

@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { connectMongo, disconnectMongo } from '../../db/connect';
 import { newId } from '../../db/ids';
 import { Workspace } from '../../db/models/workspace';
+import { GENEROUS_ADDRESS_LIMITS } from '../support/api';
 import { createApp } from '../../api/app';
 import { apiKeyFor } from '../support/accounts';
 import { freePort } from '../../scripts/infra/processes';
@@ -52,6 +53,8 @@ export async function startBenchStack(plan: string, options: { timeStoreCommands
     },
     temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
     logger: { info: () => undefined, error: () => undefined },
+    // The bench's thousands of sign-in requests all come from 127.0.0.1.
+    addressLimits: GENEROUS_ADDRESS_LIMITS,
   });
   return {
     app,

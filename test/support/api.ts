@@ -4,6 +4,7 @@ import type { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
+import { ADDRESS_LIMITS, type Allowance, type LimitedAction } from '../../api/auth/address-limits';
 import type { Logger } from '../../domain/shared/logger';
 import type { ProvidersConfig } from '../../config/env';
 import { systemClock } from '../../activities';
@@ -56,7 +57,23 @@ export interface StartApiOptions {
   media?: boolean;
   /** The payment checks' schedule in seconds (docs/decisions/0186); none: the production one. */
   paymentCheckDelaysSeconds?: number[];
+  /** Origins allowed to call /api from a browser (default none: CORS off). */
+  corsOrigins?: string[];
+  /** Proxies whose X-Forwarded-* headers the app believes (default none). */
+  trustProxy?: false | number | string[];
+  /**
+   * Allowances per caller address (default: `GENEROUS_ADDRESS_LIMITS`, since every test calls
+   * from 127.0.0.1; the tests of the limits pass the production ones or smaller).
+   */
+  addressLimits?: Partial<Record<LimitedAction, Allowance>>;
+  /** Password hashes at once and waiting (default: the production bound). */
+  passwordHashLimits?: { concurrency: number; queue: number };
 }
+
+/** Every test of a file signs up and in from one address: allowances no file reaches. */
+export const GENEROUS_ADDRESS_LIMITS: Record<LimitedAction, Allowance> = Object.fromEntries(
+  Object.keys(ADDRESS_LIMITS).map((action) => [action, { limit: 1_000_000, windowSeconds: 60 }]),
+) as Record<LimitedAction, Allowance>;
 
 /**
  * The production code paths with a cheaper scrypt cost (2^12 instead of 2^17), so that the
@@ -98,16 +115,19 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       defaultTimezone: 'Asia/Kolkata',
       validateResponses: true,
       roundTripWaitMs: options.roundTripWaitMs ?? 30_000,
-      auth: TEST_AUTH_CONFIG,
+      auth: { ...TEST_AUTH_CONFIG, passwordHashConcurrency: options.passwordHashLimits?.concurrency, passwordHashQueue: options.passwordHashLimits?.queue },
       welcomeCreditsPaise: 50_000,
       providers: options.providers,
       publicApiUrl,
       mediaPublicUrl: media?.publicUrl,
       toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks ?? true,
       embeddings: options.embeddings ?? null,
+      corsOrigins: options.corsOrigins,
+      trustProxy: options.trustProxy,
     },
     now: options.now,
     paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds,
+    addressLimits: options.addressLimits ?? GENEROUS_ADDRESS_LIMITS,
     temporal: options.temporal ?? env.client,
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,

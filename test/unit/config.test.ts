@@ -33,8 +33,10 @@ describe('configuration', () => {
   });
 
   it('takes the auth settings, with a development secret only outside production', () => {
-    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100' });
-    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15 });
+    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100', PASSWORD_HASH_CONCURRENCY: '2', PASSWORD_HASH_QUEUE: '10' });
+    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15, passwordHashConcurrency: 2, passwordHashQueue: 10 });
+    expect(loadConfig({}).auth).to.include({ passwordHashConcurrency: 4, passwordHashQueue: 64 });
+    expect(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' })).to.throw('PASSWORD_HASH_CONCURRENCY');
     expect(config.welcomeCreditsPaise).to.equal(100);
     expect(loadConfig({}).auth.secret).to.have.length.of.at.least(32);
     expect(loadConfig({}).auth.passwordHashLogN).to.equal(17);
@@ -50,5 +52,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw('LOG_LEVEL');
     expect(() => loadConfig({ NODE_ENV: 'staging' })).to.throw('NODE_ENV');
     expect(() => loadConfig({ ROUND_TRIP_WAIT_MS: '0' })).to.throw('ROUND_TRIP_WAIT_MS');
+  });
+
+  it('TRUST_PROXY: none by default, a hop count or named proxies; never "any"', () => {
+    expect(loadConfig({}).trustProxy).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).to.equal(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).trustProxy).to.deep.equal(['loopback', '10.0.0.0/8', '::1']);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).to.throw('TRUST_PROXY');
+    expect(() => loadConfig({ TRUST_PROXY: '0' })).to.throw('TRUST_PROXY');
+    expect(() => loadConfig({ TRUST_PROXY: 'proxy.internal' })).to.throw('TRUST_PROXY');
+  });
+
+  it('CORS_ORIGINS: none by default, else exact origins', () => {
+    expect(loadConfig({}).corsOrigins).to.deep.equal([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://console.example.com, http://localhost:5173' }).corsOrigins).to.deep.equal(['https://console.example.com', 'http://localhost:5173']);
+    for (const bad of ['*', 'https://console.example.com/', 'console.example.com', 'https://console.example.com/app', 'ftp://x.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw('CORS_ORIGINS');
+    }
   });
 });

@@ -1,4 +1,5 @@
-import express, { Router, type Request } from 'express';
+import express, { type Request, type Router } from 'express';
+import { apiRouter } from './router';
 import type { Client } from '@temporalio/client';
 import { auditTopupCompleted, completePaidOrder, gatewayActor } from '../../domain/billing/payments';
 import { notifyPaymentSettled } from '../../domain/billing/temporal';
@@ -44,7 +45,7 @@ type RequestWithRawBody = Request & { rawBody?: Buffer };
  * ignored, so that Razorpay does not retry them.
  */
 export function paymentWebhookRoutes(deps: PaymentWebhookDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.post(RAZORPAY_WEBHOOK_PATH, async (req, res) => {
     const rawBody = (req as RequestWithRawBody).rawBody;

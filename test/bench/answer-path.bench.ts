@@ -60,7 +60,12 @@ async function answerSilences(stack: CallsBenchStack, agentId: string, calls: nu
   for (const id of ids) {
     const events = (await stack.client.workflow.getHandle(callWorkflowId(id)).fetchHistory()).events ?? [];
     const at = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
-    const answered = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'providerStatus' && JSON.stringify(e).includes('mediaNode'));
+    // The answer's signal: the `in-progress` status naming the chosen media node.
+    const answered = events.find((e) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      const data = signal?.signalName === 'providerStatus' ? signal.input?.payloads?.[0]?.data : undefined;
+      return data ? Buffer.from(data).toString('utf8').includes('"mediaNode"') : false;
+    });
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runConversation');
     if (answered && scheduled) catchUp.push(at(scheduled) - at(answered));
   }

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from './shared/conversation';
 import { TASK_QUEUES } from './shared/task-queues';
 import type { MediaNodeChoice } from './shared/calls';
@@ -81,7 +81,14 @@ export interface DialInput {
 
 /** Dials the call: its provider call id, and when the provider accepted it (null on the activity path: the task's clock). */
 export async function placeDial(input: DialInput): Promise<{ providerCallId: string; placedAt: string | null }> {
-  if (patched(LOCAL_DIAL_PATCH)) return dialCallOnce(input);
+  if (patched(LOCAL_DIAL_PATCH)) {
+    // At the account's pace (0166) the dial may be told to come back a moment later.
+    for (;;) {
+      const placed = await dialCallOnce(input);
+      if (!('retryAt' in placed)) return placed;
+      await sleep(Math.max(1, Date.parse(placed.retryAt) - Date.now()));
+    }
+  }
   const { callId, from, to, timeLimitSeconds } = input;
   return { ...(await dialCall({ callId, from, to, timeLimitSeconds })), placedAt: null };
 }

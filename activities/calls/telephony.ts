@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { awaitDialTurn } from '../../domain/calls/dial-pace';
+import { takeDialTurn } from '../../domain/calls/dial-pace';
 import { DialRefusedError } from '../../providers/errors';
 import type { Telephony } from '../../providers/telephony/types';
 import { Call } from '../../db/models/call';
@@ -63,9 +63,14 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * rather than ring the callee twice, as the activity's single attempt ended such a call.
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
-    async dialCallOnce(input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }): Promise<{ providerCallId: string; placedAt: string }> {
-      // The last step of the pace (0166): never sent sooner than one interval after the dial before.
-      if (deps.dialsPerSecond) await awaitDialTurn(deps.dialsPerSecond);
+    async dialCallOnce(input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string }> {
+      // The last step of the pace (0166): never sent sooner than one interval after the dial
+      // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
+      // sleep: a workflow task held open is one a lost server or worker would run twice).
+      if (deps.dialsPerSecond) {
+        const turn = await takeDialTurn(deps.dialsPerSecond);
+        if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
+      }
       if (!(await claimDial(input.callId))) throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
       const { providerCallId } = await placeCall(input, input.detectVoicemail);
       return { providerCallId, placedAt: new Date().toISOString() };

@@ -8,8 +8,8 @@ import { DialPace } from '../../db/models/dial-pace';
  * cancel it. So each dial takes the next free moment, `1 / cps` seconds after the one before,
  * from one row every worker node shares; the call's workflow waits for its moment on a durable
  * timer. A workflow task can run late (a busy worker), and a late dial would bunch with the next
- * one: so, last, the dial itself waits until one interval has passed since the dial sent before
- * it (awaitDialTurn), a wait of a fraction of a second.
+ * one: so, last, the dial itself goes only once one interval has passed since the dial sent before
+ * it (takeDialTurn), else its workflow waits a fraction of a second more.
  */
 
 const PACE_ID = 'telephony';
@@ -46,11 +46,11 @@ export async function takeDialMoment(dialsPerSecond: number, now: Date): Promise
 }
 
 /**
- * Waits, if needed, until one interval has passed since the last dial any node sent, and records
- * this one as sent now (compare-and-set on `last_sent_at`). Called right before the provider's
- * request, inside the dial.
+ * The dial's turn: when one interval has passed since the last dial any node sent, this one is
+ * recorded as sent now (compare-and-set on `last_sent_at`) and may go; otherwise `retryAt`, when
+ * it may ask again. Called right before the provider's request, inside the dial.
  */
-export async function awaitDialTurn(dialsPerSecond: number): Promise<void> {
+export async function takeDialTurn(dialsPerSecond: number): Promise<{ retryAt: Date | null }> {
   const intervalMs = 1000 / dialsPerSecond;
   for (;;) {
     const pace = await DialPace.findById(PACE_ID).lean();
@@ -58,18 +58,15 @@ export async function awaitDialTurn(dialsPerSecond: number): Promise<void> {
     if (!pace) {
       try {
         await DialPace.create({ _id: PACE_ID, next_at: new Date(now), last_sent_at: new Date(now) });
-        return;
+        return { retryAt: null };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
         continue;
       }
     }
     const turnAt = pace.last_sent_at ? pace.last_sent_at.getTime() + intervalMs : now;
-    if (turnAt > now) {
-      await new Promise((resolve) => setTimeout(resolve, turnAt - now));
-      continue;
-    }
+    if (turnAt > now) return { retryAt: new Date(turnAt) };
     const { modifiedCount } = await DialPace.updateOne({ _id: PACE_ID, last_sent_at: pace.last_sent_at ?? null }, { $set: { last_sent_at: new Date(now) } });
-    if (modifiedCount === 1) return;
+    if (modifiedCount === 1) return { retryAt: null };
   }
 }

@@ -44,6 +44,8 @@ describe('dialCallOnce: the local dial, claimed once on the call record', () => 
 
     const before = Date.now();
     const first = await activities.dialCallOnce(input);
+    // Not paced here: the dial goes at once.
+    if ('retryAt' in first) throw new Error(`the unpaced dial was told to wait until ${first.retryAt}`);
     expect(first.providerCallId).to.be.a('string').and.not.equal('');
     expect(Date.parse(first.placedAt)).to.be.at.least(before - 1);
     expect(dialsTo(to)).to.have.length(1);

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { loadConfig } from '../config/env';
+import { useDataKeys } from '../domain/shared/secret-box';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createApp } from './app';
 import { jsonLogger } from '../domain/shared/logger';
@@ -9,6 +10,8 @@ import { createTemporalClient } from '../domain/shared/temporal';
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
+  useDataKeys(config.dataKeys);
   await connectMongo(config.mongodbUri);
   const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
   const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel) });

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
+import { parseDataKeys, type DataKeyRing } from '../domain/shared/secret-box';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../workflows/shared/task-queues';
 
 /**
@@ -41,6 +43,13 @@ export interface Config {
   /** How long `POST /health/roundtrip` waits for its workflow before answering 503. */
   roundTripWaitMs: number;
   auth: AuthConfig;
+  /**
+   * Master keys of the secrets stored encrypted (tools' header values, webhook signing secrets,
+   * TOTP secrets; docs/decisions/0196): `DATA_KEYS=kid1:base64key,kid2:base64key`, new values
+   * under `DATA_KEY_CURRENT`, every key readable. Required in production; `npm start` makes and
+   * keeps a local one in `.data/`; otherwise a fixed development key.
+   */
+  dataKeys: DataKeyRing;
   /** Credits every new workspace starts with, as a `grant` ledger item. */
   welcomeCreditsPaise: number;
   /** Let agents' HTTP tools reach private, loopback and link-local addresses (off: the SSRF guard refuses them). */
@@ -213,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
       passwordHashConcurrency: parseIntegerInRange(env, 'PASSWORD_HASH_CONCURRENCY', 1, 64, 4),
       passwordHashQueue: parseIntegerInRange(env, 'PASSWORD_HASH_QUEUE', 0, 10_000, 64),
     },
+    dataKeys: dataKeys(env, production),
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
     telephonyCps: parseIntegerInRange(env, 'TELEPHONY_CPS', 1, 1_000, PLIVO_DEFAULT_OUTBOUND_CPS),
@@ -467,6 +477,20 @@ function authSecret(env: Env, production: boolean): string {
   const secret = required(env, 'AUTH_SECRET', production ? undefined : DEVELOPMENT_AUTH_SECRET);
   if (secret.length < 32) throw new Error('AUTH_SECRET must be at least 32 characters');
   return secret;
+}
+
+/**
+ * Used only outside production without DATA_KEYS (tests, a process started by hand): public,
+ * so what it encrypts is as good as plaintext to anyone who reads this file.
+ */
+export const DEVELOPMENT_DATA_KEY_ID = 'development';
+const DEVELOPMENT_DATA_KEY = createHash('sha256').update('development-only-data-key-do-not-use-in-production').digest('base64');
+
+function dataKeys(env: Env, production: boolean): DataKeyRing {
+  if (env.DATA_KEYS) return parseDataKeys(env.DATA_KEYS, env.DATA_KEY_CURRENT || undefined);
+  if (production) throw new Error('DATA_KEYS must be set when NODE_ENV=production (the keys that encrypt stored secrets: <key id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32))');
+  if (env.DATA_KEY_CURRENT) throw new Error('DATA_KEY_CURRENT is set without DATA_KEYS');
+  return parseDataKeys(`${DEVELOPMENT_DATA_KEY_ID}:${DEVELOPMENT_DATA_KEY}`, undefined);
 }
 
 /** Plivo's published default outbound calls per second (docs.plivo.com, "Account and feature limits"; in India the concurrency limit is CPS x 25). */

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
+import { useDataKeys } from '../domain/shared/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from '../providers';
@@ -14,6 +15,8 @@ import { startMediaService } from './service';
 async function main(): Promise<void> {
   tuneHeapForLiveAudio();
   const config = loadConfig();
+  // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
+  useDataKeys(config.dataKeys);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
   const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);

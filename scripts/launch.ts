@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfig, parsePort } from '../config/env';
+import { localDataKeys } from './infra/local-data-keys';
 import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   });
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
+  // Stored secrets are encrypted (README, "Secrets at rest"): a local key, made once and kept in the data folder, unless DATA_KEYS names the keys.
+  if (!env.DATA_KEYS) childEnv.DATA_KEYS = localDataKeys(dataDir);
   try {
     childEnv.MONGODB_URI = (await startStoreUnlessGiven(env, dataDir, { superviseExit }, infrastructure)) ?? env.MONGODB_URI;
     if (!env.TEMPORAL_ADDRESS) {

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
+import { useDataKeys } from '../domain/shared/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createProviders } from '../providers';
@@ -16,6 +17,8 @@ import { parseRoles } from './roles';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
+  useDataKeys(config.dataKeys);
   const roles = parseRoles(process.env.WORKER_ROLES);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);

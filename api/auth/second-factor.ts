@@ -1,5 +1,6 @@
 import { User } from '../../db/models/user';
 import { matchTotp } from './totp';
+import { openSecret } from '../../domain/shared/secret-box';
 
 interface TwoFactorUser {
   _id: string;
@@ -11,9 +12,10 @@ interface TwoFactorUser {
  * with a guarded update, so a code works once even across concurrent requests.
  */
 export async function spendTotpCode(user: TwoFactorUser, code: string, now: Date): Promise<boolean> {
-  const secret = user.two_factor?.secret;
-  if (!secret) return false;
-  const step = matchTotp(secret, code, now, user.two_factor?.last_step ?? null);
+  const stored = user.two_factor?.secret;
+  if (!stored) return false;
+  // Stored sealed (docs/decisions/0196); a secret enabled before encryption reads as it is.
+  const step = matchTotp(openSecret(stored), code, now, user.two_factor?.last_step ?? null);
   if (step === null) return false;
   const claimed = await User.updateOne(
     { _id: user._id, $or: [{ 'two_factor.last_step': null }, { 'two_factor.last_step': { $lt: step } }] },

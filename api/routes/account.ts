@@ -13,6 +13,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import { clientIp, revokeSessions } from '../auth/sessions';
 import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
 import { matchTotp, newTotpSecret, otpauthUri } from '../auth/totp';
+import { openSecret, sealSecret } from '../../domain/shared/secret-box';
 import { HttpError } from '../../domain/shared/http-error';
 import { userView } from '../views';
 import type { operations } from '../../schemas/api-types';
@@ -126,7 +127,8 @@ export function accountRoutes(deps: AuthDeps): Router {
     const user = await currentUser(res);
     if (user.two_factor?.enabled) throw new HttpError(409, 'two-factor sign-in is already on; turn it off first to set up a new secret');
     const secret = newTotpSecret();
-    await User.updateOne({ _id: user._id }, { $set: { 'two_factor.pending_secret': secret } });
+    // Sealed at rest (docs/decisions/0196); this answer is the one time it is shown.
+    await User.updateOne({ _id: user._id }, { $set: { 'two_factor.pending_secret': sealSecret(secret) } });
     res.json({ secret, otpauth_uri: otpauthUri(secret, user.email, TOTP_ISSUER) });
   });
 
@@ -134,13 +136,14 @@ export function accountRoutes(deps: AuthDeps): Router {
     const { code } = req.body as Body<'enableTwoFactor'>;
     const user = await currentUser(res);
     if (user.two_factor?.enabled) throw new HttpError(409, 'two-factor sign-in is already on');
-    const secret = user.two_factor?.pending_secret;
-    if (!secret) throw new HttpError(400, 'set up two-factor sign-in first (POST /account/2fa/setup)');
-    const step = matchTotp(secret, code, deps.now());
+    const pending = user.two_factor?.pending_secret;
+    if (!pending) throw new HttpError(400, 'set up two-factor sign-in first (POST /account/2fa/setup)');
+    const step = matchTotp(openSecret(pending), code, deps.now());
     if (step === null) throw new HttpError(400, 'the code is not correct; check the time on your device and try the current code');
+    // The pending secret moves as stored (sealed, or plaintext if set up before encryption; the next setup seals it).
     const updated = await User.findOneAndUpdate(
-      { _id: user._id, 'two_factor.pending_secret': secret },
-      { $set: { 'two_factor.enabled': true, 'two_factor.secret': secret, 'two_factor.pending_secret': null, 'two_factor.last_step': step, updated_at: deps.now() } },
+      { _id: user._id, 'two_factor.pending_secret': pending },
+      { $set: { 'two_factor.enabled': true, 'two_factor.secret': pending, 'two_factor.pending_secret': null, 'two_factor.last_step': step, updated_at: deps.now() } },
       { returnDocument: 'after' },
     ).lean();
     if (!updated) throw new HttpError(409, 'the setup changed meanwhile; set up again');
@@ -155,7 +158,7 @@ export function accountRoutes(deps: AuthDeps): Router {
     const now = deps.now();
     const attempt = await claimSignInAttempt(user.email, now);
     const passwordOk = body.password !== undefined && (await verifyPassword(body.password, user.password_hash));
-    const codeOk = body.code !== undefined && matchTotp(user.two_factor.secret, body.code, now, user.two_factor.last_step ?? null) !== null;
+    const codeOk = body.code !== undefined && matchTotp(openSecret(user.two_factor.secret), body.code, now, user.two_factor.last_step ?? null) !== null;
     if (!passwordOk && !codeOk) throw new HttpError(400, 'send your password or a current code to turn two-factor sign-in off');
     await attempt.succeeded();
     const updated = await User.findOneAndUpdate(

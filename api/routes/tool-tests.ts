@@ -2,7 +2,8 @@ import { Router } from 'express';
 import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { workspaceAccessOf } from '../auth/context';
-import { HttpError } from '../../domain/shared/http-error';
+import { HttpError, validationFailed } from '../../domain/shared/http-error';
+import { maskedHeaderIssues } from '../../domain/agents/tool-headers';
 import type { operations } from '../../schemas/api-types';
 import { apiRouter } from './router';
 
@@ -33,6 +34,10 @@ export function toolTestRoutes(deps: ToolTestDeps): Router {
 
   router.post('/tools/test', async (req, res) => {
     const { tool, arguments: args = {} } = req.body as ToolTest;
+    // A tool given here carries no saved values: a header copied masked from an agent's answer
+    // would be sent as the mask. Its saved form is tested at /agents/{id}/tools/{name}/test.
+    const issues = maskedHeaderIssues({ name: tool.name, headers: tool.headers ?? {} }, ['body', 'tool'], 'send the value, or test the saved tool at POST /agents/{agent_id}/tools/{tool_name}/test');
+    if (issues.length) throw validationFailed(issues);
     res.json(await runHttpTool(tool, args, deps));
   });
 

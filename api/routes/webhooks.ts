@@ -8,6 +8,7 @@ import { ALL_EVENTS } from '../../domain/webhooks/event-types';
 import { newEndpointId } from '../../domain/webhooks/ids';
 import { defaultSecretOf, rotateDefaultSecret } from '../../domain/webhooks/secrets';
 import { newWebhookSecret, secretHint } from '../../domain/webhooks/signing';
+import { sealSecret } from '../../domain/shared/secret-box';
 import type { operations } from '../../schemas/api-types';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
@@ -58,7 +59,8 @@ export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => 
       description: body.description ?? '',
       events: normalisedEvents(body.events ?? [ALL_EVENTS]),
       active: body.active ?? true,
-      secret,
+      // Sealed at rest (docs/decisions/0196); this answer is the one time it is shown.
+      secret: sealSecret(secret),
       secret_hint: secretHint(secret),
       created_by: creatorOf(res),
       created_at: at,
@@ -69,7 +71,7 @@ export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => 
       throw new HttpError(409, `a workspace has at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one before adding another`);
     }
     await audit(req, res, 'webhook.created', endpoint, at);
-    res.status(201).json(endpointWithSecretView(endpoint));
+    res.status(201).json(endpointWithSecretView(endpoint, secret));
   });
 
   router.patch('/webhooks/:endpoint_id', async (req, res) => {
@@ -117,12 +119,12 @@ export function webhookRoutes({ temporal, now }: { temporal: Client; now: () => 
     // Every attempt reads the secret when it signs, so the old one stops with this write.
     const rotated = await WebhookEndpoint.findOneAndUpdate(
       { _id: req.params.endpoint_id, workspace_id: workspace.id },
-      { $set: { secret, secret_hint: secretHint(secret), secret_rotated_at: at, updated_at: at } },
+      { $set: { secret: sealSecret(secret), secret_hint: secretHint(secret), secret_rotated_at: at, updated_at: at } },
       { returnDocument: 'after' },
     ).lean();
     if (!rotated) throw endpointNotFound();
     await audit(req, res, 'webhook.secret_rotated', rotated, at);
-    res.json(endpointWithSecretView(rotated));
+    res.json(endpointWithSecretView(rotated, secret));
   });
 
   router.get('/webhooks/default-secret', async (_req, res) => {

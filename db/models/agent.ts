@@ -1,4 +1,5 @@
 import { Schema, model } from 'mongoose';
+import { openSecret, sealSecret } from '../../domain/shared/secret-box';
 
 /**
  * A voice agent: the fields of the contract's Agent table in its nested shape, plus the
@@ -9,7 +10,9 @@ import { Schema, model } from 'mongoose';
  * One departure from the contract's shape: a tool's `parameters` (a JSON Schema) and
  * `headers` are stored as JSON text (`parameters_json`, `headers_json`), because MongoDB-
  * compatible stores refuse keys such as `$ref`, `$schema` or `X-Api.Key`. `toolOf` and
- * `storedTool` convert; use them rather than reading the text.
+ * `storedTool` convert; use them rather than reading the text. Header values (a customer's CRM
+ * token, typically) are stored sealed, each on its own (`domain/shared/secret-box.ts`,
+ * docs/decisions/0196); their names stay readable, which is all an answer shows (0195).
  */
 
 export interface AgentTool {
@@ -112,14 +115,29 @@ export interface StoredAgent extends StoredAgentSettings {
   updated_at: Date;
 }
 
+/** The tool as stored: its header values sealed, each under a fresh data key. */
 export function storedTool(tool: AgentTool): StoredAgentTool {
   const { parameters, headers, ...rest } = tool;
-  return { ...rest, parameters_json: JSON.stringify(parameters), headers_json: JSON.stringify(headers) };
+  return { ...rest, parameters_json: JSON.stringify(parameters), headers_json: JSON.stringify(mapValues(headers, sealSecret)) };
 }
 
+/** The tool with its header values opened: for running it (a call, a tool test) and saving it again, never for an answer. */
 export function toolOf(stored: StoredAgentTool): AgentTool {
-  const { parameters_json, headers_json, ...rest } = stored;
-  return { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown>, headers: JSON.parse(headers_json) as Record<string, string> };
+  const { parameters_json, headers_json: _sealed, ...rest } = stored;
+  return { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown>, headers: mapValues(storedHeaders(stored), openSecret) };
+}
+
+/** The tool's header names in their stored order, without opening any value. */
+export function toolHeaderNames(stored: StoredAgentTool): string[] {
+  return Object.keys(storedHeaders(stored));
+}
+
+function storedHeaders(stored: StoredAgentTool): Record<string, string> {
+  return JSON.parse(stored.headers_json) as Record<string, string>;
+}
+
+function mapValues(record: Record<string, string>, f: (value: string) => string): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([name, value]) => [name, f(value)]));
 }
 
 const required = (type: unknown) => ({ type, required: true });

@@ -9,9 +9,9 @@ const userSchema = new Schema(
     password_hash: { type: String, required: true },
     two_factor: {
       enabled: { type: Boolean, default: false },
-      /** Base32 secret in use once enabled. */
+      /** Base32 secret in use once enabled, sealed (domain/shared/secret-box.ts; older ones plaintext). */
       secret: { type: String, default: null },
-      /** Secret handed out by setup, waiting for a first valid code. */
+      /** Secret handed out by setup, waiting for a first valid code; sealed like `secret`. */
       pending_secret: { type: String, default: null },
       /** Last accepted 30-second step, so a code cannot be used twice. */
       last_step: { type: Number, default: null },

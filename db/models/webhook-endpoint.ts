@@ -5,7 +5,9 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 
 /**
  * A workspace webhook endpoint. The secret is kept whole because every attempt signs with it
- * (HMAC needs the key itself); only `secret_hint` ever leaves the API after create and rotate.
+ * (HMAC needs the key itself), sealed (domain/shared/secret-box.ts, docs/decisions/0196; one
+ * stored before encryption reads as plaintext); only `secret_hint` ever leaves the API after
+ * create and rotate.
  *
  * `slot` (0 to 19, unique per workspace) makes the limit exact under concurrent creates:
  * each create claims a free slot by insert, and a unique index lets only one of two racing

@@ -6,6 +6,7 @@ import type { ValidationIssue } from '../shared/validation-issues';
 import { assignPhoneNumber, checkMayChangeNumber, unknownKnowledgeBaseIssues } from './links';
 import { settingsIssues } from './rules';
 import { settingsFromInput, type AgentInput } from './settings';
+import { maskedHeaderIssues, withKeptHeaderValues } from './tool-headers';
 import { createAgent, deleteAgent, findAgent, saveNewVersion } from './store';
 import { unknownVoiceIssues, type VoiceList } from './voice';
 
@@ -18,20 +19,26 @@ export async function createAgentAs(caller: Caller, input: AgentInput, now: Date
   const { access } = caller;
   const settings = settingsFromInput(input, null);
   if (settings.phone_number !== null) checkMayChangeNumber(caller.principal, access);
-  await checkSettings(access, settings, voices);
+  // Nothing saved to keep: a masked header value (copied from another agent's answer) is refused.
+  await checkSettings(access, settings, voices, settings.tools.flatMap((tool, index) => maskedHeaderIssues(tool, ['body', 'tools', index])));
   const agent = await createAgent(access.workspace.id, settings, savedBy(caller), now, planOf(access.workspace.plan).maxAgents);
   if (settings.phone_number !== null) await connectNumberOrWithdraw(agent, settings.phone_number);
   return agent;
 }
 
-/** Replaces the agent's settings (a new version); `phone_number` left out keeps the current one. */
+/**
+ * Replaces the agent's settings (a new version); `phone_number` left out keeps the current one,
+ * a tool's header sent back masked keeps its saved value (docs/decisions/0195).
+ */
 export async function updateAgentAs(caller: Caller, agentId: string, input: AgentInput, now: Date, voices: VoiceList): Promise<StoredAgent> {
   const { access } = caller;
   const current = await findAgent(access.workspace.id, agentId);
-  const settings = settingsFromInput(input, current.phone_number);
+  const asSent = settingsFromInput(input, current.phone_number);
+  const { tools, issues } = withKeptHeaderValues(asSent.tools, current.tools);
+  const settings = { ...asSent, tools };
   const numberChanges = settings.phone_number !== current.phone_number;
   if (numberChanges) checkMayChangeNumber(caller.principal, access);
-  await checkSettings(access, settings, voices);
+  await checkSettings(access, settings, voices, issues);
   if (numberChanges) await assignPhoneNumber(access.workspace.id, current._id, settings.phone_number);
   return saveNewVersion(current, settings, savedBy(caller), now);
 }
@@ -50,8 +57,8 @@ export async function settingsProblems(access: WorkspaceAccess, settings: AgentS
   return [...settingsIssues(settings, access.workspace.plan), ...knowledgeBases, ...voice];
 }
 
-async function checkSettings(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList): Promise<void> {
-  const issues = await settingsProblems(access, settings, voices);
+async function checkSettings(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList, headerIssues: ValidationIssue[]): Promise<void> {
+  const issues = [...headerIssues, ...(await settingsProblems(access, settings, voices))];
   if (issues.length) throw validationFailed(issues);
 }
 

@@ -1,7 +1,8 @@
-import { toolOf, type AgentSettings, type AgentTransfer, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
+import { toolOf, type AgentSettings, type AgentTool, type StoredAgentTool, type AgentTransfer, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
 import type { StoredAgentVersion } from '../../db/models/agent-version';
 import type { components } from '../../schemas/api-types';
 import { transcriberModelFor } from './catalog';
+import { maskedHeaders } from './tool-headers';
 
 // Typed from the settings model (the generated type of a free-form `parameters` object is
 // unusable); the key check below keeps it in step with the OpenAPI schema.
@@ -10,26 +11,32 @@ type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A]
 const agentViewMatchesSchema: SameKeys<AgentView, components['schemas']['Agent']> = true;
 void agentViewMatchesSchema;
 
-/** An agent on the wire: its settings, `variables` and the read-only fields. */
+/** An agent on the wire: its settings, `variables` and the read-only fields; tools' header values masked (0195). */
 export function agentView(agent: StoredAgent): AgentView {
-  return { id: agent._id, ...settingsView(agent), version: agent.version, updated_by: agent.updated_by, created_at: agent.created_at, updated_at: agent.updated_at };
+  return { id: agent._id, ...settingsView(agent, maskedTool), version: agent.version, updated_by: agent.updated_by, created_at: agent.created_at, updated_at: agent.updated_at };
 }
 
 /** A kept version on the wire: the agent as it was saved then (its `created_at` never changes). */
 export function versionView(agent: StoredAgent, version: StoredAgentVersion): AgentView {
-  return { id: agent._id, ...settingsView(version.settings), version: version.version, updated_by: version.updated_by, created_at: agent.created_at, updated_at: version.updated_at };
+  return { id: agent._id, ...settingsView(version.settings, maskedTool), version: version.version, updated_by: version.updated_by, created_at: agent.created_at, updated_at: version.updated_at };
 }
 
-/** The settings a stored agent or version holds, as a body for saving them again. */
+/** The settings a stored agent or version holds, as a body for saving them again: header values opened, for sealing again. */
 export function settingsFromStored(stored: StoredAgentSettings): AgentSettings {
-  const { variables: _derived, ...view } = settingsView(stored);
+  const { variables: _derived, ...view } = settingsView(stored, toolOf);
   return view;
+}
+
+/** A tool as answers show it: header names, values masked (nothing is opened). */
+function maskedTool(stored: StoredAgentTool): AgentTool {
+  const { parameters_json, headers_json: _sealed, ...rest } = stored;
+  return { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown>, headers: maskedHeaders(stored) };
 }
 
 // Field by field, so that the wire shape never depends on what a stored document carries.
 // `transcriber.model` follows the provider from the catalog: an agent saved before the catalog
 // named Deepgram's real models (0180) stored a placeholder that no provider knows.
-function settingsView(s: StoredAgentSettings): AgentSettings & { variables: string[] } {
+function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool) => AgentTool): AgentSettings & { variables: string[] } {
   const { llm, voice, transcriber: t, call: c, analytics } = s;
   return {
     name: s.name,
@@ -67,7 +74,7 @@ function settingsView(s: StoredAgentSettings): AgentSettings & { variables: stri
       extraction_prompt: analytics.extraction_prompt,
     },
     tools: s.tools.map((stored) => {
-      const tool = toolOf(stored);
+      const tool = toolFrom(stored);
       return { name: tool.name, description: tool.description, parameters: tool.parameters, method: tool.method, url: tool.url, headers: tool.headers, pre_call_message: tool.pre_call_message, timeout_seconds: tool.timeout_seconds };
     }),
     knowledge_base_ids: [...s.knowledge_base_ids],

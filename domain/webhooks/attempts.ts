@@ -7,6 +7,7 @@ import { Agent } from '../../db/models/agent';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { openSecret } from '../shared/secret-box';
 import { ENDPOINT_DELETED } from './endpoints';
 import { recordTargetAnswer, takeRemembered } from './first-attempts';
 import { defaultSecretOf } from './secrets';
@@ -169,7 +170,7 @@ async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<T
   if (delivery.target_deleted_at) return { target: null, gone: ENDPOINT_DELETED };
   if (delivery.target === 'endpoint') {
     const endpoint = await WebhookEndpoint.findById(delivery.endpoint_id, { url: 1, secret: 1, active: 1 }).lean();
-    return endpoint ? { target: { url: endpoint.url, secret: endpoint.secret, active: endpoint.active }, gone: null } : { target: null, gone: ENDPOINT_DELETED };
+    return endpoint ? { target: { url: endpoint.url, secret: openSecret(endpoint.secret), active: endpoint.active }, gone: null } : { target: null, gone: ENDPOINT_DELETED };
   }
   const agent = await findByIdOwned<{ webhook_url: string | null }>(Agent, delivery.agent_id, { workspace_id: delivery.workspace_id }, { webhook_url: 1 });
   if (!agent) return { target: null, gone: 'agent deleted' };

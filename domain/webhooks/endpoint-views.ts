@@ -23,9 +23,9 @@ export function webhookEndpointView(endpoint: WebhookEndpointDocument): WithDate
   };
 }
 
-/** The create and rotate answers: the endpoint and, this once, its whole secret. */
-export function endpointWithSecretView(endpoint: WebhookEndpointDocument) {
-  return { ...webhookEndpointView(endpoint), secret: endpoint.secret };
+/** The create and rotate answers: the endpoint and, this once, its whole secret (stored sealed, so given apart). */
+export function endpointWithSecretView(endpoint: WebhookEndpointDocument, secret: string) {
+  return { ...webhookEndpointView(endpoint), secret };
 }
 
 export function eventTypeViews(): EventTypeView[] {

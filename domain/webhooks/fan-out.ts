@@ -5,6 +5,7 @@ import { Agent } from '../../db/models/agent';
 import { CallEvent } from '../../db/models/call-event';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { openSecret } from '../shared/secret-box';
 import { ALL_EVENTS, type EventLevel } from './event-types';
 import { deliveryIdFor, eventIdFor } from './ids';
 import { webhookBody } from './payload';
@@ -124,7 +125,7 @@ async function targetsOf(workspaceId: string, agentId: string, type: string, age
   ]);
   const targets: Target[] = endpoints
     .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))
-    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url, secret: endpoint.secret }));
+    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url, secret: openSecret(endpoint.secret) }));
   if (agent?.webhook_url) targets.push({ key: `agent:${agent._id}`, kind: 'agent', endpointId: null, url: agent.webhook_url, secret: null });
   return targets;
 }

@@ -11,6 +11,7 @@ import { ROOT, startProcess, type ManagedProcess } from '../../scripts/infra/pro
 import { startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import { startWebhookReceiver, type ReceivedWebhook, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver';
 import { receiverAccepts, storedEndpoint } from '../support/webhooks';
+import { TEST_DATA_KEYS_ENV, useTestDataKeys } from '../support/data-keys';
 
 /**
  * `npm run reliability:webhooks`: webhook deliveries survive a worker that dies mid-flight.
@@ -78,6 +79,7 @@ async function exercise(run: Run): Promise<boolean> {
   const servers = await startDisposableServers('vas-reliability-webhooks-');
   run.servers = servers;
   await connectMongo(servers.mongodbUri);
+  useTestDataKeys();
   const flaky = new Set<string>();
   const receiver = await startWebhookReceiver(firstRequestOfEveryTenthFails(flaky));
   run.receiver = receiver;
@@ -160,6 +162,7 @@ async function startWorker(run: Run, n: number): Promise<ManagedProcess> {
     env: {
       ...process.env,
       NODE_ENV: 'development',
+      ...TEST_DATA_KEYS_ENV,
       WORKER_ROLES: 'webhooks',
       MONGODB_URI: servers.mongodbUri,
       TEMPORAL_ADDRESS: servers.temporalAddress,

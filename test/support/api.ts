@@ -16,6 +16,7 @@ import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import type { EmbeddingsConfig } from '../../config/env';
 import { createLocal, workflowBundle } from './servers';
+import { useTestDataKeys } from './data-keys';
 
 /** A fetch Response whose JSON tests read without declaring every shape. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -87,6 +88,8 @@ export const TEST_AUTH_CONFIG = {
 
 /** The real app on a free port, with real workers when asked; close() stops both. */
 export async function startApi(options: StartApiOptions = {}): Promise<RunningApi> {
+  // Also for the benchmarks and scripts that start the API without the mocha root hook.
+  useTestDataKeys();
   const env = createLocal();
   // Listening first: the app's public address (where the provider posts call statuses) is its own port.
   const server: Server = createServer();

@@ -15,6 +15,7 @@ import type { ConversationActivities } from '../../workflows/shared/conversation
 import { startTestProviders, type TestProviders } from './providers';
 import { quietTemporalRuntime } from './disposable-servers';
 import { TEST_AUTH_CONFIG } from './api';
+import { TEST_DATA_KEYS_ENV } from './data-keys';
 
 /**
  * The cluster profile for tests and benchmarks, as `npm run start:cluster` runs it: the real
@@ -100,6 +101,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: 'default',
       AUTH_SECRET: TEST_AUTH_CONFIG.secret,
+      ...TEST_DATA_KEYS_ENV,
       PASSWORD_HASH_LOG_N: '12',
       PUBLIC_API_URL: `${apiUrl}/api/v1`,
       TELEPHONY_BASE_URL: telephony!.baseUrl,

@@ -1,6 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../../db/connect';
 import { startTestServers, stopTestServers } from './servers';
+import { useTestDataKeys } from './data-keys';
 
 /** Mocha root hooks: the real servers for the whole run, then a clean stop (no open handles). */
 export const mochaHooks = {
@@ -8,6 +9,7 @@ export const mochaHooks = {
     this.timeout(120_000);
     // Workers' state changes and workflow logs stay out of the test report unless they warn.
     Runtime.install({ logger: new DefaultLogger('WARN') });
+    useTestDataKeys();
     const servers = await startTestServers();
     await connectMongo(servers.mongodbUri);
   },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { languageModelsEnv, type LanguageModelsConfig } from '../../config/env';
 import { freePort, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { until } from './until';
+import { TEST_DATA_KEYS_ENV } from './data-keys';
 
 interface ServiceAddress {
   baseUrl: string;
@@ -45,6 +46,8 @@ export async function startMediaProcess(options: MediaProcessOptions): Promise<R
       TEMPORAL_ADDRESS: options.temporalAddress,
       TEMPORAL_NAMESPACE: options.namespace,
       AUTH_SECRET: options.authSecret,
+      // The test process seals stored secrets (tools' headers) with the test key.
+      ...TEST_DATA_KEYS_ENV,
       HOST: '127.0.0.1',
       MEDIA_PORT: String(port),
       MEDIA_PUBLIC_URL: `ws://127.0.0.1:${port}`,

@@ -3,9 +3,10 @@ import { newId } from '../../db/ids';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { newEndpointId } from '../../domain/webhooks/ids';
 import { newWebhookSecret, secretHint } from '../../domain/webhooks/signing';
+import { sealSecret } from '../../domain/shared/secret-box';
 import type { ReceivedWebhook } from './webhook-receiver';
 
-/** An endpoint stored directly (workflow tests run without the API). */
+/** An endpoint stored directly, its secret sealed as the API stores it (workflow tests run without the API). */
 export async function storedEndpoint(options: { workspaceId?: string; url: string; events?: string[]; active?: boolean; slot?: number }) {
   const secret = newWebhookSecret();
   const now = new Date();
@@ -16,7 +17,7 @@ export async function storedEndpoint(options: { workspaceId?: string; url: strin
     url: options.url,
     events: options.events ?? ['*'],
     active: options.active ?? true,
-    secret,
+    secret: sealSecret(secret),
     secret_hint: secretHint(secret),
     created_by: { user_id: null, name: 'test' },
     created_at: now,

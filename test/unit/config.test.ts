@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LOCAL_MONGODB_URI, LOCAL_TEMPORAL_ADDRESS, loadConfig } from '../../config/env';
+import { DEVELOPMENT_DATA_KEY_ID, LOCAL_MONGODB_URI, LOCAL_TEMPORAL_ADDRESS, loadConfig } from '../../config/env';
 
 describe('configuration', () => {
   it('defaults run the local stack', () => {
@@ -30,6 +30,20 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_ADDRESS: 't:7233' })).to.throw('MONGODB_URI');
     expect(() => loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x' })).to.throw('TEMPORAL_ADDRESS');
     expect(() => loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233' })).to.throw('AUTH_SECRET');
+  });
+
+  it('takes the keys of stored secrets, required in production, a development key only outside it', () => {
+    const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233', AUTH_SECRET: 's'.repeat(40) };
+    expect(() => loadConfig(production)).to.throw('DATA_KEYS must be set when NODE_ENV=production');
+    const k1 = Buffer.alloc(32, 1).toString('base64');
+    const k2 = Buffer.alloc(32, 2).toString('base64');
+    const keys = loadConfig({ ...production, DATA_KEYS: `k1:${k1},k2:${k2}`, DATA_KEY_CURRENT: 'k2' }).dataKeys;
+    expect(keys.current).to.equal('k2');
+    expect([...keys.keys.keys()]).to.deep.equal(['k1', 'k2']);
+    expect(() => loadConfig({ ...production, DATA_KEYS: `k1:${k1},k2:${k2}` })).to.throw('DATA_KEY_CURRENT');
+    expect(() => loadConfig({ DATA_KEYS: 'k1:short' })).to.throw('DATA_KEYS');
+    expect(() => loadConfig({ DATA_KEY_CURRENT: 'k1' })).to.throw('DATA_KEY_CURRENT is set without DATA_KEYS');
+    expect(loadConfig({}).dataKeys.current).to.equal(DEVELOPMENT_DATA_KEY_ID);
   });
 
   it('takes the auth settings, with a development secret only outside production', () => {

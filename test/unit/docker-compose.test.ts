@@ -25,10 +25,10 @@ const installer = fs.readFileSync(path.join(ROOT, 'scripts/install-tools.sh'), '
 const pinned = (name: string) => new RegExp(`^${name}="([^"]+)"`, 'm').exec(installer)?.[1];
 const tag = (service: string) => services[service]!.image!.split(':')[1]!;
 
-/** The compose file's `${NAME:?...}` and `${NAME:-default}` as `docker compose` fills them with only AUTH_SECRET set. */
+/** The compose file's `${NAME:?...}` and `${NAME:-default}` as `docker compose` fills them with only AUTH_SECRET and DATA_KEYS set. */
 function interpolated(environment: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(environment).map(([name, value]) => [name, value.replace(/\$\{AUTH_SECRET:\?[^}]*\}/, 'a-secret-of-at-least-32-characters-long!').replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
+    Object.entries(environment).map(([name, value]) => [name, value.replace(/\$\{AUTH_SECRET:\?[^}]*\}/, 'a-secret-of-at-least-32-characters-long!').replace(/\$\{DATA_KEYS:\?[^}]*\}/, `k1:${Buffer.alloc(32, 7).toString('base64')}`).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
   );
 }
 

@@ -6,6 +6,7 @@ import { newId } from '../../db/ids';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
+import { sealSecret } from '../../domain/shared/secret-box';
 import { attemptDelivery } from '../../domain/webhooks/attempts';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
 import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../workflows/shared/webhooks';
@@ -106,7 +107,8 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
     const { deliveryIds } = await emit(endpoint.workspaceId);
     await receiver.waitForRequests(receiver.received.length + 1);
     const rotated = newWebhookSecret();
-    await WebhookEndpoint.updateOne({ _id: endpoint.id }, { $set: { secret: rotated } });
+    // Stored sealed, as POST /webhooks/{id}/rotate-secret stores it.
+    await WebhookEndpoint.updateOne({ _id: endpoint.id }, { $set: { secret: sealSecret(rotated) } });
     const state: DeliveryState = await env.client.workflow.getHandle(deliveryIds[0]).result();
     expect(state.status).to.equal('delivered');
     const [first, second] = receiver.received.filter((r) => r.path === path);

@@ -93,7 +93,8 @@ describeBounds('agents: the rules of tool and extraction items', [
     title: 'tool headers',
     path: ['tools', 0, 'headers'],
     base: withTool,
-    ok: [{ value: { Authorization: 'Bearer abc', 'X-Api.Key': '1' } }],
+    // Names kept as sent; values are write-only, shown masked (docs/decisions/0195; tool-headers.test.ts).
+    ok: [{ value: { Authorization: 'Bearer abc', 'X-Api.Key': '1' }, stored: { Authorization: '••••••', 'X-Api.Key': '••••••' } }],
     bad: [
       { value: { 'X-Count': 3 }, type: 'string_type', loc: ['body', 'tools', 0, 'headers', 'X-Count'] },
       { value: Object.fromEntries(many(51, (i) => [`X-H${i}`, 'v'] as const)), type: 'too_long' },

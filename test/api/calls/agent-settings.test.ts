@@ -48,9 +48,9 @@ const sayThenHangUp = (line: string): CallerStep[] => [{ say: line }, { hangUp: 
 
 /** An HTTP tool target that answers `{status, eta}` after `delayMs`, noting when each request came and went (or was given up). */
 async function startSlowTarget(delayMs: number) {
-  const received: { query: Record<string, string>; at: number; answeredAt: number | null; closedBeforeAnswer: boolean }[] = [];
+  const received: { query: Record<string, string>; authorization: string | undefined; at: number; answeredAt: number | null; closedBeforeAnswer: boolean }[] = [];
   const server: Server = createServer((req, res) => {
-    const entry = { query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams), at: Date.now(), answeredAt: null as number | null, closedBeforeAnswer: false };
+    const entry = { query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams), authorization: req.headers.authorization, at: Date.now(), answeredAt: null as number | null, closedBeforeAnswer: false };
     received.push(entry);
     const answer = setTimeout(() => {
       entry.answeredAt = Date.now();
@@ -363,7 +363,7 @@ describe('Agent settings in live calls', function () {
     try {
       const url = `${slow.origin}/orders`;
       const agent = await createAgent({
-        tools: [{ name: 'order_status', description: 'Looks up an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] }, method: 'GET', url, pre_call_message: 'One moment, {name}.', timeout_seconds: 5 }],
+        tools: [{ name: 'order_status', description: 'Looks up an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] }, method: 'GET', url, headers: { Authorization: 'Bearer crm-live-call' }, pre_call_message: 'One moment, {name}.', timeout_seconds: 5 }],
       });
       providers.llm.respond = (request) => {
         if (lastIsTool(request)) return { text: 'It ships Friday.' };
@@ -374,6 +374,8 @@ describe('Agent settings in live calls', function () {
       const { events, ofType, caller, heard } = await call(agent.id, [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 500 }], { name: 'Ravi' });
 
       expect(slow.received.map((r) => r.query)).to.deep.equal([{ order_id: 'A-123' }]);
+      // The header value saved sealed (docs/decisions/0196) reaches the target in the clear.
+      expect(slow.received[0]!.authorization).to.equal('Bearer crm-live-call');
       expect(ofType('tool.call').map((e) => [e.level, e.data])).to.deep.equal([['info', { name: 'order_status', args: { order_id: 'A-123' }, url }]]);
       const result = JSON.stringify({ status: 'shipped', eta: 'Friday' }, null, 2);
       const [toolResult] = ofType('tool.result');

@@ -4,6 +4,7 @@ import { AuditEvent } from '../../../db/models/audit-event';
 import { WebhookDefaultSecret } from '../../../db/models/webhook-default-secret';
 import { WebhookDelivery, type DeliveryStatus } from '../../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../../db/models/webhook-endpoint';
+import { openSecret } from '../../../domain/shared/secret-box';
 import { EVENT_TYPES } from '../../../domain/webhooks/event-types';
 import { newDeliveryId } from '../../../domain/webhooks/ids';
 import { secretHint } from '../../../domain/webhooks/signing';
@@ -96,7 +97,9 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(body.updated_at).to.equal(body.created_at);
 
       const stored = await WebhookEndpoint.findById(body.id).lean();
-      expect(stored).to.include({ workspace_id: workspaceId, secret: body.secret, active: true });
+      expect(stored).to.include({ workspace_id: workspaceId, active: true });
+      expect(stored!.secret).not.to.include(body.secret);
+      expect(openSecret(stored!.secret)).to.equal(body.secret);
     });
 
     it('takes description, events and active as sent', async () => {
@@ -244,7 +247,7 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(next).to.include({ url: 'http://localhost:9000/after', description: 'after', active: false });
       expect(next.events).to.deep.equal(['*']);
       expect((await list()).find((e: { id: string }) => e.id === endpoint.id)).to.deep.equal(next);
-      expect(await WebhookEndpoint.findById(endpoint.id, { secret: 1 }).lean()).to.include({ secret: endpoint.secret });
+      expect(openSecret((await WebhookEndpoint.findById(endpoint.id, { secret: 1 }).lean())!.secret)).to.equal(endpoint.secret);
     });
 
     it('answers an empty body with the endpoint unchanged', async () => {
@@ -295,7 +298,7 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(body).to.include({ id: endpoint.id, url: endpoint.url, created_at: endpoint.created_at });
       expect(body.updated_at).not.to.equal(endpoint.updated_at);
 
-      expect(await WebhookEndpoint.findById(endpoint.id, { secret: 1 }).lean()).to.include({ secret: body.secret });
+      expect(openSecret((await WebhookEndpoint.findById(endpoint.id, { secret: 1 }).lean())!.secret)).to.equal(body.secret);
       const listed = (await list()).find((e: { id: string }) => e.id === endpoint.id);
       expect(listed.secret_hint).to.equal(body.secret_hint);
       expect(listed).not.to.have.property('secret');
@@ -311,7 +314,8 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
         expect(await res.json()).to.deep.equal({ detail: 'webhook endpoint not found' });
       }
       const stored = await WebhookEndpoint.findById(theirs.id).lean();
-      expect(stored).to.include({ description: 'theirs', secret: theirs.secret });
+      expect(stored).to.include({ description: 'theirs' });
+      expect(openSecret(stored!.secret)).to.equal(theirs.secret);
     });
 
     it('answers 404 for an unknown id', async () => {
@@ -403,7 +407,7 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       const body = await res.json();
       expect(Object.keys(body)).to.deep.equal(['secret_hint']);
       const stored = await WebhookDefaultSecret.findById(id).lean();
-      expect(body.secret_hint).to.equal(secretHint(stored!.secret)).and.match(HINT);
+      expect(body.secret_hint).to.equal(secretHint(openSecret(stored!.secret))).and.match(HINT);
       expect(await (await api.request('/api/v1/webhooks/default-secret', { headers: h })).json()).to.deep.equal(body);
     });
 
@@ -416,7 +420,7 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(Object.keys(rotated).sort()).to.deep.equal(['secret', 'secret_hint']);
       expect(rotated.secret).to.match(SECRET);
       expect(rotated.secret_hint).to.equal(secretHint(rotated.secret)).and.not.equal(before.secret_hint);
-      expect(await WebhookDefaultSecret.findById(id).lean()).to.include({ secret: rotated.secret });
+      expect(openSecret((await WebhookDefaultSecret.findById(id).lean())!.secret)).to.equal(rotated.secret);
       expect(await (await api.request('/api/v1/webhooks/default-secret', { headers: h })).json()).to.deep.equal({ secret_hint: rotated.secret_hint });
     });
   });

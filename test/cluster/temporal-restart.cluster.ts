@@ -36,11 +36,11 @@ describe('Cluster: the Temporal server restarted under load', function () {
     const dials = await CallEvent.find({ call_id: { $in: queued }, type: 'call.placed' }, { call_id: 1, created_at: 1 }).lean();
     expect(new Set(dials.map((d) => d.call_id)).size, 'queued calls dialled').to.equal(queued.length);
     const dialledDuring = dials.filter((d) => d.created_at.getTime() < backAt && d.created_at.getTime() > downAt);
-    expect(dialledDuring, 'dials while the server was down').to.deep.equal([]);
+    expect(dialledDuring, `dials while the server was down (down ${downAt} to ${backAt})`).to.deep.equal([]);
 
     const audit = await auditWorkspace(workspace);
-    // Dialled after the restart, each queued call then runs as any other: on a loaded machine an
-    // answered call can still be dropped (`failed`) when no media node takes it within 5 s.
+    // Dialled after the restart, each queued call then runs as any other; one whose answer came
+    // while the server was still settling can be dropped (`failed`, uncharged), never lost.
     const queuedCalls = await Call.find({ _id: { $in: queued } }, { status: 1, hangup_reason: 1 }).lean();
     expect(queuedCalls.filter((c) => !['completed', 'failed'].includes(c.status)).map((c) => c.status), 'the queued calls').to.deep.equal([]);
     expect(queuedCalls.filter((c) => c.status === 'completed').length, 'queued calls completed').to.be.at.least(queued.length / 2);

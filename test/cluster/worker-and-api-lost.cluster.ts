@@ -37,10 +37,9 @@ describe('Cluster: a worker node and an API node lost under load', function () {
     const audit = await auditWorkspace(workspace);
     const ids = new Set(audit.calls.map((c) => String(c._id)));
     expect(accepted.filter((id) => !ids.has(id)), 'accepted calls missing').to.deep.equal([]);
-    // A call answered while no media node takes its conversation within the answer route's 5 s
-    // (its workflow's next task waiting out the dead worker's sticky queue, 10 s by default, or a
-    // starved machine) is hung up and ends `failed`, uncharged: dropped, not lost. How many is
-    // printed below; what must hold is that none is lost, unfinished or charged wrongly.
+    // A call whose dial or answer was cut by the dead nodes (a dial refused, an answer request the
+    // dead API node held, so the provider hung up) ends `failed`, uncharged: dropped, not lost.
+    // How many is printed below; what must hold is that none is lost, unfinished or charged wrongly.
     const dropped = audit.calls.filter((c) => c.status !== 'completed');
     expect(dropped.filter((c) => c.status !== 'failed').map((c) => [c._id, c.status]), 'calls neither completed nor failed').to.deep.equal([]);
     expect(dropped.every((c) => !c.cost_paise)).to.equal(true);

@@ -344,7 +344,8 @@ export class CallLifecycle {
       const at = new Date().toISOString();
       let check: RecordedDialCheck;
       try {
-        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
+        // The number goes with the check (the do-not-call list, 0205): an argument, not a command, so histories replay as they were.
+        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at, toNumber: input.toNumber });
       } catch (error) {
         const refusal = refusalOf(error);
         if (!refusal) throw error;

@@ -8,6 +8,7 @@ import { signalKeeper } from '../../domain/calls/temporal';
 import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 import { takeDialMoment } from '../../domain/calls/dial-pace';
+import { Call } from '../../db/models/call';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -65,8 +66,10 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
      * A refusal is a non-retryable failure of its CallRefusal type (workflows/shared/refusals.ts).
      */
-    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
-      const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId);
+    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
+      // The number is checked against the do-not-call list here too (0205): it may have been listed while the call waited.
+      const toNumber = input.toNumber ?? (await Call.findById(input.callId, { to_number: 1 }).lean<{ to_number?: string | null }>())?.to_number ?? undefined;
+      const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId, toNumber);
       if (refusal) throw callRefusalFailure(refusal);
       if (!callingWindow(new Date(input.at), agent.hours).open) return { agent, hoursClosed: true };
       // The dial's moment at the account's pace (0166), taken once the call may be dialled.

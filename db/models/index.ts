@@ -8,6 +8,7 @@ export * from './batch-contact';
 export * from './call';
 export * from './call-event';
 export * from './dial-pace';
+export * from './do-not-call';
 export * from './invite';
 export * from './invoice';
 export * from './invoice-counter';

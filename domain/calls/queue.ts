@@ -6,6 +6,7 @@ import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call
 import { QueuedCall } from '../../db/models/queued-call';
 import { Workspace } from '../../db/models/workspace';
 import { balanceOf } from '../billing/ledger';
+import { isOnDoNotCallList } from './do-not-call';
 
 /** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
 export interface CallAgent {
@@ -68,13 +69,23 @@ export async function queuePositionOf(workspaceId: string, queuedAt: Date): Prom
   return Math.max(1, ahead);
 }
 
-/** Why a call at the front may not be dialled (credits, the agent, the workspace), with the agent as it is now. */
-export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
-  const [workspace, agent, balance] = await Promise.all([Workspace.findById(workspaceId, { status: 1 }).lean(), readCallAgent(workspaceId, agentId), balanceOf(workspaceId)]);
+/**
+ * Why a call at the front may not be dialled (credits, the agent, the workspace, and with
+ * `toNumber` the do-not-call list: a number listed while the call waited), with the agent as it
+ * is now. Without a number (a batch's checks before it queues calls) the list is not read.
+ */
+export async function dialRefusalOf(workspaceId: string, agentId: string, toNumber?: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
+  const [workspace, agent, balance, listed] = await Promise.all([
+    Workspace.findById(workspaceId, { status: 1 }).lean(),
+    readCallAgent(workspaceId, agentId),
+    balanceOf(workspaceId),
+    toNumber ? isOnDoNotCallList(workspaceId, toNumber) : false,
+  ]);
   if (!agent) return { refusal: 'AgentDeleted', agent };
   if (agent.status === 'paused') return { refusal: 'AgentPaused', agent };
   if (workspace?.status !== 'active') return { refusal: 'WorkspaceInactive', agent };
   if (balance <= 0) return { refusal: 'OutOfCredits', agent };
+  if (listed) return { refusal: 'DoNotCall', agent };
   return { refusal: null, agent };
 }
 

@@ -1,14 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
-import { addToDoNotCallList, doNotCallCsv, doNotCallPage, doNotCallView, importDoNotCallCsv, removeFromDoNotCallList } from '../../domain/calls/do-not-call';
+import { addToDoNotCallAs, doNotCallCsv, doNotCallPage, importDoNotCallCsv, removeFromDoNotCallList, type NewDoNotCallBody } from '../../domain/calls/do-not-call';
 import { MAX_REPORTED_REJECTIONS } from '../../domain/batches/contacts-csv';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
-import type { DoNotCallSource } from '../../db/models/do-not-call';
 import type { operations } from '../../schemas/api-types';
-import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
+import { actorOf, callerOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';
 
-type NewEntry = operations['addDoNotCall']['requestBody']['content']['application/json'];
 type ListQuery = NonNullable<operations['listDoNotCall']['parameters']['query']>;
 
 /** What express-openapi-validator's multer leaves in `req.files` (memory storage). */
@@ -41,14 +39,8 @@ export function doNotCallRoutes({ now }: { now: () => Date }): Router {
   });
 
   router.post('/do-not-call', async (req, res) => {
-    const { workspace } = workspaceAccessOf(res);
-    const body = req.body as NewEntry;
-    const addedBy = creatorOf(res).name;
-    // A key adds as `api` unless it says otherwise; a person adds as `manual`.
-    const source: DoNotCallSource = body.source ?? (addedBy.startsWith('key:') ? 'api' : 'manual');
-    const { entry, added } = await addToDoNotCallList({ workspaceId: workspace.id, number: body.number, reason: body.reason?.trim() ?? '', source, addedBy, at: now() });
-    if (added) await audit(req, res, 'do_not_call.added', entry.number, { source, reason: entry.reason });
-    res.status(added ? 201 : 200).json(doNotCallView(entry));
+    const { entry, added } = await addToDoNotCallAs(callerOf(res), req.body as NewDoNotCallBody, now(), clientIp(req));
+    res.status(added ? 201 : 200).json(entry);
   });
 
   router.post('/do-not-call/import', async (req, res) => {

@@ -1,11 +1,16 @@
 import { DoNotCall, doNotCallId, type DoNotCallDocument, type DoNotCallSource } from '../../db/models/do-not-call';
 import { parseContactsCsv, type RejectedRow } from '../batches/contacts-csv';
+import { actorFor, creatorFor, type Caller } from '../accounts/principal';
+import { recordWorkspaceAudit } from '../audit/audit-log';
+import type { operations } from '../../schemas/api-types';
 
 /**
  * The workspace's do-not-call list (docs/decisions/0205): numbers an outbound call is never
  * placed to, nor dialled at the front of the queue. Keyed by workspace and number, so adding
  * a listed number again changes nothing.
  */
+
+export type NewDoNotCallBody = operations['addDoNotCall']['requestBody']['content']['application/json'];
 
 export interface NewDoNotCallEntry {
   workspaceId: string;
@@ -31,6 +36,20 @@ export async function addToDoNotCallList(entry: NewDoNotCallEntry): Promise<{ en
   const stored = await DoNotCall.findById(_id).lean<DoNotCallDocument>();
   if (!stored) throw new Error(`the do-not-call entry ${_id} vanished while it was added`);
   return { entry: stored, added: result.upsertedCount > 0 };
+}
+
+/**
+ * POST /do-not-call and its MCP tool: `source` defaults to `manual` for a person and `api` for a
+ * key or connected app; a number added (not one listed already) goes in the audit log.
+ */
+export async function addToDoNotCallAs(caller: Caller, body: NewDoNotCallBody, at: Date, ip: string | null = null): Promise<{ entry: ReturnType<typeof doNotCallView>; added: boolean }> {
+  const workspaceId = caller.access.workspace.id;
+  const source = body.source ?? (caller.principal.credential.kind === 'session' ? 'manual' : 'api');
+  const { entry, added } = await addToDoNotCallList({ workspaceId, number: body.number, reason: body.reason?.trim() ?? '', source, addedBy: creatorFor(caller.principal).name, at });
+  if (added) {
+    await recordWorkspaceAudit(workspaceId, { action: 'do_not_call.added', actor: actorFor(caller.principal), target: { type: 'do_not_call', id: null, name: entry.number }, at, ip, details: { source, reason: entry.reason } });
+  }
+  return { entry: doNotCallView(entry), added };
 }
 
 /** Removes a number; the entry removed, or null when it was not listed. */

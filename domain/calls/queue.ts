@@ -28,6 +28,11 @@ export interface CallAgent {
    * (docs/decisions/0162). Absent from the agents of histories recorded before it was read here.
    */
   detectsVoicemail?: boolean;
+  /**
+   * The workspace keeps India's calling hours for +91 numbers (`compliance.india_calling_hours`,
+   * docs/decisions/0207). Absent from the agents of histories recorded before it was read: off.
+   */
+  indiaCallingHours?: boolean;
 }
 
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
@@ -104,7 +109,7 @@ export async function writeCallChanges(callId: string, changes: CallChanges, now
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
 export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
   type Model = { provider: string; model: string };
-  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
+  const [agent, workspace] = await Promise.all([Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
     workspace_id: string;
     name: string;
     status: 'active' | 'paused';
@@ -113,7 +118,7 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     voice: Model;
     transcriber: Model;
     webhook_url?: string | null;
-  }>();
+  }>(), Workspace.findById(workspaceId, { compliance: 1 }).lean<{ compliance?: { india_calling_hours?: boolean } }>()]);
   if (!agent || agent.workspace_id !== workspaceId) return null;
   const { call_start_hour, call_end_hour, timezone } = agent.call;
   const descriptor = (m: Model) => `${m.provider}/${m.model}`;
@@ -127,5 +132,6 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     tts: descriptor(agent.voice),
     webhookUrl: agent.webhook_url ?? null,
     detectsVoicemail: agent.call.voicemail?.detect === true,
+    indiaCallingHours: workspace?.compliance?.india_calling_hours === true,
   };
 }

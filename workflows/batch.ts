@@ -150,9 +150,9 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     inFlight.delete(callId);
     windowFull = false;
     // The contact's number is on the do-not-call list (docs/decisions/0205): this contact only is
-    // settled, never retried; the batch goes on. Only calls refused so take this branch (no
-    // recorded history has one), so it needs no patch.
-    if (refusal === 'DoNotCall') {
+    // settled, never retried; the batch goes on. Recorded histories never have this refusal; the
+    // patch marks the histories that take the branch, as for voicemail (0159).
+    if (refusal === 'DoNotCall' && patched('batch-do-not-call-contacts')) {
       move('calling', 'do_not_call');
       changeContact({ index: call.index, status: 'do_not_call' });
       return;

@@ -22,11 +22,12 @@ import { webhookRoutes } from './routes/webhooks';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { callRoutes } from './routes/calls';
 import { batchRoutes } from './routes/batches';
+import { doNotCallRoutes } from './routes/do-not-call';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
 import { kycRoutes } from './routes/kyc';
-import { FILE_UPLOADER_OPTIONS, withMultipartErrorsAsBadRequest } from './uploads';
+import { FILE_UPLOADER_OPTIONS, UPLOAD_MAX_BYTES, withMultipartErrorsAsBadRequest } from './uploads';
 import { accountRoutes } from './routes/account';
 import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
@@ -143,6 +144,11 @@ export function createApp(deps: AppDeps): Express {
     API_BASE_PATHS.map((base) => `${base}/telephony`),
     express.urlencoded({ extended: false, limit: '64kb' }),
   );
+  // A do-not-call list may be imported as a text/csv body as well as a multipart upload.
+  app.use(
+    API_BASE_PATHS.map((base) => `${base}/do-not-call/import`),
+    express.text({ type: 'text/csv', limit: UPLOAD_MAX_BYTES }),
+  );
   // The validator would compile every documented route on every request to find its operation.
   cacheValidatorRouteMatchers();
   app.use(
@@ -171,6 +177,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhookDeliveryRoutes({ temporal: deps.temporal, now }));
   api.use(callRoutes({ temporal: deps.temporal, now }));
   api.use(batchRoutes({ temporal: deps.temporal, now }));
+  api.use(doNotCallRoutes({ now }));
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   // A signed callback is taken once (docs/decisions/0177): a replay is refused before its route runs.
   api.use(refuseReplayedTelephonyCallbacks({ now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));

@@ -29,6 +29,7 @@ interface WorkspaceRecord {
   plan: string;
   created_at: Date;
   activated_at?: Date | null;
+  compliance?: { india_calling_hours?: boolean | null } | null;
 }
 
 export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
@@ -40,5 +41,7 @@ export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
     role,
     created_at: workspace.created_at,
     activated_at: workspace.activated_at ?? null,
+    // Workspaces created before the setting existed read as off (0207).
+    compliance: { india_calling_hours: workspace.compliance?.india_calling_hours === true },
   };
 }

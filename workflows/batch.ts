@@ -62,7 +62,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   const startAtMs = input.startAt ? Date.parse(input.startAt) : 0;
   let status: BatchStatus = carried?.status ?? (startAtMs > Date.now() ? 'scheduled' : 'running');
   let statusReason: string | null = carried?.statusReason ?? null;
-  // Counts carried from a run before `voicemail` existed lack it: it starts at 0.
+  // Counts carried from a run before `voicemail` (or `do_not_call`) existed lack it: it starts at 0.
   const counts = carried ? { ...emptyCounts(), ...carried.counts } : { ...emptyCounts(), pending: input.contactsTotal };
   let nextIndex = carried?.nextIndex ?? 0;
   /** Sorted by due time, then file order. */
@@ -149,6 +149,14 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     if (!call) return;
     inFlight.delete(callId);
     windowFull = false;
+    // The contact's number is on the do-not-call list (docs/decisions/0205): this contact only is
+    // settled, never retried; the batch goes on. Recorded histories never have this refusal; the
+    // patch marks the histories that take the branch, as for voicemail (0159).
+    if (refusal === 'DoNotCall' && patched('batch-do-not-call-contacts')) {
+      move('calling', 'do_not_call');
+      changeContact({ index: call.index, status: 'do_not_call' });
+      return;
+    }
     const stopper = refusal ? CALL_REFUSALS[refusal].batch : undefined;
     if (stopper && callStatus !== 'completed') {
       if (stopper === 'cancel' || FINAL.includes(status)) {
@@ -232,6 +240,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     if (!offered.length) return false;
     const stopFor = (refusal: CallRefusal) => {
       if (CALL_REFUSALS[refusal].batch === 'cancel') cancel('system', CALL_REFUSALS[refusal].reason);
+      // A refusal of one number (DoNotCall) never comes from here: the batch-wide checks name no number.
       else setStatus('paused', CALL_REFUSALS[refusal].reason);
       return false;
     };
@@ -340,10 +349,10 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   }
 }
 
-/** The counts as the details show them: `voicemail` only once a contact reached a machine (a batch that never does reads as before). */
+/** The counts as the details show them: `voicemail` and `do_not_call` only once a contact reached them (a batch that never does reads as before). */
 function shownCounts(counts: Record<string, number>): string {
   return Object.entries(counts)
-    .filter(([name, n]) => name !== 'voicemail' || n > 0)
+    .filter(([name, n]) => (name !== 'voicemail' && name !== 'do_not_call') || n > 0)
     .map(([name, n]) => `${name} ${n}`)
     .join(', ');
 }

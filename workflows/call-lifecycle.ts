@@ -8,7 +8,7 @@ import { callLength, clockTime, showCallDetails, showCallStatus } from './call-p
 import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
 import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
-import { callingWindow } from './shared/calling-hours';
+import { callingWindowOf } from './shared/calling-hours';
 import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type MediaNodeChoice, type TransferProgress, type TransferRequest, type TransferResult } from './shared/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
@@ -308,7 +308,7 @@ export class CallLifecycle {
   private async waitForSlot(): Promise<CallAgent | null> {
     const { input } = this;
     // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
-    const queued = await storeSteps().queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString() });
+    const queued = await storeSteps().queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString(), toNumber: input.toNumber });
     this.inKeeperQueue = queued.enqueued;
     if (queued.enqueued) showCallDetails(`queued at position ${queued.position}, waiting for a free slot`);
     /** The agent as read at the start of the next round of the queue (read once here for the first). */
@@ -323,7 +323,9 @@ export class CallLifecycle {
       read = undefined;
       if (!agent) return this.endRefused('AgentDeleted');
       if (!this.inKeeperQueue) {
-        const window = callingWindow(new Date(), agent.hours);
+        // The agent's hours, and India's for a +91 number when the workspace keeps them (0207): data
+        // the agent's step answers, so recorded histories (without it) wait as they did.
+        const window = callingWindowOf(new Date(), agent, input.toNumber);
         if (!window.open) {
           this.state.phase = 'waiting-for-hours';
           showCallDetails(`queued, waiting for ${agent.name}'s calling hours (open at ${clockTime(Date.now() + window.opensInMs)})`);
@@ -344,7 +346,8 @@ export class CallLifecycle {
       const at = new Date().toISOString();
       let check: RecordedDialCheck;
       try {
-        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at });
+        // The number goes with the check (the do-not-call list, 0205): an argument, not a command, so histories replay as they were.
+        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at, toNumber: input.toNumber });
       } catch (error) {
         const refusal = refusalOf(error);
         if (!refusal) throw error;

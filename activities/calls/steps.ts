@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { callingWindow } from '../../workflows/shared/calling-hours';
+import { callingWindowOf } from '../../workflows/shared/calling-hours';
 import { enqueueSignal } from '../../workflows/shared/slots';
 import type { Clock } from '../clock';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
@@ -8,6 +8,7 @@ import { signalKeeper } from '../../domain/calls/temporal';
 import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../workflows/shared/refusals';
 import { takeDialMoment } from '../../domain/calls/dial-pace';
+import { Call } from '../../db/models/call';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -22,6 +23,12 @@ import { takeDialMoment } from '../../domain/calls/dial-pace';
 export type CallEventInput = RecordEventInput;
 /** The names of the next timeline entry, for a step that decides what the entry says. */
 export type CallEventSlot = Pick<RecordEventInput, 'workspaceId' | 'callId' | 'agentId' | 'sequence'>;
+
+/** The number a call dials: given by the workflow, or (workflows that ran before it passed it) read from the record. */
+async function toNumberOf(input: { callId: string; toNumber?: string }): Promise<string | undefined> {
+  if (input.toNumber) return input.toNumber;
+  return (await Call.findById(input.callId, { to_number: 1 }).lean<{ to_number?: string | null }>())?.to_number ?? undefined;
+}
 
 export interface CallStepDeps {
   clock: Clock;
@@ -51,10 +58,10 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * `at` (the workflow's time), the call also joins the slot keeper's queue (`enqueued`);
      * otherwise the workflow waits for the hours first.
      */
-    async queueCall(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
-      const [position, agent] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId)]);
+    async queueCall(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
+      const [position, agent, toNumber] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId), toNumberOf(input)]);
       await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at, ...(agent ? { agentWebhookUrl: agent.webhookUrl ?? null } : {}) });
-      const enqueued = agent !== null && callingWindow(new Date(input.at), agent.hours).open;
+      const enqueued = agent !== null && callingWindowOf(new Date(input.at), agent, toNumber).open;
       if (enqueued) await signalKeeper(temporal(), input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
       return { position, agent, enqueued };
     },
@@ -65,10 +72,12 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
      * A refusal is a non-retryable failure of its CallRefusal type (workflows/shared/refusals.ts).
      */
-    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
-      const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId);
+    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
+      // The number is checked against the do-not-call list here too (0205): it may have been listed while the call waited.
+      const toNumber = await toNumberOf(input);
+      const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId, toNumber);
       if (refusal) throw callRefusalFailure(refusal);
-      if (!callingWindow(new Date(input.at), agent.hours).open) return { agent, hoursClosed: true };
+      if (!callingWindowOf(new Date(input.at), agent, toNumber).open) return { agent, hoursClosed: true };
       // The dial's moment at the account's pace (0166), taken once the call may be dialled.
       const [moment] = await Promise.all([
         deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,

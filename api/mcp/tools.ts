@@ -10,6 +10,7 @@ import { balanceSummaryFor } from '../../domain/billing/balance';
 import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, type CallQuery, type NewCallBody } from '../../domain/calls/call-actions';
 import { callLimitsSummaryOf } from '../../domain/calls/limits-view';
 import { callView } from '../../domain/calls/views';
+import { addToDoNotCallAs, doNotCallPage, type NewDoNotCallBody } from '../../domain/calls/do-not-call';
 import { listDeliveriesOf, retryDeliveryOf, type DeliveryQuery } from '../../domain/webhooks/delivery-actions';
 
 export interface ToolDeps {
@@ -126,6 +127,24 @@ export const MCP_TOOLS: readonly McpTool[] = [
     mirrors: ['listCalls'],
     annotations: READ,
     run: (args, caller) => listCallsOf(workspaceOf(caller), args as CallQuery),
+  },
+  {
+    name: 'list_do_not_call',
+    title: 'List the do-not-call list',
+    description: "One page of the workspace's do-not-call list, newest first (as GET /do-not-call); `total` counts every number. Calls to these numbers are refused.",
+    mirrors: ['listDoNotCall'],
+    annotations: READ,
+    run: (args, caller) => doNotCallPage(workspaceOf(caller), args as { limit?: number; skip?: number }),
+  },
+  {
+    name: 'add_to_do_not_call',
+    title: 'Add a number to the do-not-call list',
+    description:
+      'Puts an E.164 number on the do-not-call list (as POST /do-not-call): no outbound call is placed or dialled to it. ' +
+      'A number already listed is answered as it is. `source` defaults to `api`.',
+    mirrors: ['addDoNotCall'],
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (args, caller, deps) => (await addToDoNotCallAs(caller, args as unknown as NewDoNotCallBody, deps.now())).entry,
   },
   {
     name: 'get_balance',

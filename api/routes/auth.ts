@@ -140,7 +140,8 @@ export async function workspacesOf(userId: string) {
 /** A new workspace in onboarding, its owner, and the welcome credits. */
 export async function createWorkspace(owner: { _id: string }, name: string, deps: AuthDeps) {
   const now = deps.now();
-  const workspace = { _id: newId(), name, status: 'onboarding' as const, plan: DEFAULT_PLAN, created_by: owner._id, activated_at: null, created_at: now, updated_at: now };
+  // New workspaces keep TRAI's calling hours for Indian numbers (0207); they may turn it off with PATCH /workspace.
+  const workspace = { _id: newId(), name, status: 'onboarding' as const, plan: DEFAULT_PLAN, created_by: owner._id, activated_at: null, compliance: { india_calling_hours: true }, created_at: now, updated_at: now };
   await Workspace.create(workspace);
   await Membership.create({ _id: newId(), workspace_id: workspace._id, user_id: owner._id, role: 'owner', joined_at: now });
   if (deps.welcomeCreditsPaise > 0) {

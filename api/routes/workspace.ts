@@ -29,11 +29,21 @@ export function workspaceRoutes(deps: AuthDeps): Router {
 
   router.patch('/workspace', async (req, res) => {
     const { workspace, role } = workspaceAccessOf(res);
-    const { name } = req.body as WorkspaceUpdate;
-    const updated = await Workspace.findOneAndUpdate({ _id: workspace.id }, { $set: { name: name.trim(), updated_at: deps.now() } }, { returnDocument: 'after' }).lean();
+    const { name, compliance } = req.body as WorkspaceUpdate;
+    const before = await Workspace.findById(workspace.id, { compliance: 1 }).lean();
+    const set: Record<string, unknown> = { updated_at: deps.now() };
+    if (name !== undefined) set.name = name.trim();
+    if (compliance?.india_calling_hours !== undefined) set['compliance.india_calling_hours'] = compliance.india_calling_hours;
+    const updated = await Workspace.findOneAndUpdate({ _id: workspace.id }, { $set: set }, { returnDocument: 'after' }).lean();
     if (!updated) throw new HttpError(404, 'workspace not found');
     deps.workspaces.forget(workspace.id); // keyed requests through this process see the new name at once
-    await audit(req, res, 'workspace.renamed', { type: 'workspace', id: workspace.id, name: updated.name }, { from: workspace.name, to: updated.name });
+    if (name !== undefined && updated.name !== workspace.name) {
+      await audit(req, res, 'workspace.renamed', { type: 'workspace', id: workspace.id, name: updated.name }, { from: workspace.name, to: updated.name });
+    }
+    const wasOn = before?.compliance?.india_calling_hours === true;
+    if (compliance?.india_calling_hours !== undefined && compliance.india_calling_hours !== wasOn) {
+      await audit(req, res, 'workspace.compliance_changed', { type: 'workspace', id: workspace.id, name: updated.name }, { india_calling_hours: { from: wasOn, to: compliance.india_calling_hours } });
+    }
     res.json(workspaceView(updated, role));
   });
 

@@ -90,6 +90,10 @@ export interface AgentSettings {
     voicemail: { detect: boolean; action: 'hang_up' | 'leave_message'; message: string };
     /** Transfer to a person (docs/decisions/0160): the built-in `transfer_call` tool, offered when `destinations` is not empty. */
     transfer: AgentTransfer;
+    /** A caller asking not to be called again (docs/decisions/0206): the built-in `add_to_do_not_call` tool. */
+    opt_out: boolean;
+    /** Said before the call ends on an opt-out; empty: a default in the agent's language. */
+    opt_out_message: string;
   };
   analytics: { summarize: boolean; extractions: AgentExtraction[]; extraction_prompt: string };
   tools: AgentTool[];
@@ -209,6 +213,9 @@ export const agentSettingsFields = {
       handover_message: { type: String, default: '' },
       ring_timeout_seconds: { type: Number, default: 30 },
     },
+    // Agents saved before opt-outs existed read as off: they keep behaving as they did (0206).
+    opt_out: { type: Boolean, default: false },
+    opt_out_message: { type: String, default: '' },
   },
   analytics: { summarize: required(Boolean), extractions: { type: [extractionSchema], default: [] }, extraction_prompt: { type: String, default: '' } },
   tools: { type: [toolSchema], default: [] },

@@ -9,6 +9,7 @@ export * from './call';
 export * from './callback-nonce';
 export * from './call-event';
 export * from './dial-pace';
+export * from './do-not-call';
 export * from './invite';
 export * from './invoice';
 export * from './invoice-counter';

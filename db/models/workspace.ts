@@ -15,6 +15,12 @@ const workspaceSchema = new Schema(
     concurrency_limit: { type: Number, default: null },
     created_by: { type: String, required: true },
     activated_at: { type: Date, default: null },
+    /**
+     * Rules the workspace keeps beyond its agents' settings. `india_calling_hours` (docs/decisions/0207):
+     * outbound calls to +91 numbers only 09:00-21:00 IST. Set on for workspaces created since;
+     * no default here, so workspaces created before read as off (absent).
+     */
+    compliance: { india_calling_hours: { type: Boolean } },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

@@ -206,6 +206,9 @@ export function agentDefaults() {
       keypad: { press_digits: false, caller_digits: false },
       voicemail: { detect: false, action: 'hang_up' as 'hang_up' | 'leave_message', message: '' },
       transfer: { destinations: [] as { number: string; description: string; mode: 'cold' | 'warm' }[], handover_message: '', ring_timeout_seconds: 30 },
+      // New agents honour "do not call me again" (TRAI's rules; docs/decisions/0206); stored ones keep what they have.
+      opt_out: true,
+      opt_out_message: '',
     },
     analytics: { summarize: false, extractions: [] as unknown[], extraction_prompt: '' },
     tools: [] as unknown[],

@@ -67,6 +67,9 @@ function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool
       voicemail: { detect: c.voicemail?.detect ?? false, action: c.voicemail?.action ?? 'hang_up', message: c.voicemail?.message ?? '' },
       // Stored before transfers existed: no destinations.
       transfer: transferView(c.transfer),
+      // Stored before opt-outs existed: off (0206).
+      opt_out: c.opt_out ?? false,
+      opt_out_message: c.opt_out_message ?? '',
     },
     analytics: {
       summarize: analytics.summarize,

@@ -51,7 +51,8 @@ export function batchContactView(c: BatchContactDocument) {
  * reached it, and is never taken back (the status is final): batches that never met an answering
  * machine show the counts they always did.
  */
-function countsView(counts: ContactCounts): Omit<ContactCounts, 'voicemail'> & { voicemail?: number } {
-  const { voicemail, ...rest } = counts;
-  return voicemail ? { ...counts } : rest;
+function countsView(counts: ContactCounts): Omit<ContactCounts, 'voicemail' | 'do_not_call'> & { voicemail?: number; do_not_call?: number } {
+  // `do_not_call` (docs/decisions/0205) likewise, once a contact's number was found on the list.
+  const { voicemail, do_not_call, ...rest } = counts;
+  return { ...rest, ...(voicemail ? { voicemail } : {}), ...(do_not_call ? { do_not_call } : {}) };
 }

@@ -6,7 +6,8 @@ import { CallEvent } from '../../db/models/call-event';
 import { createQueuedCall } from './place-call';
 import type { operations } from '../../schemas/api-types';
 import { creatorFor, type Caller } from '../accounts/principal';
-import { HttpError } from '../shared/http-error';
+import { HttpError, validationFailed } from '../shared/http-error';
+import { isOnDoNotCallList } from './do-not-call';
 import { outboundCaller } from './outbound-caller';
 import { hangUpCallWorkflow, startCallWorkflow } from './temporal';
 import { callEventView, callView, type StoredCallEvent } from './views';
@@ -24,6 +25,9 @@ export type CallQuery = NonNullable<operations['listCalls']['parameters']['query
 export async function placeCallAs(temporal: Client, caller: Caller, body: NewCallBody, at: Date): Promise<ReturnType<typeof callView>> {
   const workspaceId = caller.access.workspace.id;
   const { agent, fromNumber } = await outboundCaller(workspaceId, body.agent_id, body.from_number);
+  if (await isOnDoNotCallList(workspaceId, body.to_number)) {
+    throw validationFailed([{ type: 'value_error', loc: ['body', 'to_number'], msg: `${body.to_number} is on the workspace's do-not-call list: it may not be called (DELETE /do-not-call/{number} takes it off)`, input: body.to_number }]);
+  }
   const { record, input } = await createQueuedCall({
     callId: newId(),
     workspaceId,

@@ -6,6 +6,7 @@ import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call
 import { QueuedCall } from '../../db/models/queued-call';
 import { Workspace } from '../../db/models/workspace';
 import { balanceOf } from '../billing/ledger';
+import { isOnDoNotCallList } from './do-not-call';
 
 /** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
 export interface CallAgent {
@@ -27,6 +28,11 @@ export interface CallAgent {
    * (docs/decisions/0162). Absent from the agents of histories recorded before it was read here.
    */
   detectsVoicemail?: boolean;
+  /**
+   * The workspace keeps India's calling hours for +91 numbers (`compliance.india_calling_hours`,
+   * docs/decisions/0207). Absent from the agents of histories recorded before it was read: off.
+   */
+  indiaCallingHours?: boolean;
 }
 
 /** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
@@ -68,13 +74,23 @@ export async function queuePositionOf(workspaceId: string, queuedAt: Date): Prom
   return Math.max(1, ahead);
 }
 
-/** Why a call at the front may not be dialled (credits, the agent, the workspace), with the agent as it is now. */
-export async function dialRefusalOf(workspaceId: string, agentId: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
-  const [workspace, agent, balance] = await Promise.all([Workspace.findById(workspaceId, { status: 1 }).lean(), readCallAgent(workspaceId, agentId), balanceOf(workspaceId)]);
+/**
+ * Why a call at the front may not be dialled (credits, the agent, the workspace, and with
+ * `toNumber` the do-not-call list: a number listed while the call waited), with the agent as it
+ * is now. Without a number (a batch's checks before it queues calls) the list is not read.
+ */
+export async function dialRefusalOf(workspaceId: string, agentId: string, toNumber?: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
+  const [workspace, agent, balance, listed] = await Promise.all([
+    Workspace.findById(workspaceId, { status: 1 }).lean(),
+    readCallAgent(workspaceId, agentId),
+    balanceOf(workspaceId),
+    toNumber ? isOnDoNotCallList(workspaceId, toNumber) : false,
+  ]);
   if (!agent) return { refusal: 'AgentDeleted', agent };
   if (agent.status === 'paused') return { refusal: 'AgentPaused', agent };
   if (workspace?.status !== 'active') return { refusal: 'WorkspaceInactive', agent };
   if (balance <= 0) return { refusal: 'OutOfCredits', agent };
+  if (listed) return { refusal: 'DoNotCall', agent };
   return { refusal: null, agent };
 }
 
@@ -93,7 +109,7 @@ export async function writeCallChanges(callId: string, changes: CallChanges, now
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
 export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
   type Model = { provider: string; model: string };
-  const agent = await Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
+  const [agent, workspace] = await Promise.all([Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
     workspace_id: string;
     name: string;
     status: 'active' | 'paused';
@@ -102,7 +118,7 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     voice: Model;
     transcriber: Model;
     webhook_url?: string | null;
-  }>();
+  }>(), Workspace.findById(workspaceId, { compliance: 1 }).lean<{ compliance?: { india_calling_hours?: boolean } }>()]);
   if (!agent || agent.workspace_id !== workspaceId) return null;
   const { call_start_hour, call_end_hour, timezone } = agent.call;
   const descriptor = (m: Model) => `${m.provider}/${m.model}`;
@@ -116,5 +132,6 @@ export async function readCallAgent(workspaceId: string, agentId: string): Promi
     tts: descriptor(agent.voice),
     webhookUrl: agent.webhook_url ?? null,
     detectsVoicemail: agent.call.voicemail?.detect === true,
+    indiaCallingHours: workspace?.compliance?.india_calling_hours === true,
   };
 }

@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   { type: 'call.transferred', description: 'the destination answered: a person took the call', data_fields: ['destination', 'mode'] },
   { type: 'call.transfer_failed', description: 'the transfer did not reach a person (reason: no-answer, busy, failed, machine, canceled, error)', data_fields: ['destination', 'mode', 'reason'] },
   { type: 'user.online_check', description: 'the agent asked if the caller is still there', data_fields: [] },
+  { type: 'call.opted_out', description: 'the caller asked not to be called again: their number is on the do-not-call list (source opt_out) and the call ends', data_fields: ['number', 'source'] },
   { type: 'hangup.prompt', description: 'the hang-up prompt decided the conversation is over', data_fields: [] },
   { type: 'error', description: 'something went wrong; level warning or error', data_fields: ['provider'] },
   { type: 'call.ended', description: 'the call ended for any reason', data_fields: ['duration_seconds', 'avg_first_audio_ms', 'agent_spoke', 'usage'] },

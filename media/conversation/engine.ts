@@ -8,6 +8,7 @@ import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../../providers/tts/typ
 import type { CallAudioStream } from './audio-stream';
 import { PlaybackTimeline } from './playback';
 import { dtmfDurationMs, dtmfMulaw } from '../audio/dtmf';
+import { OPT_OUT_TOOL, OPT_OUT_TOOL_NAME, OPTED_OUT_REASON, optOutMessageOf, optsOut } from './opt-out';
 import { CallerDigits, digitsSent, digitsToPress, PRESS_DIGITS, PRESS_DIGITS_TOOL, pressedText } from './keypad';
 import { SentenceChunker } from './sentences';
 import { VoicemailScreen, type DetectedBy, type VoicemailDeps } from './voicemail';
@@ -58,6 +59,11 @@ export interface ConversationDeps {
   transferLeg?(): Promise<CallAudioStream>;
   /** Warm: after the briefing, join the two legs (the agent leaves), or give up. */
   joinTransfer?(request: JoinTransferRequest): Promise<TransferResult>;
+  /**
+   * `add_to_do_not_call` (docs/decisions/0206): puts the caller's number on the workspace's
+   * do-not-call list and answers it. Absent (a browser call has no number): the tool is not offered.
+   */
+  optOut?(): Promise<{ number: string }>;
 }
 
 export interface ConversationOptions {
@@ -190,6 +196,7 @@ export class Conversation {
     if (agent.call.keypad?.press_digits) this.tools.push(PRESS_DIGITS_TOOL);
     const transfer = transferTool(transferSettingsOf(agent.call));
     if (transfer) this.tools.push(transfer);
+    if (this.offersOptOut()) this.tools.push(OPT_OUT_TOOL);
     const language = `Speak ${languageName(agent.voice.language)}, the caller's language, in short sentences fit to be spoken on a phone call.`;
     this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
   }
@@ -359,8 +366,9 @@ export class Conversation {
     const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
     let endCall = false;
     let handedOver = false;
+    let optedOut = false;
     let firstToken = true;
-    for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall && !handedOver; round++) {
+    for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall && !handedOver && !optedOut; round++) {
       const { text, toolCalls } = await this.generate(reply, passages, (modelMs) => {
         if (!firstToken) return;
         firstToken = false;
@@ -393,6 +401,10 @@ export class Conversation {
           if (handedOver) break;
           continue;
         }
+        if (call.name === OPT_OUT_TOOL_NAME && this.offersOptOut()) {
+          optedOut = (await this.optOut(call)) || optedOut;
+          continue;
+        }
         if (call.name === 'end_call') {
           this.deps.emit({ type: 'tool.call', message: 'end_call', level: 'info', latencyMs: null, data: { name: 'end_call' } });
           this.history.push({ role: 'tool', tool_call_id: call.id, content: 'the call ends' });
@@ -406,6 +418,10 @@ export class Conversation {
     if (handedOver) {
       this.endReply(reply);
       return this.end('agent', 'transferred', 'info');
+    }
+    if (optedOut) {
+      this.endReply(reply);
+      return this.confirmOptOutAndEnd();
     }
     if (reply.abort.signal.aborted) return this.endReply(reply);
     this.endReply(reply);
@@ -694,6 +710,45 @@ export class Conversation {
   }
 
   /** The hang-up message (interruptible when `hangup_interruptible`), then the end once it has played. */
+  private offersOptOut(): boolean {
+    return optsOut(this.options.agent.call) && this.deps.optOut !== undefined;
+  }
+
+  /**
+   * The built-in `add_to_do_not_call` (docs/decisions/0206): the caller's number goes on the
+   * do-not-call list (`tool.call`, `tool.result`, then `call.opted_out`). True when it is listed;
+   * a failure is told to the model, and the call goes on.
+   */
+  private async optOut(call: LlmToolCall): Promise<boolean> {
+    this.deps.emit({ type: 'tool.call', message: OPT_OUT_TOOL_NAME, level: 'info', latencyMs: null, data: { name: OPT_OUT_TOOL_NAME, args: {}, url: '' } });
+    const startedAt = this.deps.now();
+    try {
+      const { number } = await this.deps.optOut!();
+      const result = 'the number is on the do-not-call list; the call ends after the confirmation';
+      this.deps.emit({ type: 'tool.result', message: `${OPT_OUT_TOOL_NAME}: 200`, level: 'info', latencyMs: this.deps.now() - startedAt, data: { name: OPT_OUT_TOOL_NAME, status: 200, result } });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+      this.deps.emit({ type: 'call.opted_out', message: `the caller asked not to be called again: ${number} is on the do-not-call list`, level: 'info', latencyMs: null, data: { number, source: 'opt_out' } });
+      return true;
+    } catch (error) {
+      const result = `the number could not be listed: ${error instanceof Error ? error.message : String(error)}`;
+      this.deps.emit({ type: 'tool.result', message: `${OPT_OUT_TOOL_NAME}: 0`, level: 'warning', latencyMs: this.deps.now() - startedAt, data: { name: OPT_OUT_TOOL_NAME, status: 0, result } });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
+      return false;
+    }
+  }
+
+  /** After an opt-out: the confirmation plays to the end (the caller may not talk it away), then the call ends. */
+  private async confirmOptOutAndEnd(): Promise<void> {
+    this.goodbye = true;
+    const reply = this.startReply(false);
+    const speech = this.speechQueue(reply, null);
+    speech.say(optOutMessageOf(this.options.agent.call, this.options.agent.voice.language));
+    await speech.finished();
+    this.endReply(reply);
+    await this.untilFarEndPlayed(reply);
+    this.end('agent', OPTED_OUT_REASON, 'info');
+  }
+
   private async sayGoodbyeAndEnd(reason: string, by = 'agent'): Promise<void> {
     this.goodbye = true;
     const message = fillVariables(this.options.agent.call.hangup_message, this.options.userData);

@@ -4,6 +4,8 @@ import { Call } from '../../db/models/call';
 import { transcriberModelFor } from '../../domain/agents/catalog';
 import { retrieve } from '../../domain/knowledge/bases';
 import { recordEvent } from '../../domain/webhooks/fan-out';
+import { addToDoNotCallList } from '../../domain/calls/do-not-call';
+import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
 import { joinTransfer, requestTransfer } from '../../domain/calls/temporal';
 import { transferLegStreamKey } from '../../workflows/shared/calls';
 import { CONVERSATION_CANCELED_REASON } from '../../workflows/shared/conversation';
@@ -116,7 +118,7 @@ export class ConversationSession {
 
   private async run(): Promise<SessionEnd> {
     const { deps, callId } = this;
-    const call = await Call.findById(callId, { user_data: 1, workspace_id: 1, direction: 1, agent_id: 1 }).lean();
+    const call = await Call.findById(callId, { user_data: 1, workspace_id: 1, direction: 1, agent_id: 1, to_number: 1, from_number: 1 }).lean();
     const agentDoc = call ? await Agent.findById(call.agent_id).lean<StoredAgent>() : null;
     if (!call || !agentDoc || agentDoc.workspace_id !== call.workspace_id) {
       this.audio.close();
@@ -165,6 +167,8 @@ export class ConversationSession {
         // Warm: the second leg's stream arrives on this node under its own key (docs/decisions/0161).
         transferLeg: () => deps.legStreams.waitFor(transferLegStreamKey(callId), { signal, timeoutMs: TRANSFER_LEG_STREAM_WAIT_MS }),
         joinTransfer: (request) => joinTransfer(deps.temporal, callId, request),
+        // `add_to_do_not_call` (docs/decisions/0206): the other party's number (the callee of an outbound call, the caller of an inbound one).
+        ...(optOutNumberOf(call) ? { optOut: () => optOutOf(workspaceId, callId, optOutNumberOf(call)!) } : {}),
         ...(recording ? recordingHooks(recording) : {}),
         // Outbound phone calls of an agent that detects voicemail are screened (docs/decisions/0158).
         ...(call.direction === 'outbound' && agent.call.voicemail?.detect ? { voicemail: voicemailDeps(callId) } : {}),
@@ -175,6 +179,26 @@ export class ConversationSession {
     this.audio.close();
     return { result, recording, eventsWritten: events };
   }
+}
+
+/** The number a caller's opt-out lists: a phone call's other party; none for a browser call. */
+function optOutNumberOf(call: { direction: string; to_number?: string | null; from_number?: string | null }): string | null {
+  if (call.direction === 'outbound') return call.to_number ?? null;
+  if (call.direction === 'inbound') return call.from_number ?? null;
+  return null;
+}
+
+/** Lists the number (source `opt_out`, added by the call) and records it in the audit log, as a person's add is. */
+async function optOutOf(workspaceId: string, callId: string, number: string): Promise<{ number: string }> {
+  const at = new Date();
+  const { added } = await addToDoNotCallList({ workspaceId, number, reason: 'the caller asked not to be called again', source: 'opt_out', addedBy: `call:${callId}`, callId, at });
+  if (added) {
+    await saveWithRetry(
+      () => recordWorkspaceAudit(workspaceId, { action: 'do_not_call.added', actor: { type: 'anonymous', id: null, name: `caller (call ${callId})` }, target: { type: 'do_not_call', id: null, name: number }, at, details: { source: 'opt_out', call_id: callId } }),
+      'the audit event of an opt-out could not be recorded',
+    );
+  }
+  return { number };
 }
 
 /** How far behind its arrival time the caller's audio may be placed before the recording skips ahead (a real gap in the stream). */

@@ -65,6 +65,10 @@ const CALLER_LINE = /^\s*(?:user|caller)\s*:(.*)$/gim;
  * 3. The last message is the result of the built-in `press_digits`: an empty reply (no text, no
  *    tool call; the agent waits, silent, for what the phone menu says next). Any other tool
  *    result: `The tool answered: <its first 200 characters>.`
+ * 3b. Opt-out (`add_to_do_not_call` offered, docs/decisions/0206): the last user message asks not
+ *    to be called again ("don't call me", "do not call me", "stop calling me", "never call me",
+ *    "remove my number", "take me off your list", "मुझे फ़ोन मत करना", "कॉल मत करना"): calls
+ *    `add_to_do_not_call` with `{}`, no text.
  * 4. The last user message says goodbye (bye, goodbye, alvida, "that's all", "that is all") and
  *    `end_call` is offered: calls `end_call` with `{}`, saying `Thank you for calling. Goodbye!`.
  * 4a. Keypad (`press_digits` offered): the last user message offers keys, "press <keys> for
@@ -105,6 +109,7 @@ export function defaultRespond(request: ChatCompletionRequestBody): SimulatedRep
   }
   if (last?.role === 'tool') return toolNameOf(messages, last) === PRESS_DIGITS ? { text: '' } : { text: `The tool answered: ${cut(messageText(last), 200)}.` };
   const tools = (request.tools ?? []).filter((t) => t.type === 'function');
+  if (asksNotToBeCalled(lastUser) && tools.some((t) => t.function.name === OPT_OUT)) return { toolCalls: [{ name: OPT_OUT, arguments: {} }] };
   if (saysGoodbye(lastUser) && tools.some((t) => t.function.name === 'end_call')) {
     return { text: 'Thank you for calling. Goodbye!', toolCalls: [{ name: 'end_call', arguments: {} }] };
   }
@@ -123,6 +128,16 @@ export function defaultRespond(request: ChatCompletionRequestBody): SimulatedRep
   if (named) return { toolCalls: [{ name: named.function.name, arguments: argumentsFrom(named.function.parameters, lastUser) }] };
   if (!lastUser.trim()) return { text: 'Hello! How can I help you today?' };
   return { text: `You said: ${lastUser.trim().replace(/[.!?।]+$/u, '')}. How can I help further?` };
+}
+
+/** The built-in opt-out tool (rule 3b) and the words that ask for it. */
+const OPT_OUT = 'add_to_do_not_call';
+const NOT_AGAIN =
+  /\b(?:(?:do\s*n[o']?t|don['’]t|never|stop)\s+(?:ever\s+)?(?:call(?:ing)?|ring(?:ing)?|phon(?:e|ing))\s+(?:me|us|this number)|remove\s+(?:my|this)\s+number|take\s+(?:me|my number)\s+off)\b/i;
+const NOT_AGAIN_DEVANAGARI = /(?:फ़ोन|फोन|कॉल)\s*(?:मत|न)\s*(?:करना|करें|कीजिए|करो)/u;
+
+function asksNotToBeCalled(text: string): boolean {
+  return NOT_AGAIN.test(text) || NOT_AGAIN_DEVANAGARI.test(text);
 }
 
 /** The built-in transfer tool (media/conversation/transfer.ts) and what makes the simulated model use it (rule 4c). */

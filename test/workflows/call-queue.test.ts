@@ -24,10 +24,11 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 
 const HOUR_MS = 3_600_000;
 
-async function workspace(options: { balancePaise: number; limit?: number }) {
+async function workspace(options: { balancePaise: number; limit?: number; indiaCallingHours?: boolean }) {
   const id = newId();
   const at = new Date();
-  await Workspace.create({ _id: id, name: 'Queue tests', status: 'active', created_by: 'test', concurrency_limit: options.limit ?? null, created_at: at, updated_at: at });
+  const compliance = options.indiaCallingHours === undefined ? {} : { compliance: { india_calling_hours: options.indiaCallingHours } };
+  await Workspace.create({ _id: id, name: 'Queue tests', status: 'active', created_by: 'test', concurrency_limit: options.limit ?? null, ...compliance, created_at: at, updated_at: at });
   if (options.balancePaise) await appendLedgerItem({ workspaceId: id, kind: 'grant', amountPaise: options.balancePaise, idempotencyKey: `grant-${id}`, at });
   return id;
 }
@@ -86,6 +87,31 @@ describe('callWorkflow queue phase under time skipping', function () {
     expect(state.status).to.equal('failed');
     expect(events[2]).to.include({ level: 'error' });
     expect(events[2].message).to.match(/^dial refused: /);
+  });
+
+  it("keeps India's calling hours for +91 numbers when the workspace does (0207): placed at 22:00 IST with the agent's hours open all day, dialled at 09:00 IST; other numbers and other workspaces at once", async () => {
+    const kept = await workspace({ balancePaise: 50_000, indiaCallingHours: true });
+    const notKept = await workspace({ balancePaise: 50_000 });
+    const allDay = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
+    const [keptAgent, otherAgent] = await Promise.all([agentIn(kept, allDay), agentIn(notKept, allDay)]);
+    const now = await env.currentTimeMs();
+    const today1630 = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate(), 16, 30);
+    const placeAt = today1630 > now ? today1630 : today1630 + 24 * HOUR_MS;
+    await env.sleep(placeAt - now);
+    const indian = await placeCall(env, kept, keptAgent._id, { to: '+919812345678', from: '+918047180001' });
+    const abroad = await placeCall(env, kept, keptAgent._id, { to: '+14155550123', from: '+918047180001' });
+    const elsewhere = await placeCall(env, notKept, otherAgent._id, { to: '+919812345679', from: '+918047180001' });
+    await Promise.all([indian.handle.result(), abroad.handle.result(), elsewhere.handle.result()]);
+
+    const dequeuedAfter = async ({ callId, queuedAt }: { callId: string; queuedAt: Date }) => {
+      const dequeued = (await timeline(callId)).find((e) => e.type === 'call.dequeued')!;
+      return { ms: dequeued.created_at.getTime() - queuedAt.getTime(), utcMinute: dequeued.created_at.getUTCHours() * 60 + dequeued.created_at.getUTCMinutes() };
+    };
+    const waited = await dequeuedAfter(indian);
+    expect(waited.ms).to.be.within(11 * HOUR_MS - 60_000, 11 * HOUR_MS + 5_000);
+    expect(waited.utcMinute).to.equal(3 * 60 + 30);
+    expect((await dequeuedAfter(abroad)).ms).to.be.below(60_000);
+    expect((await dequeuedAfter(elsewhere)).ms).to.be.below(60_000);
   });
 
   it('cancels a call still queued after 24 hours with "expired in queue" (every slot busy)', async () => {

@@ -11,6 +11,11 @@ export const CALL_REFUSALS = {
   AgentPaused: { reason: 'agent paused', level: 'warning', callStatus: 'canceled', batch: 'pause' },
   WorkspaceInactive: { reason: 'workspace not active', level: 'error', callStatus: 'canceled', batch: 'pause' },
   OutOfCredits: { reason: 'out of credits', level: 'error', callStatus: 'failed', batch: 'pause' },
+  /**
+   * The number was put on the workspace's do-not-call list while the call waited (docs/decisions/0205).
+   * It holds for this call only: a batch marks the contact `do_not_call` and goes on.
+   */
+  DoNotCall: { reason: 'number on the do-not-call list', level: 'warning', callStatus: 'canceled', batch: 'contact' },
 } as const;
 
 export type CallRefusal = keyof typeof CALL_REFUSALS;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { newId } from '../../../db/ids';
 import { AuditEvent } from '../../../db/models/audit-event';
 import { Membership } from '../../../db/models/membership';
+import { Workspace } from '../../../db/models/workspace';
 import { startApi, type RunningApi } from '../../support/api';
 import { memberWithRole, signUp, withJson } from '../../support/accounts';
 
@@ -52,6 +53,22 @@ describe('workspace and members', () => {
       expect((await api.request('/api/v1/workspace', withJson('PATCH', bad, owner.auth))).status, JSON.stringify(bad)).to.equal(422);
     }
     expect((await (await api.request('/api/v1/workspace', { headers: owner.auth })).json()).name).to.equal('Renamed');
+  });
+
+  it("compliance.india_calling_hours (0207): on for a new workspace, off for one created before, changed alone by PATCH /workspace and audited", async () => {
+    const owner = await signUp(api, { workspace_name: 'Compliant' });
+    const read = async () => (await (await api.request('/api/v1/workspace', { headers: owner.auth })).json()) as { name: string; compliance: { india_calling_hours: boolean } };
+    expect((await read()).compliance).to.deep.equal({ india_calling_hours: true });
+    const off = await api.request('/api/v1/workspace', withJson('PATCH', { compliance: { india_calling_hours: false } }, owner.auth));
+    expect(off.status, await off.clone().text()).to.equal(200);
+    expect(await read()).to.deep.include({ name: 'Compliant', compliance: { india_calling_hours: false } });
+    const audits = await AuditEvent.find({ workspace_id: owner.workspaceId, action: 'workspace.compliance_changed' }).lean();
+    expect(audits.map((a) => a.details)).to.deep.equal([{ india_calling_hours: { from: true, to: false } }]);
+    expect(await AuditEvent.countDocuments({ workspace_id: owner.workspaceId, action: 'workspace.renamed' })).to.equal(0);
+    expect((await api.request('/api/v1/workspace', withJson('PATCH', { compliance: { india_calling_hours: 'yes' } }, owner.auth))).status).to.equal(422);
+    // A workspace stored before the setting existed reads as off.
+    await Workspace.updateOne({ _id: owner.workspaceId }, { $unset: { compliance: 1 } });
+    expect((await read()).compliance).to.deep.equal({ india_calling_hours: false });
   });
 
   it('GET /members lists every member oldest first', async () => {

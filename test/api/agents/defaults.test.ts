@@ -49,6 +49,9 @@ describe('agents: defaults and read-only fields', () => {
         keypad: { press_digits: false, caller_digits: false },
         voicemail: { detect: false, action: 'hang_up', message: '' },
         transfer: { destinations: [], handover_message: '', ring_timeout_seconds: 30 },
+        // Issue 31: new agents honour a caller's "do not call me again" (0206).
+        opt_out: true,
+        opt_out_message: '',
       },
       analytics: { summarize: false, extractions: [], extraction_prompt: '' },
       tools: [],

@@ -18,6 +18,7 @@ function closedHours() {
 }
 
 const TOOL_NAMES = [
+  'add_to_do_not_call',
   'create_agent',
   'get_agent',
   'get_balance',
@@ -26,6 +27,7 @@ const TOOL_NAMES = [
   'hang_up_call',
   'list_agents',
   'list_calls',
+  'list_do_not_call',
   'list_webhook_deliveries',
   'place_call',
   'retry_webhook_delivery',
@@ -60,7 +62,7 @@ describe('MCP server: tools', function () {
     await api?.close();
   });
 
-  it('lists the twelve tools, each with the input schema of the operation it mirrors', async () => {
+  it('lists the fourteen tools, each with the input schema of the operation it mirrors', async () => {
     const { tools } = await mcp.client.listTools();
     expect(tools.map((t) => t.name).sort()).to.deep.equal(TOOL_NAMES);
     const byName = new Map(tools.map((t) => [t.name, t]));

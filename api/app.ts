@@ -43,6 +43,7 @@ import type { AuthDeps } from './auth/deps';
 import { mcpRoutes } from './mcp/routes';
 import { oauthRoutes } from './routes/oauth';
 import { connectedAppRoutes } from './routes/connected-apps';
+import { codecServerRoutes, type CodecServerDeps } from './codec-server';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
@@ -64,6 +65,11 @@ export interface AppDeps {
   workspaceCacheMs?: number;
   /** The payment gateway's order checks' schedule in seconds (tests shorten it; docs/decisions/0186). */
   paymentCheckDelaysSeconds?: number[];
+  /**
+   * The codec server of the Temporal Web UI and CLI at `/codec` (docs/decisions/0201); absent:
+   * not served.
+   */
+  codecServer?: CodecServerDeps;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -89,6 +95,9 @@ export function createApp(deps: AppDeps): Express {
       res.json(served);
     });
   }
+
+  // Outside /api and before the API's body parser: it has its own credential and body limit.
+  if (deps.codecServer) app.use(codecServerRoutes(deps.codecServer));
 
   const now = deps.now ?? (() => new Date());
   const auth: AuthDeps = {

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
+import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from '../providers';
 import { startMediaService } from './service';
@@ -14,9 +15,10 @@ import { startMediaService } from './service';
 async function main(): Promise<void> {
   tuneHeapForLiveAudio();
   const config = loadConfig();
+  const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
-  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
+  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
   const connection = await NativeConnection.connect(connectionOptions);
   // Conversations record their events, whose webhooks start delivery workflows.
   const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: config.temporalNamespace });

@@ -18,6 +18,7 @@ import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
 import type { ProcessRoles } from './cost';
+import { testEncryption } from '../support/payload-keys';
 
 const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
 
@@ -53,8 +54,8 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   quietTemporalRuntime();
   const servers = await startDisposableServers('vas-bench-calls-');
   await connectMongo(servers.mongodbUri);
-  const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
-  const connection = await NativeConnection.connect({ address: servers.temporalAddress });
+  const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
+  const connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });
   const { child: simulatorsProcess, ready, control } = await startSimulatorsProcess(randomNumbers(5));
   const providersConfig = {
     telephony: { baseUrl: ready.telephony.url, authId: ready.telephony.authId, authToken: ready.telephony.authToken },

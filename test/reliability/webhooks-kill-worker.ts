@@ -11,6 +11,7 @@ import { ROOT, startProcess, type ManagedProcess } from '../../scripts/infra/pro
 import { startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import { startWebhookReceiver, type ReceivedWebhook, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver';
 import { receiverAccepts, storedEndpoint } from '../support/webhooks';
+import { TEST_PAYLOAD_KEYS_ENV, testEncryption } from '../support/payload-keys';
 
 /**
  * `npm run reliability:webhooks`: webhook deliveries survive a worker that dies mid-flight.
@@ -86,7 +87,7 @@ async function exercise(run: Run): Promise<boolean> {
   // so worker 1 dies with local activities in flight; what the fan-out remembers is in this
   // process, so the worker reads the store instead (the fast path's fallback).
   forceLocalFirstAttempts(true);
-  run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
+  run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
 
   log('starting worker 1');
   const first = await startWorker(run, 1);
@@ -166,6 +167,7 @@ async function startWorker(run: Run, n: number): Promise<ManagedProcess> {
       TEMPORAL_NAMESPACE: servers.namespace,
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       LOG_LEVEL: 'warn',
+      ...TEST_PAYLOAD_KEYS_ENV,
     },
     output: { file: logFile },
   });

@@ -15,6 +15,8 @@ import { createWorkers } from '../../workers/bootstrap';
 import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import type { EmbeddingsConfig } from '../../config/env';
 import { createLocal, workflowBundle } from './servers';
+import { testCodecServer } from './codec-server';
+import type { CodecServerDeps } from '../../api/codec-server';
 
 /** A fetch Response whose JSON tests read without declaring every shape. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -56,6 +58,8 @@ export interface StartApiOptions {
   media?: boolean;
   /** The payment checks' schedule in seconds (docs/decisions/0186); none: the production one. */
   paymentCheckDelaysSeconds?: number[];
+  /** The codec server at `/codec` (default: the tests' key, token and UI origin). */
+  codecServer?: CodecServerDeps;
 }
 
 /**
@@ -109,6 +113,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
     now: options.now,
     paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds,
     temporal: options.temporal ?? env.client,
+    codecServer: options.codecServer ?? testCodecServer(),
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,
   });

@@ -15,6 +15,7 @@ import type { ConversationActivities } from '../../workflows/shared/conversation
 import { startTestProviders, type TestProviders } from './providers';
 import { quietTemporalRuntime } from './disposable-servers';
 import { TEST_AUTH_CONFIG } from './api';
+import { TEST_PAYLOAD_KEYS_ENV, testEncryption } from './payload-keys';
 
 /**
  * The cluster profile for tests and benchmarks, as `npm run start:cluster` runs it: the real
@@ -85,7 +86,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
     const mongodbUri = ferret.uri(DATABASE_NAME);
     temporal = options.temporal === 'dev' ? await startDevServer(tempDir) : await startTemporalCluster({ dataDir: tempDir, ports: await freeClusterPorts(), postgresPort: await freePort(), namespace: 'default', fast: true, ui: options.ui, output: { dir: tempDir } });
     await connectMongo(mongodbUri);
-    client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: 'default' });
+    client = new Client({ connection: await Connection.connect({ address: temporal.address, plugins: [testEncryption.plugin] }), namespace: 'default' });
     providers = await startTestProviders({ poolSize: 4, timeoutMs: 10_000 });
     const { telephony, tts, llm, stt } = providers.config;
     const apiPorts = await Promise.all(Array.from({ length: counts.api }, () => freePort()));
@@ -115,6 +116,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       // The simulators and the webhook receivers of the tests listen on loopback.
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...TEST_PAYLOAD_KEYS_ENV,
       ...options.env,
     };
     const start = async (role: AppRole, index: number, port?: number) => {

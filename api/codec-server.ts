@@ -102,7 +102,7 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 function parsePayloads(body: unknown): Payload[] {
   const payloads = (body as { payloads?: unknown } | null)?.payloads;
-  if (body === null || typeof body !== 'object' || (payloads !== undefined && !Array.isArray(payloads))) throw new HttpError(400, 'the body must be a Payloads message as JSON: {"payloads": [{"metadata": {...}, "data": "<base64>"}]}');
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || (payloads !== undefined && !Array.isArray(payloads))) throw new HttpError(400, 'the body must be a Payloads message as JSON: {"payloads": [{"metadata": {...}, "data": "<base64>"}]}');
   return ((payloads ?? []) as unknown[]).map((item, index) => {
     const payload = item as JsonPayload;
     const bad = (what: string) => new HttpError(400, `payloads[${index}]: ${what}`);

@@ -218,8 +218,6 @@ export function loadConfig(env: Env = process.env): Config {
     temporalAddress: required(env, 'TEMPORAL_ADDRESS', production ? undefined : LOCAL_TEMPORAL_ADDRESS),
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalSecurity: temporalSecurityConfig(env),
-    temporalPayloadKeys: payloadKeysConfig(env, production),
-    codecServer: codecServerConfig(env),
     defaultTimezone: env.DEFAULT_TIMEZONE || 'Asia/Kolkata',
     validateResponses: parseBoolean(env, 'VALIDATE_RESPONSES', nodeEnv === 'test'),
     logLevel: parseEnum(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
@@ -242,6 +240,9 @@ export function loadConfig(env: Env = process.env): Config {
       sellerGstin: env.BILLING_SELLER_GSTIN || null,
       sellerState: parseEnum(env, 'BILLING_SELLER_STATE', ['AN', 'AP', 'AR', 'AS', 'BR', 'CH', 'CG', 'DH', 'DL', 'GA', 'GJ', 'HR', 'HP', 'JK', 'JH', 'KA', 'KL', 'LA', 'LD', 'MP', 'MH', 'MN', 'ML', 'MZ', 'NL', 'OD', 'PY', 'PB', 'RJ', 'SK', 'TN', 'TS', 'TR', 'UP', 'UK', 'WB'] as const, 'KA'),
     },
+    // Last: a production config missing its addresses or AUTH_SECRET names those first.
+    temporalPayloadKeys: payloadKeysConfig(env, production),
+    codecServer: codecServerConfig(env),
   };
 }
 

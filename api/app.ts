@@ -50,6 +50,7 @@ import type { AuthDeps } from './auth/deps';
 import { mcpRoutes } from './mcp/routes';
 import { oauthRoutes } from './routes/oauth';
 import { connectedAppRoutes } from './routes/connected-apps';
+import { codecServerRoutes, type CodecServerDeps } from './codec-server';
 
 export interface AppDeps {
   config: Pick<Config, 'defaultTimezone' | 'validateResponses' | 'roundTripWaitMs' | 'auth' | 'welcomeCreditsPaise' | 'toolsAllowPrivateNetworks'> &
@@ -75,6 +76,11 @@ export interface AppDeps {
   paymentCheckDelaysSeconds?: number[];
   /** Allowances per caller address, over the defaults (`ADDRESS_LIMITS`); tests of other things raise them. */
   addressLimits?: Partial<Record<LimitedAction, Allowance>>;
+  /**
+   * The codec server of the Temporal Web UI and CLI at `/codec` (docs/decisions/0201); absent:
+   * not served.
+   */
+  codecServer?: CodecServerDeps;
   /** Mounted after the API routes (outside /api), before the 404 handler. Tests use it. */
   extraRoutes?: (app: Express) => void;
 }
@@ -108,6 +114,9 @@ export function createApp(deps: AppDeps): Express {
       res.json(served);
     });
   }
+
+  // Outside /api and before the API's body parser: it has its own credential and body limit.
+  if (deps.codecServer) app.use(codecServerRoutes(deps.codecServer));
 
   const now = deps.now ?? (() => new Date());
   const auth: AuthDeps = {

@@ -6,15 +6,18 @@ import { createApp } from './app';
 import { jsonLogger } from '../domain/shared/logger';
 import { serverLogRecorder } from './observability/log-recorder';
 import { createTemporalClient } from '../domain/shared/temporal';
+import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
+import { codecServerOpenOnLoopback } from './codec-server';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
+  const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   await connectMongo(config.mongodbUri);
-  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
-  const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel) });
+  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
+  const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel), codecServer: { codec: encryption.codec, ...config.codecServer, openOnLoopback: codecServerOpenOnLoopback(config) } });
   const server: Server = app.listen(config.port, config.host, () => {
     console.log(`API listening on http://${config.host}:${config.port}/api/v1`);
   });

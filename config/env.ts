@@ -35,6 +35,14 @@ export interface Config {
   temporalNamespace: string;
   /** How to reach a Temporal that wants credentials (Temporal Cloud, a TLS frontend); null: plain gRPC. */
   temporalSecurity: TemporalSecurityConfig | null;
+  /**
+   * The keys that encrypt every payload written to Temporal (TEMPORAL_PAYLOAD_KEYS,
+   * TEMPORAL_PAYLOAD_KEY_CURRENT; docs/decisions/0200). Required in production; null elsewhere
+   * when unset (`npm start` makes a local key, tests bring their own).
+   */
+  temporalPayloadKeys: PayloadKeysConfig | null;
+  /** The codec server for the Temporal Web UI and CLI (`/codec/encode`, `/codec/decode`; docs/decisions/0201). */
+  codecServer: CodecServerConfig;
   /** Zone used when a request names none (query `timezone` or header `X-Timezone`). */
   defaultTimezone: string;
   /** Check every response against the OpenAPI document (on in tests, off in production). */
@@ -96,6 +104,26 @@ export interface TemporalSecurityConfig {
   /** A private CA of a self-hosted frontend; null: the system's roots. */
   caFile: string | null;
   serverName: string | null;
+}
+
+/**
+ * AES-256 keys of Temporal payloads: every key decrypts (old histories stay readable after a
+ * rotation); the current one encrypts what is written now.
+ */
+export interface PayloadKeysConfig {
+  currentKeyId: string;
+  keys: { id: string; key: Buffer }[];
+}
+
+/**
+ * Who may use the codec server. `token` (CODEC_SERVER_TOKEN): the staff credential, sent as
+ * `Authorization: Bearer`. Without one, only a development API bound to loopback serves it
+ * (anyone on this machine: the development stack trusts it already); elsewhere it answers 503.
+ * `uiOrigins` (TEMPORAL_UI_ORIGIN): the Web UI origins whose browsers may call it (CORS).
+ */
+export interface CodecServerConfig {
+  token: string | null;
+  uiOrigins: string[];
 }
 
 /** The platform as the seller on GST invoices; `state` decides CGST+SGST against IGST. */
@@ -238,6 +266,9 @@ export function loadConfig(env: Env = process.env): Config {
       sellerGstin: env.BILLING_SELLER_GSTIN || null,
       sellerState: parseEnum(env, 'BILLING_SELLER_STATE', ['AN', 'AP', 'AR', 'AS', 'BR', 'CH', 'CG', 'DH', 'DL', 'GA', 'GJ', 'HR', 'HP', 'JK', 'JH', 'KA', 'KL', 'LA', 'LD', 'MP', 'MH', 'MN', 'ML', 'MZ', 'NL', 'OD', 'PY', 'PB', 'RJ', 'SK', 'TN', 'TS', 'TR', 'UP', 'UK', 'WB'] as const, 'KA'),
     },
+    // Last: a production config missing its addresses or AUTH_SECRET names those first.
+    temporalPayloadKeys: payloadKeysConfig(env, production),
+    codecServer: codecServerConfig(env),
   };
 }
 
@@ -382,6 +413,63 @@ function temporalSecurityConfig(env: Env): TemporalSecurityConfig | null {
     return null;
   }
   return { apiKey, clientCertFile: cert, clientKeyFile: key, caFile: env.TEMPORAL_TLS_CA || null, serverName: env.TEMPORAL_TLS_SERVER_NAME || null };
+}
+
+/** The size of an AES-256 key. */
+const PAYLOAD_KEY_BYTES = 32;
+/** Key ids travel in every payload's metadata and in file names: short and plain. */
+const PAYLOAD_KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * TEMPORAL_PAYLOAD_KEYS: `id:base64,id:base64` (each key 32 random bytes, `openssl rand -base64
+ * 32`); TEMPORAL_PAYLOAD_KEY_CURRENT names the one that encrypts, needed when there are several.
+ * Required in production: a service that would write callers' data to Temporal in plaintext
+ * does not start.
+ */
+export function payloadKeysConfig(env: Env, production: boolean): PayloadKeysConfig | null {
+  const raw = env.TEMPORAL_PAYLOAD_KEYS?.trim();
+  if (!raw) {
+    if (production) throw new Error('TEMPORAL_PAYLOAD_KEYS must be set when NODE_ENV=production (id:base64 of a 32-byte key, e.g. `p1:$(openssl rand -base64 32)`): payloads are encrypted before Temporal stores them');
+    if (env.TEMPORAL_PAYLOAD_KEY_CURRENT) throw new Error('TEMPORAL_PAYLOAD_KEY_CURRENT is set without TEMPORAL_PAYLOAD_KEYS');
+    return null;
+  }
+  const keys: PayloadKeysConfig['keys'] = [];
+  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const separator = entry.indexOf(':');
+    const id = separator > 0 ? entry.slice(0, separator) : '';
+    if (!PAYLOAD_KEY_ID.test(id)) throw new Error('TEMPORAL_PAYLOAD_KEYS must be a comma list of id:base64 pairs, each id of letters, digits, dot, dash or underscore (at most 64)');
+    if (keys.some((k) => k.id === id)) throw new Error(`TEMPORAL_PAYLOAD_KEYS names key "${id}" twice`);
+    const encoded = entry.slice(separator + 1);
+    const key = Buffer.from(encoded, 'base64');
+    // The message names the key, never its bytes: configuration errors end up in logs.
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || key.length !== PAYLOAD_KEY_BYTES) throw new Error(`TEMPORAL_PAYLOAD_KEYS: key "${id}" must be ${PAYLOAD_KEY_BYTES} bytes in base64 (openssl rand -base64 32)`);
+    keys.push({ id, key });
+  }
+  if (!keys.length) throw new Error('TEMPORAL_PAYLOAD_KEYS holds no key');
+  const current = env.TEMPORAL_PAYLOAD_KEY_CURRENT?.trim() || (keys.length === 1 ? keys[0]!.id : '');
+  if (!current) throw new Error(`TEMPORAL_PAYLOAD_KEY_CURRENT must name the key that encrypts, one of ${keys.map((k) => k.id).join(', ')}`);
+  if (!keys.some((k) => k.id === current)) throw new Error(`TEMPORAL_PAYLOAD_KEY_CURRENT is "${current}", which TEMPORAL_PAYLOAD_KEYS does not hold (${keys.map((k) => k.id).join(', ')})`);
+  return { currentKeyId: current, keys };
+}
+
+/** TEMPORAL_PAYLOAD_KEYS and TEMPORAL_PAYLOAD_KEY_CURRENT of `keys` (payloadKeysConfig's inverse): for the processes a launcher or a test starts. */
+export function payloadKeysEnv(keys: PayloadKeysConfig): Record<string, string> {
+  return { TEMPORAL_PAYLOAD_KEYS: keys.keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','), TEMPORAL_PAYLOAD_KEY_CURRENT: keys.currentKeyId };
+}
+
+function codecServerConfig(env: Env): CodecServerConfig {
+  const token = env.CODEC_SERVER_TOKEN || null;
+  if (token !== null && token.length < 32) throw new Error('CODEC_SERVER_TOKEN must be at least 32 characters (openssl rand -hex 32)');
+  const uiOrigins = (env.TEMPORAL_UI_ORIGIN ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((origin) => {
+      // An origin is scheme://host[:port], exactly as the browser sends it in `Origin`.
+      if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`TEMPORAL_UI_ORIGIN must be a comma list of origins like http://localhost:8233 (no path), got "${origin}"`);
+      return origin.toLowerCase();
+    });
+  return { token, uiOrigins };
 }
 
 /** MEDIA_PUBLIC_URL, or the local media service's own address (required in production with telephony). */

@@ -4,6 +4,7 @@ import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
 import { useDataKeys } from '../domain/shared/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
+import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from '../providers';
 import { startMediaService } from './service';
@@ -17,9 +18,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
+  const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
-  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity);
+  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
   const connection = await NativeConnection.connect(connectionOptions);
   // Conversations record their events, whose webhooks start delivery workflows.
   const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: config.temporalNamespace });

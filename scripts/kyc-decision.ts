@@ -9,6 +9,8 @@
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
+import { temporalConnectionOptions } from '../domain/shared/temporal';
+import { scriptPayloadEncryption } from './infra/local-payload-key';
 import { workflowIds } from '../workflows/shared/ids';
 import { MAX_REJECTION_REASON_LENGTH } from '../workflows/shared/kyc';
 import { kycReviewOutcomeWithin, sendKycDecision } from '../domain/kyc/temporal';
@@ -39,7 +41,7 @@ async function main(): Promise<void> {
   const decision = parseDecision(process.argv.slice(2));
   const by = process.env.KYC_STAFF?.trim() || os.userInfo().username;
   const config = loadConfig();
-  const connection = await Connection.connect({ address: config.temporalAddress }).catch((err: Error) => {
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config))).catch((err: Error) => {
     throw new Error(`cannot reach Temporal at ${config.temporalAddress} (${err.message}); set TEMPORAL_ADDRESS`);
   });
   try {

@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { loadConfig, parsePort } from '../config/env';
+import { loadConfig, parsePort, payloadKeysEnv } from '../config/env';
 import { localDataKeys } from './infra/local-data-keys';
-import { freePort, ROOT, type ManagedProcess } from './infra/processes';
+import { freePort, type ManagedProcess } from './infra/processes';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
-import { createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
+import { codecServerEnv, createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
+import { ensureLocalPayloadKey, LOCAL_PAYLOAD_KEY_FILE, localDataDir } from './infra/local-payload-key';
 import { startAppNode, type AppNode, type AppRole } from './infra/app-nodes';
 import { startLoadBalancer, type LoadBalancer } from './infra/load-balancer';
 import { freeClusterPorts, startTemporalCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from './infra/temporal-cluster';
@@ -26,7 +27,7 @@ const count = (name: string, fallback: number) => {
 };
 
 async function main(): Promise<void> {
-  const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'), 'cluster');
+  const dataDir = path.join(localDataDir(env), 'cluster');
   const host = env.HOST || '127.0.0.1';
   const nodes = { api: count('CLUSTER_API_NODES', 2), worker: count('CLUSTER_WORKER_NODES', 2), media: count('CLUSTER_MEDIA_NODES', 2) };
   const infrastructure: ManagedProcess[] = [];
@@ -50,6 +51,12 @@ async function main(): Promise<void> {
   // Stored secrets are encrypted (README, "Secrets at rest"): a local key, made once and kept in the data folder, unless DATA_KEYS names the keys.
   if (!env.DATA_KEYS) childEnv.DATA_KEYS = localDataKeys(dataDir);
   try {
+    // Temporal payloads are encrypted (docs/decisions/0200): the key given, or the checkout's own
+    // (the one `npm start` keeps, so that staff scripts work against either profile).
+    if (!env.TEMPORAL_PAYLOAD_KEYS) Object.assign(childEnv, payloadKeysEnv(ensureLocalPayloadKey(localDataDir(env))));
+    // The UI server decodes them through the API's codec server, behind the load balancer (docs/decisions/0201).
+    const codec = codecServerEnv(env, port('PORT', 8080), port('TEMPORAL_UI_PORT', 8233));
+    Object.assign(childEnv, codec.env);
     childEnv.MONGODB_URI = (await startStoreUnlessGiven(env, dataDir, { superviseExit }, infrastructure)) ?? env.MONGODB_URI;
     const namespace = env.TEMPORAL_NAMESPACE || 'default';
     console.log(`[launcher] starting PostgreSQL and the Temporal server (data in ${dataDir})`);
@@ -60,6 +67,7 @@ async function main(): Promise<void> {
       postgresPort: env.POSTGRES_PORT ? port('POSTGRES_PORT', 0) : await freePort(),
       namespace,
       ui: true,
+      codecEndpoint: codec.endpoint,
       output: 'inherit-prefixed',
       ownProcessGroup: true,
     });
@@ -94,7 +102,8 @@ async function main(): Promise<void> {
       `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application.filter((n) => n.role === 'api').map((n) => n.port).join(', ')})`,
       `  Media        ${application.filter((n) => n.role === 'media').map((n) => `http://${host}:${n.port}`).join(', ')}`,
       `  Workers      ${nodes.worker} nodes (all task queues)`,
-      `  Temporal UI  ${temporal.uiUrl}`,
+      `  Temporal UI  ${temporal.uiUrl}   (decodes payloads through ${codec.endpoint})`,
+      `  Payload key  ${env.TEMPORAL_PAYLOAD_KEYS ? 'TEMPORAL_PAYLOAD_KEYS' : path.join(localDataDir(env), LOCAL_PAYLOAD_KEY_FILE)} (Temporal payloads are encrypted)`,
       `  Temporal     ${temporal.address} (namespace ${namespace}; server ${TEMPORAL_SERVER_VERSION} on PostgreSQL 127.0.0.1:${temporal.postgres.port})`,
       ...simulators.lines,
       `  MongoDB      ${redact(childEnv.MONGODB_URI ?? '')}`,

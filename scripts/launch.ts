@@ -1,10 +1,11 @@
 import path from 'node:path';
-import { loadConfig, parsePort } from '../config/env';
+import { loadConfig, parsePort, payloadKeysEnv } from '../config/env';
 import { localDataKeys } from './infra/local-data-keys';
-import { ROOT, startProcess, waitForPort, type ManagedProcess } from './infra/processes';
+import { startProcess, waitForPort, type ManagedProcess } from './infra/processes';
 import { startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
-import { createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
+import { codecServerEnv, createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
+import { ensureLocalPayloadKey, LOCAL_PAYLOAD_KEY_FILE, localDataDir } from './infra/local-payload-key';
 
 /**
  * `npm start`: the whole stack in one terminal. Starts FerretDB and the Temporal dev server
@@ -17,7 +18,7 @@ const env = process.env;
 const port = (name: string, fallback: number) => parsePort(env, name, fallback);
 
 async function main(): Promise<void> {
-  const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
+  const dataDir = localDataDir(env);
   const infrastructure: ManagedProcess[] = [];
   const application: ManagedProcess[] = [];
   let simulators: LocalSimulators | undefined;
@@ -35,6 +36,11 @@ async function main(): Promise<void> {
   // Stored secrets are encrypted (README, "Secrets at rest"): a local key, made once and kept in the data folder, unless DATA_KEYS names the keys.
   if (!env.DATA_KEYS) childEnv.DATA_KEYS = localDataKeys(dataDir);
   try {
+    // Temporal payloads are encrypted (docs/decisions/0200): the key given, or this checkout's own, made once.
+    if (!env.TEMPORAL_PAYLOAD_KEYS) Object.assign(childEnv, payloadKeysEnv(ensureLocalPayloadKey(dataDir)));
+    // The Web UI decodes them through the API's codec server (docs/decisions/0201).
+    const codec = codecServerEnv(env, port('PORT', 8080), port('TEMPORAL_UI_PORT', 8233));
+    Object.assign(childEnv, codec.env);
     childEnv.MONGODB_URI = (await startStoreUnlessGiven(env, dataDir, { superviseExit }, infrastructure)) ?? env.MONGODB_URI;
     if (!env.TEMPORAL_ADDRESS) {
       console.log(`[launcher] starting the Temporal dev server (data in ${path.join(dataDir, 'temporal.db')})`);
@@ -43,6 +49,7 @@ async function main(): Promise<void> {
         uiPort: port('TEMPORAL_UI_PORT', 8233),
         dbFile: path.join(dataDir, 'temporal.db'),
         namespace: env.TEMPORAL_NAMESPACE || 'default',
+        uiCodecEndpoint: codec.endpoint,
         output: 'inherit-prefixed',
         ownProcessGroup: true,
       });
@@ -83,6 +90,8 @@ async function main(): Promise<void> {
       `  Media        http://${config.host}:${config.mediaPort}`,
       `  Callbacks    ${config.publicApiUrl}/telephony/calls/{call_id}/status (the provider posts call statuses here; PUBLIC_API_URL)`,
       `  Temporal UI  ${uiNote}`,
+      `  Codec        ${codec.endpoint}   (the UI's Data Encoder; CLI: temporal workflow show --codec-endpoint ${codec.endpoint} ...)`,
+      `  Payload key  ${env.TEMPORAL_PAYLOAD_KEYS ? 'TEMPORAL_PAYLOAD_KEYS' : path.join(dataDir, LOCAL_PAYLOAD_KEY_FILE)} (Temporal payloads are encrypted)`,
       ...simulators.lines,
       `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
       `  MongoDB      ${redact(config.mongodbUri)}`,

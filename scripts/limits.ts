@@ -14,6 +14,8 @@ import { Client, Connection } from '@temporalio/client';
 import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type KeeperNotice } from '../domain/calls/limit-requests';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
+import { temporalConnectionOptions } from '../domain/shared/temporal';
+import { scriptPayloadEncryption } from './infra/local-payload-key';
 
 const USAGE = [
   'usage: npm run limits:approve -- <request_id> [limit]',
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
   const by = process.env.LIMITS_STAFF?.trim() || process.env.KYC_STAFF?.trim() || os.userInfo().username;
   const config = loadConfig();
   // Temporal first: when it cannot be reached, nothing has been changed yet.
-  const connection = await Connection.connect({ address: config.temporalAddress }).catch((err: Error) => {
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config))).catch((err: Error) => {
     throw new Error(`cannot reach Temporal at ${config.temporalAddress} (${err.message}); set TEMPORAL_ADDRESS. Nothing was changed`);
   });
   try {

@@ -4,6 +4,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type 
 import { systemClock, type ActivityDeps } from '../activities';
 import { TASK_QUEUES, type TaskQueueRole } from '../workflows/shared/task-queues';
 import { hostLocalFirstAttempts } from '../domain/webhooks/first-attempts';
+import { FAILURE_CONVERTER_PATH } from '../domain/shared/payload-encryption';
 import { WORKER_ROLES, type WorkerTuning } from './roles';
 
 const WORKFLOWS_PATH = require.resolve('../workflows');
@@ -20,10 +21,11 @@ export const TESTING_WORKFLOWS_PATH = require.resolve('../workflows/testing');
 
 /**
  * Bundles the workflows once (webpack): production's by default, or another entry's (tests
- * pass TESTING_WORKFLOWS_PATH); the bundler reports only warnings and errors.
+ * pass TESTING_WORKFLOWS_PATH); the bundler reports only warnings and errors. The sandbox's
+ * failure converter puts failures' messages into their encrypted attributes (docs/decisions/0200).
  */
 export function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  return bundleWorkflowCode({ workflowsPath, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietBundlerLogger });
 }
 
 const quietBundlerLogger = {

@@ -4,6 +4,7 @@ import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
 import { useDataKeys } from '../domain/shared/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
+import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createProviders } from '../providers';
 import { createPaymentGateway } from '../providers/payments/gateway';
@@ -20,9 +21,11 @@ async function main(): Promise<void> {
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
   const roles = parseRoles(process.env.WORKER_ROLES);
+  const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity));
+  // The connection carries the payload encryption into every worker and client made on it.
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption));
   // Activities that start workflows (webhook fan-out) share the workers' connection, so a
   // delivery can start eagerly on this process's webhooks worker (issue 18).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });

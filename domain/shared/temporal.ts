@@ -1,25 +1,31 @@
 import fs from 'node:fs';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { TemporalSecurityConfig } from '../../config/env';
+import type { PayloadEncryption } from './payload-encryption';
 
 /**
  * The process's one Temporal client. The connection is lazy so that the API starts (and
  * health reports Temporal as down) even while the Temporal server is unavailable.
+ * `encryption` null only for a client that reads and writes no payloads (a health ping).
  */
-export function createTemporalClient(address: string, namespace: string, security: TemporalSecurityConfig | null = null): Client {
-  return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security)), namespace });
+export function createTemporalClient(address: string, namespace: string, security: TemporalSecurityConfig | null, encryption: PayloadEncryption | null): Client {
+  return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security, encryption)), namespace });
 }
 
 /**
  * Options for Connection.connect / NativeConnection.connect: plain gRPC, or TLS with an API key
  * or a client certificate (Temporal Cloud). An API key also names the namespace in the
- * `temporal-namespace` header, which Temporal Cloud's regional endpoints route by.
+ * `temporal-namespace` header, which Temporal Cloud's regional endpoints route by. The payload
+ * encryption rides on the connection as a plugin: every Client and Worker made on it encrypts
+ * (docs/decisions/0200).
  */
-export function temporalConnectionOptions(address: string, namespace: string, security: TemporalSecurityConfig | null) {
-  if (!security) return { address };
+export function temporalConnectionOptions(address: string, namespace: string, security: TemporalSecurityConfig | null, encryption: PayloadEncryption | null) {
+  const plugins = encryption ? { plugins: [encryption.plugin] } : {};
+  if (!security) return { address, ...plugins };
   const read = (file: string) => fs.readFileSync(file);
   return {
     address,
+    ...plugins,
     tls: {
       ...(security.serverName ? { serverNameOverride: security.serverName } : {}),
       ...(security.caFile ? { serverRootCACertificate: read(security.caFile) } : {}),

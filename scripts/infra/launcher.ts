@@ -66,3 +66,14 @@ export async function startStoreUnlessGiven(env: NodeJS.ProcessEnv, dataDir: str
   launcher.superviseExit(ferret);
   return ferret.uri(DATABASE_NAME);
 }
+
+/**
+ * The codec server the launched Temporal Web UI decodes payloads through (docs/decisions/0201):
+ * the API's `/codec` as a browser on this machine reaches it, and TEMPORAL_UI_ORIGIN letting the
+ * UI's page call it (as localhost and as 127.0.0.1) unless the environment names the origins.
+ */
+export function codecServerEnv(env: NodeJS.ProcessEnv, apiPort: number, uiPort: number): { endpoint: string; env: Record<string, string> } {
+  const host = env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1';
+  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${apiPort}/codec`;
+  return { endpoint, env: env.TEMPORAL_UI_ORIGIN ? {} : { TEMPORAL_UI_ORIGIN: `http://localhost:${uiPort},http://127.0.0.1:${uiPort}` } };
+}

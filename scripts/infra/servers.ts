@@ -43,6 +43,8 @@ export interface TemporalDevServerOptions {
    */
   dbFile?: string;
   namespace?: string;
+  /** The codec server the Web UI decodes payloads through (`--ui-codec-endpoint`; docs/decisions/0201). */
+  uiCodecEndpoint?: string;
   output: StartOptions['output'];
   ownProcessGroup?: boolean;
 }
@@ -67,6 +69,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       '--ui-port',
       String(options.uiPort),
       ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+      ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
       '--namespace',
       options.namespace ?? 'default',
       '--log-level',
@@ -92,7 +95,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
 
 /** The dev server accepts connections before its namespace is ready; wait for both. */
 export async function waitForNamespace(address: string, namespace: string): Promise<void> {
-  const client = createTemporalClient(address, namespace);
+  // A ping only: it reads and writes no payloads.
+  const client = createTemporalClient(address, namespace, null, null);
   try {
     const deadline = Date.now() + 60_000;
     let health = await pingTemporal(client);

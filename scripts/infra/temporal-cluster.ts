@@ -96,6 +96,8 @@ export interface TemporalClusterOptions {
   fast?: boolean;
   /** Run the Web UI server (on ports.ui). */
   ui?: boolean;
+  /** The codec server the UI decodes payloads through (`http://127.0.0.1:8080/codec`; docs/decisions/0201). */
+  codecEndpoint?: string;
   /** Each process's output: printed with a prefix, or appended to `<dir>/<name>.log`. */
   output: 'inherit-prefixed' | { dir: string };
   ownProcessGroup?: boolean;
@@ -120,6 +122,9 @@ export interface TemporalCluster {
 
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
   const host = options.host ?? '127.0.0.1';
+  // Whoever reaches the frontend or the UI reads and changes every workflow; neither has sign-in
+  // here (docs/decisions/0202): this machine only.
+  if (!isLoopbackAddress(host)) throw new Error(`the Temporal cluster binds only to a loopback address, not ${host}: its frontend and Web UI have no sign-in (README, "Callers' data in Temporal")`);
   const output = (name: string): StartOptions['output'] => (options.output === 'inherit-prefixed' ? 'inherit-prefixed' : { file: path.join(options.output.dir, `${name}.log`) });
   const started: ManagedProcess[] = [];
   const stopAll = async () => {
@@ -149,7 +154,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     let uiUrl: string | undefined;
     if (options.ui) {
       const uiRoot = path.join(options.dataDir, 'temporal-ui');
-      writeUiConfig(uiRoot, { host, port: options.ports.ui, temporalAddress: address, namespace: options.namespace });
+      writeUiConfig(uiRoot, { host, port: options.ports.ui, temporalAddress: address, namespace: options.namespace, codecEndpoint: options.codecEndpoint });
       const ui = startProcess({ name: 'temporal-ui', command: requireTool('temporalUiServer'), args: ['--root', uiRoot, '--env', 'cluster', 'start'], output: output('temporal-ui'), ownProcessGroup: options.ownProcessGroup });
       started.push(ui);
       await waitForPort(host, options.ports.ui, 30_000, ui);
@@ -341,11 +346,40 @@ async function untilNamespaceKnown(connection: Connection, namespace: string): P
   }
 }
 
+interface UiServerInput {
+  host: string;
+  port: number;
+  temporalAddress: string;
+  namespace: string;
+  codecEndpoint?: string;
+}
+
 /** `<root>/config/cluster.yaml` of the UI server (`--env cluster`). */
-function writeUiConfig(root: string, input: { host: string; port: number; temporalAddress: string; namespace: string }): void {
+function writeUiConfig(root: string, input: UiServerInput): void {
   fs.mkdirSync(path.join(root, 'config'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'config', 'cluster.yaml'),
-    stringify({ temporalGrpcAddress: input.temporalAddress, host: input.host, port: input.port, enableUi: true, defaultNamespace: input.namespace, refreshInterval: '1m', notifyOnNewVersion: false, cors: { cookieInsecure: true } }),
-  );
+  fs.writeFileSync(path.join(root, 'config', 'cluster.yaml'), stringify(uiServerConfig(input)));
+}
+
+/**
+ * The UI server's configuration: on `host` (loopback), decoding payloads through the codec
+ * server when one is given (its `codec.endpoint`; the browser calls it, CORS allowing the UI's
+ * origin).
+ */
+export function uiServerConfig(input: UiServerInput): Record<string, unknown> {
+  return {
+    temporalGrpcAddress: input.temporalAddress,
+    host: input.host,
+    port: input.port,
+    enableUi: true,
+    defaultNamespace: input.namespace,
+    refreshInterval: '1m',
+    notifyOnNewVersion: false,
+    cors: { cookieInsecure: true },
+    ...(input.codecEndpoint ? { codec: { endpoint: input.codecEndpoint } } : {}),
+  };
+}
+
+/** 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackAddress(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

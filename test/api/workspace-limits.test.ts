@@ -16,6 +16,7 @@ import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { startApi, type ApiResponse, type RunningApi } from '../support/api';
 import { apiKeyFor, memberWithRole, signUp, withJson } from '../support/accounts';
 import { createLocal, testServers, workflowBundle } from '../support/servers';
+import { TEST_PAYLOAD_KEYS_ENV } from '../support/payload-keys';
 
 type Headers = Record<string, string>;
 
@@ -391,7 +392,7 @@ describe('workspace call limits and limit requests', () => {
       const temporal = createLocal();
       return promisify(execFile)('npm', ['run', '--silent', ...args], {
         cwd: ROOT,
-        env: { ...process.env, MONGODB_URI: testServers().mongodbUri, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace ?? 'default', LIMITS_STAFF: 'ops@example.com' },
+        env: { ...process.env, MONGODB_URI: testServers().mongodbUri, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace ?? 'default', LIMITS_STAFF: 'ops@example.com', ...TEST_PAYLOAD_KEYS_ENV },
         timeout: 60_000,
       });
     }

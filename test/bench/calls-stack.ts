@@ -19,6 +19,7 @@ import { quietTemporalRuntime, startDisposableServers, type DisposableServers } 
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
 import type { CalleeSilence } from '../support/callee-silence';
 import type { ProcessRoles } from './cost';
+import { testEncryption } from '../support/payload-keys';
 
 const SECRET = 'bench-secret-that-is-at-least-32-characters-long';
 
@@ -56,8 +57,8 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   quietTemporalRuntime();
   const servers = await startDisposableServers('vas-bench-calls-');
   await connectMongo(servers.mongodbUri);
-  const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
-  const connection = await NativeConnection.connect({ address: servers.temporalAddress });
+  const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
+  const connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });
   const { child: simulatorsProcess, ready, control } = await startSimulatorsProcess(randomNumbers(5));
   const providersConfig = {
     telephony: { baseUrl: ready.telephony.url, authId: ready.telephony.authId, authToken: ready.telephony.authToken },

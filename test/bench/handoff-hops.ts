@@ -3,6 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { callWorkflowId } from '../../workflows/shared/calls';
 import { slotKeeperId } from '../../workflows/shared/slots';
+import { testEncryption } from '../support/payload-keys';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -48,7 +49,7 @@ export async function handoffHops(client: Client, workspaceId: string, calls: Ma
       const signal = event.workflowExecutionSignaledEventAttributes;
       if (signal?.signalName === 'release') {
         const payload = signal.input?.payloads?.[0];
-        const callId = payload ? (defaultPayloadConverter.fromPayload(payload) as { callId?: string }).callId : undefined;
+        const callId = payload ? (defaultPayloadConverter.fromPayload(testEncryption.codec.decrypt(payload)) as { callId?: string }).callId : undefined;
         if (callId) arriving.push({ callId, at: at(event) });
       }
       if (event.workflowTaskStartedEventAttributes) {

@@ -11,6 +11,7 @@ import type { ConversationInput, ConversationOutcome } from '../../workflows/sha
 import type { CallAgent } from '../../domain/calls/queue';
 import { enqueueSignal, slotKeeperId } from '../../workflows/shared/slots';
 import { cpuSampler, sample, temporalWork, type Cost, type ProcessRoles } from './cost';
+import { testEncryption } from '../support/payload-keys';
 
 /**
  * Issue 18's baseline for calls: the same call flow with every activity a no-op. The real call
@@ -54,8 +55,8 @@ export interface NoopCallFlowResult {
  */
 export async function runNoopCallFlow(options: { temporalAddress: string; roles: ProcessRoles; calls: number; limit: number; conversationSeconds: number; sampleWorkflows: number }): Promise<NoopCallFlowResult> {
   await registerNamespaceAndSearchAttributes(options.temporalAddress, NAMESPACE);
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
-  const clientConnection = await Connection.connect({ address: options.temporalAddress });
+  const connection = await NativeConnection.connect({ address: options.temporalAddress, plugins: [testEncryption.plugin] });
+  const clientConnection = await Connection.connect({ address: options.temporalAddress, plugins: [testEncryption.plugin] });
   const client = new Client({ connection: clientConnection, namespace: NAMESPACE });
   const workspaceId = `ws_noop_${randomInt(1e9)}`;
   const activities = noopActivities(client, options);

@@ -14,6 +14,7 @@ import type { DisposableServers } from '../support/disposable-servers';
 import { storedEndpoint } from '../support/webhooks';
 import { countStoreOperations, cpuSampler, sample, temporalWork, type Cost, type ProcessRoles } from './cost';
 import type { ReceiverArrivals, ReceiverReady } from './receiver-process';
+import { testEncryption } from '../support/payload-keys';
 
 /**
  * The webhook deliveries' load and cost (issue 18), each measured next to the baseline of the
@@ -118,7 +119,7 @@ async function startReceiver(): Promise<Receiver> {
  * `BENCH_WEBHOOK_LOCAL=0` turns the local first attempt off, to measure each on its own.
  */
 async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
-  const connection = await NativeConnection.connect({ address: servers.temporalAddress });
+  const connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });
   const eager = process.env.BENCH_WEBHOOK_EAGER !== '0';
   // Counts the starts that went straight to this process's worker (eagerly started).
   const starts = { eager: 0 };
@@ -133,7 +134,7 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
       },
     ],
   };
-  const client = new Client({ connection: eager ? connection : await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace, interceptors });
+  const client = new Client({ connection: eager ? connection : await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace, interceptors });
   const receiver = await startReceiver();
   const workflowBundle = await bundleWorkflows(TESTING_WORKFLOWS_PATH);
   const secret = `whsec_${newId()}`;

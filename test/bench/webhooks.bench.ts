@@ -14,6 +14,7 @@ import { storedEndpoint } from '../support/webhooks';
 import { writeLatencyChart } from './charts';
 import { cpuMsPerUnit, describeCost } from './cost';
 import { LADDER_RATES, runWebhookLoad, SUSTAINED_P95_MS, type SystemName, type SystemResult } from './webhooks-load';
+import { testEncryption } from '../support/payload-keys';
 
 export interface WebhooksBenchResult {
   name: string;
@@ -265,7 +266,7 @@ interface BenchWorker {
 
 /** The `webhooks` role as workers/main.ts builds it, in this process. */
 async function startWorker(stack: BenchWorker, servers: DisposableServers): Promise<void> {
-  stack.connection = await NativeConnection.connect({ address: servers.temporalAddress });
+  stack.connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });
   // As workers/main.ts: the fan-out's client shares the worker's connection (eager starts).
   stack.client = new Client({ connection: stack.connection, namespace: servers.namespace });
   [stack.worker] = await createWorkers({

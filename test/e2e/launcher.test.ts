@@ -6,6 +6,9 @@ import { expect } from 'chai';
 import { Connection, Client } from '@temporalio/client';
 import mongoose from 'mongoose';
 import { Probe } from '../../db/models/probe';
+import { temporalConnectionOptions } from '../../domain/shared/temporal';
+import { payloadEncryption } from '../../domain/shared/payload-encryption';
+import { LOCAL_PAYLOAD_KEY_FILE, readLocalPayloadKey } from '../../scripts/infra/local-payload-key';
 import { freePort, ROOT, waitForPort } from '../../scripts/infra/processes';
 import { createLocal, testServers } from '../support/servers';
 
@@ -28,6 +31,7 @@ describe('the launcher (npm start)', function () {
   });
 
   let probe: { probe_id: string; workflow_id: string };
+  let keyBeforeRestart = '';
 
   it('starts every service, prints the URLs, and serves the API, the media service and the Temporal UI', async () => {
     launcher = await launch(ports, dataDir);
@@ -51,6 +55,35 @@ describe('the launcher (npm start)', function () {
     expect(await uiListsWorkflow(ports.TEMPORAL_UI_PORT, probe.workflow_id)).to.equal('WORKFLOW_EXECUTION_STATUS_COMPLETED');
   });
 
+  it('encrypts Temporal payloads with a key it made in the data folder, and the UI decodes them through the codec server', async () => {
+    const keyFile = path.join(dataDir, LOCAL_PAYLOAD_KEY_FILE);
+    expect(fs.statSync(keyFile).mode & 0o777).to.equal(0o600);
+    keyBeforeRestart = fs.readFileSync(keyFile, 'utf8');
+    const codec = `http://127.0.0.1:${ports.PORT}/codec`;
+    expect(launcher!.output()).to.include(codec).and.include(keyFile);
+    // The dev server's UI was told where to decode (its settings, as its pages read them).
+    const settings = (await (await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+    expect(settings.Codec?.Endpoint).to.equal(codec);
+
+    // Raw, the probe's summary is ciphertext; with the launcher's key, and through the codec server as the UI's page calls it, it reads.
+    const summary = async (encrypted: boolean) => {
+      const connection = await Connection.connect(temporalConnectionOptions(`127.0.0.1:${ports.TEMPORAL_PORT}`, 'default', null, encrypted ? payloadEncryption(readLocalPayloadKey(dataDir)!) : null));
+      try {
+        return await new Client({ connection }).workflow.getHandle(probe.workflow_id).describe().then((d) => d.staticSummary());
+      } finally {
+        await connection.close();
+      }
+    };
+    expect(await summary(false).catch((err: Error) => err.message)).to.match(/Unknown encoding: binary\/encrypted/);
+    expect(await summary(true)).to.equal(`round-trip probe ${probe.probe_id}`);
+    const uiOrigin = `http://localhost:${ports.TEMPORAL_UI_PORT}`;
+    type Payloads = { payloads: { metadata: Record<string, string>; data: string }[] };
+    const [encrypted] = ((await (await fetch(`${codec}/encode`, { method: 'POST', headers: { Origin: uiOrigin, 'Content-Type': 'application/json' }, body: JSON.stringify({ payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] }) })).json()) as Payloads).payloads;
+    const decoded = await fetch(`${codec}/decode`, { method: 'POST', headers: { Origin: uiOrigin, 'Content-Type': 'application/json', 'X-Namespace': 'default' }, body: JSON.stringify({ payloads: [encrypted] }) });
+    expect([decoded.status, decoded.headers.get('access-control-allow-origin')]).to.deep.equal([200, uiOrigin]);
+    expect(Buffer.from(((await decoded.json()) as Payloads).payloads[0]!.data, 'base64').toString()).to.equal('"x"');
+  });
+
   it('stops every child on Ctrl-C and exits 0', async () => {
     const code = await launcher!.interrupt();
     expect(code).to.equal(0);
@@ -66,6 +99,8 @@ describe('the launcher (npm start)', function () {
       expect(description.status.name).to.equal('COMPLETED');
       const saved = await db.collection('probes').findOne({ _id: probe.probe_id as never });
       expect(saved?.note).to.equal('before restart');
+      // The same key, so that the histories of the first run still decrypt.
+      expect(fs.readFileSync(path.join(dataDir, LOCAL_PAYLOAD_KEY_FILE), 'utf8')).to.equal(keyBeforeRestart);
     } finally {
       await connection.close();
       await db.close();

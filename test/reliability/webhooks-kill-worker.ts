@@ -12,6 +12,7 @@ import { startDisposableServers, type DisposableServers } from '../support/dispo
 import { startWebhookReceiver, type ReceivedWebhook, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver';
 import { receiverAccepts, storedEndpoint } from '../support/webhooks';
 import { TEST_DATA_KEYS_ENV, useTestDataKeys } from '../support/data-keys';
+import { TEST_PAYLOAD_KEYS_ENV, testEncryption } from '../support/payload-keys';
 
 /**
  * `npm run reliability:webhooks`: webhook deliveries survive a worker that dies mid-flight.
@@ -88,7 +89,7 @@ async function exercise(run: Run): Promise<boolean> {
   // so worker 1 dies with local activities in flight; what the fan-out remembers is in this
   // process, so the worker reads the store instead (the fast path's fallback).
   forceLocalFirstAttempts(true);
-  run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress }), namespace: servers.namespace });
+  run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
 
   log('starting worker 1');
   const first = await startWorker(run, 1);
@@ -169,6 +170,7 @@ async function startWorker(run: Run, n: number): Promise<ManagedProcess> {
       TEMPORAL_NAMESPACE: servers.namespace,
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       LOG_LEVEL: 'warn',
+      ...TEST_PAYLOAD_KEYS_ENV,
     },
     output: { file: logFile },
   });

@@ -17,6 +17,8 @@ import type { TaskQueueRole } from '../../workflows/shared/task-queues';
 import type { EmbeddingsConfig } from '../../config/env';
 import { createLocal, workflowBundle } from './servers';
 import { useTestDataKeys } from './data-keys';
+import { testCodecServer } from './codec-server';
+import type { CodecServerDeps } from '../../api/codec-server';
 
 /** A fetch Response whose JSON tests read without declaring every shape. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -69,6 +71,8 @@ export interface StartApiOptions {
   addressLimits?: Partial<Record<LimitedAction, Allowance>>;
   /** Password hashes at once and waiting (default: the production bound). */
   passwordHashLimits?: { concurrency: number; queue: number };
+  /** The codec server at `/codec` (default: the tests' key, token and UI origin). */
+  codecServer?: CodecServerDeps;
 }
 
 /** Every test of a file signs up and in from one address: allowances no file reaches. */
@@ -132,6 +136,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
     paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds,
     addressLimits: options.addressLimits ?? GENEROUS_ADDRESS_LIMITS,
     temporal: options.temporal ?? env.client,
+    codecServer: options.codecServer ?? testCodecServer(),
     extraRoutes: options.extraRoutes,
     logger: options.logger ?? quietLogger,
   });

@@ -16,6 +16,7 @@ import { startTestProviders, type TestProviders } from './providers';
 import { quietTemporalRuntime } from './disposable-servers';
 import { TEST_AUTH_CONFIG } from './api';
 import { TEST_DATA_KEYS_ENV } from './data-keys';
+import { TEST_PAYLOAD_KEYS_ENV, testEncryption } from './payload-keys';
 
 /**
  * The cluster profile for tests and benchmarks, as `npm run start:cluster` runs it: the real
@@ -86,7 +87,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
     const mongodbUri = ferret.uri(DATABASE_NAME);
     temporal = options.temporal === 'dev' ? await startDevServer(tempDir) : await startTemporalCluster({ dataDir: tempDir, ports: await freeClusterPorts(), postgresPort: await freePort(), namespace: 'default', fast: true, ui: options.ui, output: { dir: tempDir } });
     await connectMongo(mongodbUri);
-    client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: 'default' });
+    client = new Client({ connection: await Connection.connect({ address: temporal.address, plugins: [testEncryption.plugin] }), namespace: 'default' });
     providers = await startTestProviders({ poolSize: 4, timeoutMs: 10_000 });
     const { telephony, tts, llm, stt } = providers.config;
     const apiPorts = await Promise.all(Array.from({ length: counts.api }, () => freePort()));
@@ -117,6 +118,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       // The simulators and the webhook receivers of the tests listen on loopback.
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...TEST_PAYLOAD_KEYS_ENV,
       ...options.env,
     };
     const start = async (role: AppRole, index: number, port?: number) => {

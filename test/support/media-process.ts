@@ -3,6 +3,7 @@ import { languageModelsEnv, type LanguageModelsConfig } from '../../config/env';
 import { freePort, startProcess, type ManagedProcess } from '../../scripts/infra/processes';
 import { until } from './until';
 import { TEST_DATA_KEYS_ENV } from './data-keys';
+import { TEST_PAYLOAD_KEYS_ENV } from './payload-keys';
 
 interface ServiceAddress {
   baseUrl: string;
@@ -57,6 +58,7 @@ export async function startMediaProcess(options: MediaProcessOptions): Promise<R
       TTS_BASE_URL: tts.baseUrl,
       TTS_API_KEY: tts.apiKey,
       TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...TEST_PAYLOAD_KEYS_ENV,
     },
   });
   const url = `http://127.0.0.1:${port}`;

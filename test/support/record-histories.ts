@@ -6,7 +6,9 @@
  *
  * Each scenario runs for real, as `npm test` runs it: a fresh FerretDB and Temporal dev server,
  * the API with real workers, the media service, and the simulators of telephony, speech
- * recognition, language model and synthesis (test/support/providers.ts). Each history is
+ * recognition, language model and synthesis (test/support/providers.ts). Payloads are encrypted
+ * as in production, with the tests' fixed key (test/support/payload-keys.ts): histories recorded
+ * since encryption replay only with it (the replay test installs it); older ones are plaintext. Each history is
  * written to test/fixtures/histories/<name>.json, and replaying it uses the file name as its
  * workflow id. Re-record a history only when a workflow change is meant to be incompatible
  * (with a patch, keep the old history too, as below).
@@ -104,6 +106,20 @@ const scenarios: Scenario[] = [
     async record({ temporal }) {
       await recordKycReview(temporal.client);
       save('kyc-review-approved', temporal, workflowIds.kyc(KYC_WORKSPACE_ID));
+    },
+  },
+  {
+    // As `call-outbound-completed`, under a name of its own: the first call history recorded with
+    // its payloads encrypted (docs/decisions/0200), kept so that the replay test proves encrypted
+    // histories replay with the codec (and not without it).
+    histories: ['call-outbound-completed-encrypted'],
+    server: 'main',
+    async record(stack) {
+      const agentId = await createAgent(stack, { welcome_message: 'Hello from Acme.' });
+      const to = callee(stack, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
+      const callId = await placeCall(stack, agentId, to);
+      await expectCallEnded(stack, callId, 'completed');
+      save('call-outbound-completed-encrypted', stack.temporal, workflowIds.call(callId));
     },
   },
   {

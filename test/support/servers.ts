@@ -10,12 +10,15 @@ import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/
 import { startFerretDb } from '../../scripts/infra/servers';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { SEARCH_ATTRIBUTE_KEYS, searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { testEncryption } from './payload-keys';
 
 /**
  * The servers every test shares, started once by the root hook (hooks.ts):
  * - FerretDB on a free port with a temporary data folder (or TEST_MONGODB_URI);
  * - the Temporal dev server through TestWorkflowEnvironment.createLocal with our built
  *   binary as an `existing-path` executable (or TEST_TEMPORAL_ADDRESS).
+ * Their connections carry the payload encryption as production's do (the test key): every
+ * client and worker made on them encrypts (docs/decisions/0200).
  */
 export interface TestServers {
   mongodbUri: string;
@@ -41,8 +44,9 @@ export async function startTestServers(): Promise<TestServers> {
     mongodbUri = ferret.uri(dbName);
   }
   const temporal = process.env.TEST_TEMPORAL_ADDRESS
-    ? await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEST_TEMPORAL_ADDRESS })
+    ? await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEST_TEMPORAL_ADDRESS, plugins: [testEncryption.plugin] })
     : await TestWorkflowEnvironment.createLocal({
+        plugins: [testEncryption.plugin],
         server: {
           executable: { type: 'existing-path', path: requireTool('temporal') },
           extraArgs: searchAttributeRegistrations(),
@@ -68,6 +72,7 @@ export async function stopTestServers(): Promise<void> {
  */
 export async function createTimeSkipping(): Promise<TestWorkflowEnvironment> {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
+    plugins: [testEncryption.plugin],
     server: { executable: { type: 'existing-path', path: requireTool('temporalTestServer') } },
   });
   await registerSearchAttributes(env.connection, env.namespace ?? 'default');

@@ -2,16 +2,20 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { requireTool } from '../../scripts/infra/processes';
 import { createLocal } from './servers';
+import { standaloneCodecEndpoint, TEST_CODEC_SERVER_TOKEN } from './codec-server';
 
 const run = promisify(execFile);
 
 /**
  * The Temporal CLI (`.tools/bin/temporal`) against the shared test dev server, as ops use it
- * beside the Web UI. Run without blocking: the test's workers share this process.
+ * beside the Web UI: payloads decrypted by the codec server (`--codec-endpoint`, the staff
+ * token in `--codec-auth`; docs/decisions/0201). Run without blocking: the test's workers share
+ * this process.
  */
 async function temporal<T>(args: string[]): Promise<T> {
   const env = createLocal();
-  const { stdout } = await run(requireTool('temporal'), [...args, '--address', env.address, '--namespace', env.namespace ?? 'default', '--output', 'json']);
+  const codec = ['--codec-endpoint', await standaloneCodecEndpoint(), '--codec-auth', `Bearer ${TEST_CODEC_SERVER_TOKEN}`];
+  const { stdout } = await run(requireTool('temporal'), [...args, '--address', env.address, '--namespace', env.namespace ?? 'default', ...codec, '--output', 'json']);
   return JSON.parse(stdout) as T;
 }
 

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { loadConfig } from '../../config/env';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/shared/search-attributes';
-import { CLUSTER_DYNAMIC_CONFIG, NUM_HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../../scripts/infra/temporal-cluster';
+import { CLUSTER_DYNAMIC_CONFIG, defaultClusterPorts, NUM_HISTORY_SHARDS, startTemporalCluster, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION, uiServerConfig } from '../../scripts/infra/temporal-cluster';
+import { codecServerEnv } from '../../scripts/infra/launcher';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -25,10 +26,16 @@ const installer = fs.readFileSync(path.join(ROOT, 'scripts/install-tools.sh'), '
 const pinned = (name: string) => new RegExp(`^${name}="([^"]+)"`, 'm').exec(installer)?.[1];
 const tag = (service: string) => services[service]!.image!.split(':')[1]!;
 
-/** The compose file's `${NAME:?...}` and `${NAME:-default}` as `docker compose` fills them with only AUTH_SECRET and DATA_KEYS set. */
+/** What `.env` must hold (the compose file's `${NAME:?...}`). */
+const REQUIRED_SETTINGS: Record<string, string> = { AUTH_SECRET: 'a-secret-of-at-least-32-characters-long!', TEMPORAL_PAYLOAD_KEYS: `p1:${Buffer.alloc(32, 7).toString('base64')}`, DATA_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}` };
+
+/** The compose file's `${NAME:?...}` and `${NAME:-default}` as `docker compose` fills them with only the required settings set. */
 function interpolated(environment: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(environment).map(([name, value]) => [name, value.replace(/\$\{AUTH_SECRET:\?[^}]*\}/, 'a-secret-of-at-least-32-characters-long!').replace(/\$\{DATA_KEYS:\?[^}]*\}/, `k1:${Buffer.alloc(32, 7).toString('base64')}`).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
+    Object.entries(environment).map(([name, value]) => [
+      name,
+      value.replace(/\$\{([A-Z_]+):\?.*\}$/, (_, required: string) => REQUIRED_SETTINGS[required] ?? '').replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'),
+    ]),
   );
 }
 
@@ -101,5 +108,53 @@ describe('docker-compose.yml', () => {
     expect(media.mediaPort).to.equal(8081);
     // A public deployment names each node by its host name instead.
     expect(loadConfig({ MEDIA_PUBLIC_URL: 'wss://{hostname}.media.example.com' }).mediaPublicUrl).to.equal(`wss://${os.hostname()}.media.example.com`);
+  });
+
+  it('needs the Temporal payload keys: the processes refuse to start in production without them', () => {
+    for (const name of ['api', 'worker', 'media']) {
+      const env = services[name]!.environment!;
+      expect(env.TEMPORAL_PAYLOAD_KEYS, name).to.match(/^\$\{TEMPORAL_PAYLOAD_KEYS:\?/);
+      const config = loadConfig(interpolated(env));
+      expect(config.temporalPayloadKeys?.currentKeyId, name).to.equal('p1');
+      expect(() => loadConfig({ ...interpolated(env), TEMPORAL_PAYLOAD_KEYS: '' }), name).to.throw('TEMPORAL_PAYLOAD_KEYS must be set');
+    }
+  });
+
+  it('publishes the Temporal frontend and Web UI on loopback only, and nothing else of Temporal or the databases', () => {
+    expect(services.temporal!.ports).to.deep.equal(['127.0.0.1:7233:7233']);
+    expect(services['temporal-ui']!.ports).to.deep.equal(['127.0.0.1:8233:8233']);
+    for (const name of ['postgresql', 'mongo-1', 'mongo-2', 'mongo-3', 'temporal-schema', 'temporal-namespace']) expect(services[name]!.ports, name).to.equal(undefined);
+    // Every published port of any service binds an address, or is the API's or a media node's (public by design).
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) if (!['api', 'media'].includes(name)) expect(port, name).to.match(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it("points the Web UI at the API's codec server, which allows the UI's origin", () => {
+    const ui = interpolated(services['temporal-ui']!.environment!);
+    expect(ui.TEMPORAL_CODEC_ENDPOINT).to.equal('http://localhost:8080/codec');
+    const api = loadConfig(interpolated(services.api!.environment!));
+    expect(api.codecServer.uiOrigins).to.include('http://localhost:8233');
+    // Unset, the production codec server answers 503 rather than serve without a credential.
+    expect(api.codecServer.token).to.equal(null);
+    expect(services.api!.environment!.CODEC_SERVER_TOKEN).to.match(/^\$\{CODEC_SERVER_TOKEN:-\}$/);
+  });
+});
+
+describe('the cluster profile (npm run start:cluster)', () => {
+  it('refuses to bind the Temporal server and its UI anywhere but loopback', async () => {
+    for (const host of ['0.0.0.0', '192.168.1.20', '::']) {
+      const error = await startTemporalCluster({ host, dataDir: os.tmpdir(), ports: defaultClusterPorts(), postgresPort: 5432, namespace: 'default', output: { dir: os.tmpdir() } }).catch((err: Error) => err);
+      expect(error, host).to.be.instanceOf(Error).with.property('message').that.contains('loopback');
+    }
+  });
+
+  it("configures the UI server to decode through the API's codec server, whose CORS allows the UI", () => {
+    const codec = codecServerEnv({}, 8080, 8233);
+    expect(codec.endpoint).to.equal('http://127.0.0.1:8080/codec');
+    expect(uiServerConfig({ host: '127.0.0.1', port: 8233, temporalAddress: '127.0.0.1:7233', namespace: 'default', codecEndpoint: codec.endpoint })).to.deep.include({ host: '127.0.0.1', codec: { endpoint: 'http://127.0.0.1:8080/codec' } });
+    expect(loadConfig(codec.env).codecServer.uiOrigins).to.deep.equal(['http://localhost:8233', 'http://127.0.0.1:8233']);
+    // A stack bound to every interface still sends the browser to this machine's address; given origins are kept.
+    expect(codecServerEnv({ HOST: '0.0.0.0', TEMPORAL_UI_ORIGIN: 'https://temporal.example.com' }, 9000, 8233)).to.deep.equal({ endpoint: 'http://127.0.0.1:9000/codec', env: {} });
   });
 });

@@ -15,6 +15,10 @@ describe('workflow bundles: production and testing', function () {
     for (const name of TEST_ONLY) expect(code, name).not.to.include(`function ${name}(`);
   });
 
+  it("both carry the failure converter that moves failures' messages into their encrypted attributes (docs/decisions/0200)", async () => {
+    for (const { code } of [await bundleWorkflows(), await workflowBundle()]) expect(code).to.match(/DefaultFailureConverter\(\{\s*encodeCommonAttributes: true\s*\}\)/);
+  });
+
   it("the tests' bundle adds the stand-ins", async () => {
     const { code } = await workflowBundle();
     for (const name of ['callWorkflow', ...TEST_ONLY]) expect(code, name).to.include(`function ${name}(`);

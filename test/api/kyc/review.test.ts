@@ -12,6 +12,7 @@ import { startApi, type RunningApi } from '../../support/api';
 import { signUp, withJson, type SignedUp } from '../../support/accounts';
 import { createLocal } from '../../support/servers';
 import { FILES, readyToSubmit, upload, uploadRequest, validDetails } from './fixtures';
+import { TEST_PAYLOAD_KEYS_ENV } from '../../support/payload-keys';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -176,7 +177,8 @@ function kycScript(args: string[], env: Record<string, string> = {}) {
   const temporal = createLocal();
   return promisify(execFile)('npm', ['run', '--silent', ...args], {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace ?? 'default', ...env },
+    // The tests' payload key, as staff's scripts carry the deployment's.
+    env: { ...process.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace ?? 'default', ...TEST_PAYLOAD_KEYS_ENV, ...env },
     timeout: 60_000,
   });
 }

@@ -1,4 +1,6 @@
+import { expect } from 'chai';
 import type { ProvidersConfig } from '../../config/env';
+import { activeOwner, withJson } from './accounts';
 import { startApi, type RunningApi, type StartApiOptions } from './api';
 import {
   PAYMENT_SIMULATOR_KEY_ID,
@@ -52,4 +54,17 @@ export function paymentStackPerSuite(options: Pick<StartApiOptions, 'workers' | 
     await stack.gateway?.close();
   });
   return stack;
+}
+
+/** A fresh active owner of a workspace, with headers that name it. */
+export async function paymentOwner(api: RunningApi): Promise<{ workspaceId: string; headers: Record<string, string> }> {
+  const signedUp = await activeOwner(api, { name: 'Asha Rao' });
+  return { workspaceId: signedUp.workspaceId, headers: { ...signedUp.auth, 'X-Workspace-ID': signedUp.workspaceId } };
+}
+
+/** `POST /billing/topup`, which must answer 201: the top-up's body. */
+export async function startedTopup(api: RunningApi, headers: Record<string, string>, body: unknown) {
+  const res = await api.request('/api/v1/billing/topup', withJson('POST', body, headers));
+  expect(res.status, await res.clone().text()).to.equal(201);
+  return res.json();
 }

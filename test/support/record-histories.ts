@@ -114,26 +114,14 @@ const scenarios: Scenario[] = [
     // histories replay with the codec (and not without it).
     histories: ['call-outbound-completed-encrypted'],
     server: 'main',
-    async record(stack) {
-      const agentId = await createAgent(stack, { welcome_message: 'Hello from Acme.' });
-      const to = callee(stack, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
-      const callId = await placeCall(stack, agentId, to);
-      await expectCallEnded(stack, callId, 'completed');
-      save('call-outbound-completed-encrypted', stack.temporal, workflowIds.call(callId));
-    },
+    record: (stack) => recordOutboundCompleted(stack, 'call-outbound-completed-encrypted'),
   },
   {
     // Queued, granted a slot by the keeper, dialled, answered; the conversation activity on the
     // media service (a turn), the callee hangs up; charged; the analytics child.
     histories: ['call-outbound-completed'],
     server: 'main',
-    async record(stack) {
-      const agentId = await createAgent(stack, { welcome_message: 'Hello from Acme.' });
-      const to = callee(stack, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
-      const callId = await placeCall(stack, agentId, to);
-      await expectCallEnded(stack, callId, 'completed');
-      save('call-outbound-completed', stack.temporal, workflowIds.call(callId));
-    },
+    record: (stack) => recordOutboundCompleted(stack, 'call-outbound-completed'),
   },
   {
     // Queued, granted, dialled: the callee is busy; the slot goes back.
@@ -440,3 +428,12 @@ main()
     process.exitCode = 1;
   })
   .finally(() => receiver?.close());
+
+/** An outbound call answered, a turn, the callee hangs up: its history saved under `name`. */
+async function recordOutboundCompleted(stack: Stack, name: string): Promise<void> {
+  const agentId = await createAgent(stack, { welcome_message: 'Hello from Acme.' });
+  const to = callee(stack, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
+  const callId = await placeCall(stack, agentId, to);
+  await expectCallEnded(stack, callId, 'completed');
+  save(name, stack.temporal, workflowIds.call(callId));
+}

@@ -6,8 +6,8 @@ import type { PaymentSimulator } from '../../../simulators/payments/simulator';
 import { workflowIds } from '../../../workflows/shared/ids';
 import type { PaymentCheckState } from '../../../workflows/shared/payments';
 import type { RunningApi } from '../../support/api';
-import { activeOwner, withJson } from '../../support/accounts';
-import { payAtGateway, paymentStackPerSuite } from '../../support/payment-gateway';
+import { withJson } from '../../support/accounts';
+import { payAtGateway, paymentOwner, paymentStackPerSuite, startedTopup } from '../../support/payment-gateway';
 import { createLocal } from '../../support/servers';
 
 type Headers = Record<string, string>;
@@ -24,15 +24,8 @@ describe('billing: each open order is checked at the gateway until paid', () => 
   const stack = paymentStackPerSuite({ workers: ['billing'], paymentCheckDelaysSeconds: [1, 1, 1, 1, 1, 1] });
   before(() => ({ api, gateway } = stack));
 
-  async function owner(): Promise<{ workspaceId: string; headers: Headers }> {
-    const signedUp = await activeOwner(api, { name: 'Asha Rao' });
-    return { workspaceId: signedUp.workspaceId, headers: { ...signedUp.auth, 'X-Workspace-ID': signedUp.workspaceId } };
-  }
-  const started = async (headers: Headers, body: unknown) => {
-    const res = await api.request('/api/v1/billing/topup', withJson('POST', body, headers));
-    expect(res.status, await res.clone().text()).to.equal(201);
-    return res.json();
-  };
+  const owner = () => paymentOwner(api);
+  const started = (headers: Headers, body: unknown) => startedTopup(api, headers, body);
   const balance = async (headers: Headers) => (await (await api.request('/api/v1/billing', { headers })).json()).credits_paise as number;
   const checkOf = (orderId: string) => createLocal().client.workflow.getHandle(workflowIds.paymentCheck(orderId));
   const outcomeOf = (orderId: string) => checkOf(orderId).result() as Promise<PaymentCheckState>;

@@ -7,8 +7,8 @@ import { Payment } from '../../../db/models/payment';
 import type { PaymentSimulator } from '../../../simulators/payments/simulator';
 import type { RunningApi } from '../../support/api';
 import { startApi } from '../../support/api';
-import { activeOwner, withJson } from '../../support/accounts';
-import { PAYMENT_SIMULATOR_WEBHOOK_SECRET, payAtGateway, paymentStackPerSuite, startPaymentGateway } from '../../support/payment-gateway';
+import { withJson } from '../../support/accounts';
+import { PAYMENT_SIMULATOR_WEBHOOK_SECRET, payAtGateway, paymentOwner, paymentStackPerSuite, startedTopup, startPaymentGateway } from '../../support/payment-gateway';
 
 type Headers = Record<string, string>;
 
@@ -25,15 +25,8 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
   before(() => ({ api, gateway } = stack));
 
   const webhookUrl = () => `${api.baseUrl}/api/v1/billing/razorpay/webhook`;
-  async function owner(): Promise<{ workspaceId: string; headers: Headers }> {
-    const signedUp = await activeOwner(api, { name: 'Asha Rao' });
-    return { workspaceId: signedUp.workspaceId, headers: { ...signedUp.auth, 'X-Workspace-ID': signedUp.workspaceId } };
-  }
-  const started = async (headers: Headers, body: unknown) => {
-    const res = await api.request('/api/v1/billing/topup', withJson('POST', body, headers));
-    expect(res.status, await res.clone().text()).to.equal(201);
-    return res.json();
-  };
+  const owner = () => paymentOwner(api);
+  const started = (headers: Headers, body: unknown) => startedTopup(api, headers, body);
   const complete = (headers: Headers, paymentId: string, body: unknown) => api.request(`/api/v1/billing/payments/${paymentId}/complete`, withJson('POST', body, headers));
   const balance = async (headers: Headers) => (await (await api.request('/api/v1/billing', { headers })).json()).credits_paise as number;
   /** What a payment left behind: its ledger items, invoices and completion audit events. */

@@ -33,7 +33,8 @@ describe('configuration', () => {
   });
 
   it('takes the keys of stored secrets, required in production, a development key only outside it', () => {
-    const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233', AUTH_SECRET: 's'.repeat(40) };
+    // The Temporal payload key is given: this is about the other key.
+    const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233', AUTH_SECRET: 's'.repeat(40), TEMPORAL_PAYLOAD_KEYS: `p1:${Buffer.alloc(32, 3).toString('base64')}` };
     expect(() => loadConfig(production)).to.throw('DATA_KEYS must be set when NODE_ENV=production');
     const k1 = Buffer.alloc(32, 1).toString('base64');
     const k2 = Buffer.alloc(32, 2).toString('base64');

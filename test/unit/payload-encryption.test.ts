@@ -90,7 +90,7 @@ describe('Temporal payload encryption', () => {
 });
 
 describe('Temporal payload keys (TEMPORAL_PAYLOAD_KEYS)', () => {
-  const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 'temporal:7233', AUTH_SECRET: 'a-secret-of-at-least-32-characters-long!' };
+  const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 'temporal:7233', AUTH_SECRET: 'a-secret-of-at-least-32-characters-long!', DATA_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` };
 
   it('is required in production; elsewhere absent unless set', () => {
     expect(() => loadConfig(production)).to.throw('TEMPORAL_PAYLOAD_KEYS must be set when NODE_ENV=production');

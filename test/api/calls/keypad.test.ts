@@ -71,7 +71,8 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       expect(call.transcript.filter((t) => t.role === 'user').map((t) => t.text)).to.deep.equal(['Goodbye.']);
       const requests = requestsSince(from).filter((r) => r.tools?.length);
       expect(requests).to.not.have.length(0);
-      for (const request of requests) expect(request.tools!.map((t) => t.function.name)).to.deep.equal(['end_call']);
+      // (Other built-in tools, such as the opt-out of a new agent, may be offered: not press_digits.)
+      for (const request of requests) expect(request.tools!.map((t) => t.function.name)).to.include('end_call').and.not.include('press_digits');
     });
   });
 

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { Router, type Request, type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
+import { apiRouter } from './routes/router';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import type { Config } from '../config/env';
 import { HttpError } from '../domain/shared/http-error';
@@ -42,7 +43,7 @@ const BODY_LIMIT = '8mb';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
 
 export function codecServerRoutes(deps: CodecServerDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   const expected = deps.token === null ? null : digest(deps.token);
   const origins = new Set(deps.uiOrigins);
 

@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import { type Request, type Response, type Router } from 'express';
+import { apiRouter } from './router';
 import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
 import { addToDoNotCallAs, doNotCallCsv, doNotCallPage, importDoNotCallCsv, removeFromDoNotCallList, type NewDoNotCallBody } from '../../domain/calls/do-not-call';
 import { MAX_REPORTED_REJECTIONS } from '../../domain/batches/contacts-csv';
@@ -25,7 +26,7 @@ const E164 = /^\+[1-9][0-9]{6,14}$/;
  * every change that lists or unlists numbers is in the audit log.
  */
 export function doNotCallRoutes({ now }: { now: () => Date }): Router {
-  const router = Router();
+  const router = apiRouter();
 
   router.get('/do-not-call', async (req, res) => {
     res.json(await doNotCallPage(workspaceAccessOf(res).workspace.id, req.query as unknown as ListQuery));

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { useTestDataKeys } from '../support/data-keys';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +38,8 @@ export async function startBenchStack(plan: string, options: { timeStoreCommands
   const servers: Server[] = [];
   // The driver's command monitoring (timeStoreCommands) costs every command some CPU: only the
   // benches that split a request into the store's time and ours turn it on; production runs without.
+  // Stored secrets (webhook endpoints' signing secrets) are sealed as the services seal them (0196).
+  useTestDataKeys();
   await connectMongo(ferret.uri('bench'), { monitorCommands: options.timeStoreCommands === true });
   const workspaceId = newId();
   const now = new Date();

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { useTestDataKeys } from '../support/data-keys';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +57,8 @@ export interface CallsBenchStack {
 export async function startCallsBenchStack(options: { concurrencyLimit: number }): Promise<CallsBenchStack> {
   quietTemporalRuntime();
   const servers = await startDisposableServers('vas-bench-calls-');
+  // Stored secrets (webhook endpoints' signing secrets) are sealed as the services seal them (0196).
+  useTestDataKeys();
   await connectMongo(servers.mongodbUri);
   const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
   const connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });

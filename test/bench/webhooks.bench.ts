@@ -1,4 +1,5 @@
 import { Client } from '@temporalio/client';
+import { useTestDataKeys } from '../support/data-keys';
 import { NativeConnection, type LogEntry, type Worker } from '@temporalio/worker';
 import mongoose from 'mongoose';
 import { systemClock } from '../../activities';
@@ -121,6 +122,8 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
   const servers = await startDisposableServers('vas-bench-webhooks-');
   const stack: BenchWorker = { receivers: [] };
   try {
+    // Stored secrets (webhook endpoints' signing secrets) are sealed as the services seal them (0196).
+    useTestDataKeys();
     await connectMongo(servers.mongodbUri);
     // Issue 18: load and cost against the one-activity baseline of the same run.
     const load = await runWebhookLoad(servers);

@@ -15,7 +15,7 @@ import type { ConversationActivities } from '../../workflows/shared/conversation
 import { startTestProviders, type TestProviders } from './providers';
 import { quietTemporalRuntime } from './disposable-servers';
 import { TEST_AUTH_CONFIG } from './api';
-import { TEST_DATA_KEYS_ENV } from './data-keys';
+import { TEST_DATA_KEYS_ENV, useTestDataKeys } from './data-keys';
 import { TEST_PAYLOAD_KEYS_ENV, testEncryption } from './payload-keys';
 
 /**
@@ -63,6 +63,9 @@ export interface ClusterStackOptions {
 
 export async function startClusterStack(options: ClusterStackOptions = {}): Promise<ClusterStack> {
   quietTemporalRuntime();
+  // This process writes stored secrets too (a load workspace's webhook endpoint), which the
+  // nodes open with the same keys (docs/decisions/0196).
+  useTestDataKeys();
   const counts = { api: 2, worker: 2, media: 2, ...options.nodes };
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-cluster-'));
   const infrastructure: ManagedProcess[] = [];

@@ -98,14 +98,10 @@ describe('callWorkflow queue phase under time skipping', function () {
     const today1630 = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate(), 16, 30);
     const placeAt = today1630 > now ? today1630 : today1630 + 24 * HOUR_MS;
     await env.sleep(placeAt - now);
-    // The calls that need not wait go first, and end, before the one that waits 11 hours is
-    // placed: awaited together, the server may skip to that call's timer while the others are
-    // still between tasks, and they would seem to have waited too.
+    const indian = await placeCall(env, kept, keptAgent._id, { to: '+919812345678', from: '+918047180001' });
     const abroad = await placeCall(env, kept, keptAgent._id, { to: '+14155550123', from: '+918047180001' });
     const elsewhere = await placeCall(env, notKept, otherAgent._id, { to: '+919812345679', from: '+918047180001' });
-    await Promise.all([abroad.handle.result(), elsewhere.handle.result()]);
-    const indian = await placeCall(env, kept, keptAgent._id, { to: '+919812345678', from: '+918047180001' });
-    await indian.handle.result();
+    await Promise.all([indian.handle.result(), abroad.handle.result(), elsewhere.handle.result()]);
 
     const dequeuedAfter = async ({ callId, queuedAt }: { callId: string; queuedAt: Date }) => {
       const dequeued = (await timeline(callId)).find((e) => e.type === 'call.dequeued')!;

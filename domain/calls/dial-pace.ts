@@ -29,16 +29,7 @@ export interface DialMoment {
 export async function takeDialMoment(dialsPerSecond: number, now: Date): Promise<DialMoment> {
   const intervalMs = 1000 / dialsPerSecond;
   for (;;) {
-    const pace = await DialPace.findById(PACE_ID).lean();
-    if (!pace) {
-      try {
-        await DialPace.create({ _id: PACE_ID, next_at: new Date(now.getTime() + intervalMs) });
-        return { at: now, ahead: 0 };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-        continue;
-      }
-    }
+    const pace = await paceRow();
     const at = Math.max(now.getTime(), pace.next_at.getTime());
     const { modifiedCount } = await DialPace.updateOne({ _id: PACE_ID, next_at: pace.next_at }, { $set: { next_at: new Date(at + intervalMs) } });
     if (modifiedCount === 1) return { at: new Date(at), ahead: Math.round((at - now.getTime()) / intervalMs) };
@@ -53,20 +44,27 @@ export async function takeDialMoment(dialsPerSecond: number, now: Date): Promise
 export async function takeDialTurn(dialsPerSecond: number): Promise<{ retryAt: Date | null }> {
   const intervalMs = 1000 / dialsPerSecond;
   for (;;) {
-    const pace = await DialPace.findById(PACE_ID).lean();
+    const pace = await paceRow();
     const now = Date.now();
-    if (!pace) {
-      try {
-        await DialPace.create({ _id: PACE_ID, next_at: new Date(now), last_sent_at: new Date(now) });
-        return { retryAt: null };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-        continue;
-      }
-    }
     const turnAt = pace.last_sent_at ? pace.last_sent_at.getTime() + intervalMs : now;
     if (turnAt > now) return { retryAt: new Date(turnAt) };
     const { modifiedCount } = await DialPace.updateOne({ _id: PACE_ID, last_sent_at: pace.last_sent_at ?? null }, { $set: { last_sent_at: new Date(now) } });
     if (modifiedCount === 1) return { retryAt: null };
+  }
+}
+
+/**
+ * The pace's row, made on the first dial ever (no moment given, no dial sent: both takers then
+ * start from now). Two nodes making it at once: the unique `_id` keeps one, and both read it.
+ */
+async function paceRow(): Promise<{ next_at: Date; last_sent_at?: Date | null }> {
+  for (;;) {
+    const pace = await DialPace.findById(PACE_ID).lean();
+    if (pace) return pace;
+    try {
+      await DialPace.create({ _id: PACE_ID, next_at: new Date(0), last_sent_at: null });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
   }
 }

@@ -12,4 +12,4 @@ files=()
 for arg in "$@"; do [[ "$arg" == *.ts ]] && files+=("$arg"); done
 [[ ${#files[@]} -gt 0 ]] || files=('test/cluster/**/*.cluster.ts')
 # One file at a time (each starts its own cluster); no root hook: the files start their servers.
-exec npx mocha --no-config --require tsx/cjs --extension ts --timeout 900000 --reporter spec "${files[@]}"
+exec npx mocha --no-config --exit --require tsx/cjs --extension ts --timeout 900000 --reporter spec "${files[@]}"

@@ -7,7 +7,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
+# --exit: once every test and the root hook's teardown have run, the run ends, even when a failed
+# test left a worker or a connection open (a CI run once waited on one until its time limit).
 for arg in "$@"; do
-  if [[ "$arg" != -* && ( "$arg" == *.ts || -d "$arg" ) ]]; then exec npx mocha "$@"; fi
+  if [[ "$arg" != -* && ( "$arg" == *.ts || -d "$arg" ) ]]; then exec npx mocha --exit "$@"; fi
 done
-exec npx mocha "$@" 'test/**/*.test.ts'
+exec npx mocha --exit "$@" 'test/**/*.test.ts'

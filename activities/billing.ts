@@ -4,7 +4,7 @@ import type { Seller } from '../domain/billing/invoices';
 import { Payment } from '../db/models/payment';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors';
 import type { PaymentGateway } from '../providers/payments/gateway';
-import type { PaymentCheckResult } from '../workflows/shared/payments';
+import type { PaymentCheckResult } from '../contracts/payments';
 import type { Clock } from './clock';
 
 export interface BillingDeps {

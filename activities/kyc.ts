@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { KycReviewInput } from '../workflows/shared/kyc';
+import type { KycReviewInput } from '../contracts/kyc';
 import { Workspace } from '../db/models/workspace';
 import { auditOnce, decide, markKycSubmitted, staff, type KycDecisionInput } from '../domain/kyc/review';
 import type { Clock } from './clock';

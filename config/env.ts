@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { parseDataKeys, type DataKeyRing } from '../domain/shared/secret-box';
-import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../workflows/shared/task-queues';
+import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../contracts/task-queues';
 
 /**
  * The one typed view of the environment. Every process reads its settings here, so a

@@ -11,8 +11,8 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { scriptPayloadEncryption } from './infra/local-payload-key';
-import { workflowIds } from '../workflows/shared/ids';
-import { MAX_REJECTION_REASON_LENGTH } from '../workflows/shared/kyc';
+import { workflowIds } from '../contracts/ids';
+import { MAX_REJECTION_REASON_LENGTH } from '../contracts/kyc';
 import { kycReviewOutcomeWithin, sendKycDecision } from '../domain/kyc/temporal';
 
 const USAGE = 'usage: npm run kyc:approve -- <workspace_id>\n       npm run kyc:reject -- <workspace_id> "<reason>"';

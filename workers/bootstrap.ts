@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemClock, type ActivityDeps } from '../activities';
-import { TASK_QUEUES, type TaskQueueRole } from '../workflows/shared/task-queues';
+import { TASK_QUEUES, type TaskQueueRole } from '../contracts/task-queues';
 import { hostLocalFirstAttempts } from '../domain/webhooks/first-attempts';
 import { FAILURE_CONVERTER_PATH } from '../domain/shared/payload-encryption';
 import { WORKER_ROLES, type WorkerTuning } from './roles';

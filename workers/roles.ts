@@ -1,7 +1,7 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { ACTIVITIES_BY_ROLE, type ActivityDeps } from '../activities';
 import { MAX_LOCAL_IN_FLIGHT } from '../domain/webhooks/first-attempts';
-import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY, TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../workflows/shared/task-queues';
+import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY, TASK_QUEUES, WEBHOOK_RETRY_QUEUE, type TaskQueueRole } from '../contracts/task-queues';
 
 /**
  * What each worker role serves. A role with nothing yet is absent: a Temporal worker needs at

@@ -1,6 +1,6 @@
 import { ActivityFailure, log, patched, proxyActivities, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { AnalyticsResult, AnalyticsWorkflowInput } from './shared/analytics';
+import type { AnalyticsResult, AnalyticsWorkflowInput } from '../contracts/analytics';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -2,7 +2,7 @@ import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, patch
 import type { createActivities } from '../activities';
 import type { QueuedBatchCalls } from '../activities/batches';
 import type { callWorkflow } from './call';
-import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from './shared/refusals';
+import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from '../contracts/refusals';
 import {
   BATCH_HISTORY_LIMIT,
   batchStateQuery,
@@ -18,9 +18,9 @@ import {
   type ContactChange,
   type ContactStatus,
   type WaitingContact,
-} from './shared/batches';
-import { callStartOptions, callWorkflowId, type CallState } from './shared/calls';
-import { TASK_QUEUES } from './shared/task-queues';
+} from '../contracts/batches';
+import { callStartOptions, callWorkflowId, type CallState } from '../contracts/calls';
+import { TASK_QUEUES } from '../contracts/task-queues';
 
 // Database and Temporal calls: retried until they are back (the batch's progress must not be lost).
 const { queueBatchCalls, recordBatchProgress, hangUpQueuedBatchCalls } = proxyActivities<ReturnType<typeof createActivities>>({
@@ -32,7 +32,7 @@ const { queueBatchCalls, recordBatchProgress, hangUpQueuedBatchCalls } = proxyAc
 const MAX_OFFERED = 100;
 
 /**
- * A refusal (workflows/shared/refusals.ts) holds for every call of the batch: the batch pauses
+ * A refusal (contracts/refusals.ts) holds for every call of the batch: the batch pauses
  * (or, the agent gone, is canceled: CALL_REFUSALS' `batch`) and the contact waits for its call
  * again, its attempt not counted.
  */

@@ -1,15 +1,15 @@
 import { allHandlersFinished, condition, executeChild, log, workflowInfo } from '@temporalio/workflow';
-import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START } from './shared/conversation';
-import { TASK_QUEUES } from './shared/task-queues';
-import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from './shared/refusals';
-import { analyticsWorkflowId } from './shared/analytics';
+import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START } from '../contracts/conversation';
+import { TASK_QUEUES } from '../contracts/task-queues';
+import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from '../contracts/refusals';
+import { analyticsWorkflowId } from '../contracts/analytics';
 import { analyticsWorkflow } from './analytics';
 import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
-import { AgentId, Kind, WorkspaceId } from './shared/search-attributes';
+import { AgentId, Kind, WorkspaceId } from '../contracts/search-attributes';
 import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
-import { callingWindowOf } from './shared/calling-hours';
-import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type MediaNodeChoice, type TransferProgress, type TransferRequest, type TransferResult } from './shared/calls';
+import { callingWindowOf } from '../contracts/calling-hours';
+import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type MediaNodeChoice, type TransferProgress, type TransferRequest, type TransferResult } from '../contracts/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,

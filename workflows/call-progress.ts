@@ -1,5 +1,5 @@
 import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { CallStatus } from './shared/search-attributes';
+import { CallStatus } from '../contracts/search-attributes';
 
 /**
  * What a call workflow shows ops in the Temporal UI as it moves: its `CallStatus` search

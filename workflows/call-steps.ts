@@ -1,7 +1,7 @@
 import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
-import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from './shared/conversation';
-import { TASK_QUEUES } from './shared/task-queues';
-import type { MediaNodeChoice } from './shared/calls';
+import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../contracts/conversation';
+import { TASK_QUEUES } from '../contracts/task-queues';
+import type { MediaNodeChoice } from '../contracts/calls';
 import type { createActivities } from '../activities';
 
 /**

@@ -7,7 +7,7 @@ import {
   stateQuery,
   type KycReviewInput,
   type KycReviewState,
-} from './shared/kyc';
+} from '../contracts/kyc';
 
 const { markKycSubmitted, approveKyc, rejectKyc } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',

@@ -1,6 +1,6 @@
 import { condition, log, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { PAYMENT_CHECK_DELAYS_SECONDS, paymentCheckStateQuery, paymentSettledSignal, type PaymentCheckInput, type PaymentCheckState } from './shared/payments';
+import { PAYMENT_CHECK_DELAYS_SECONDS, paymentCheckStateQuery, paymentSettledSignal, type PaymentCheckInput, type PaymentCheckState } from '../contracts/payments';
 
 const { checkPaymentAtGateway } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',

@@ -1,6 +1,6 @@
 import { log, proxyActivities, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { RoundTripInput, RoundTripResult } from './shared/roundtrip';
+import type { RoundTripInput, RoundTripResult } from '../contracts/roundtrip';
 
 const { recordProbe } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 seconds',

@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { callWorkflowId, slotGrantedSignal } from './shared/calls';
+import { callWorkflowId, slotGrantedSignal } from '../contracts/calls';
 import {
   enqueueSignal,
   releaseSignal,
@@ -25,7 +25,7 @@ import {
   type EnqueueCall,
   type SlotKeeperInput,
   type SlotKeeperState,
-} from './shared/slots';
+} from '../contracts/slots';
 
 const { concurrencyLimitOf, endedCalls } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -34,7 +34,7 @@ const { concurrencyLimitOf, endedCalls } = proxyActivities<ReturnType<typeof cre
 
 /**
  * The concurrency limit of one workspace (`slots-<workspace_id>`, task queue `calls`); the
- * protocol is in workflows/shared/slots.ts. It never ends: it continues as new, with its
+ * protocol is in contracts/slots.ts. It never ends: it continues as new, with its
  * state, when Temporal suggests it.
  *
  * Every decision is made synchronously inside the handler that makes a slot free (`release`,

@@ -20,8 +20,8 @@ import {
   type AttemptTrigger,
   type DeliveryState,
   type DeliveryWorkflowInput,
-} from './shared/webhooks';
-import { WEBHOOK_RETRY_QUEUE } from './shared/task-queues';
+} from '../contracts/webhooks';
+import { WEBHOOK_RETRY_QUEUE } from '../contracts/task-queues';
 
 type Activities = ReturnType<typeof createActivities>;
 

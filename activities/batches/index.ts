@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
-import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../workflows/shared/batches';
-import type { CallWorkflowInput } from '../../workflows/shared/calls';
+import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../contracts/batches';
+import type { CallWorkflowInput } from '../../contracts/calls';
 import { hangUpCallWorkflow } from '../../domain/calls/temporal';
 import { dialRefusalOf } from '../../domain/calls/queue';
-import { callRefusalFailure } from '../../workflows/shared/refusals';
+import { callRefusalFailure } from '../../contracts/refusals';
 import { createQueuedCall } from '../../domain/calls/place-call';
 import { concurrencyLimitOf } from '../../domain/calls/concurrency-limit';
 import { Batch, type BatchDocument } from '../../db/models/batch';

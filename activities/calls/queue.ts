@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { enqueueSignal, releaseSignal, type EnqueueCall, type ReleaseCall } from '../../workflows/shared/slots';
+import { enqueueSignal, releaseSignal, type EnqueueCall, type ReleaseCall } from '../../contracts/slots';
 import { signalKeeper } from '../../domain/calls/temporal';
 import { readCallAgent, type CallAgent } from '../../domain/calls/queue';
 import type { Clock } from '../clock';

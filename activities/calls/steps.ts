@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
-import { callingWindowOf } from '../../workflows/shared/calling-hours';
-import { enqueueSignal } from '../../workflows/shared/slots';
+import { callingWindowOf } from '../../contracts/calling-hours';
+import { enqueueSignal } from '../../contracts/slots';
 import type { Clock } from '../clock';
 import { recordEvent, type RecordEventInput } from '../../domain/webhooks/fan-out';
 import { callCapOf, chargeLedgerForCall, type CallCap } from '../../domain/calls/charging';
 import { signalKeeper } from '../../domain/calls/temporal';
 import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type CallAgent, type CallChanges } from '../../domain/calls/queue';
-import { callRefusalFailure } from '../../workflows/shared/refusals';
+import { callRefusalFailure } from '../../contracts/refusals';
 import { takeDialMoment } from '../../domain/calls/dial-pace';
 import { Call } from '../../db/models/call';
 
@@ -70,7 +70,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * A call holding a slot, before its dial: the checks made at the front (credits, the agent,
      * the workspace), then the agent's calling hours at `at` (the workflow's time). When it
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
-     * A refusal is a non-retryable failure of its CallRefusal type (workflows/shared/refusals.ts).
+     * A refusal is a non-retryable failure of its CallRefusal type (contracts/refusals.ts).
      */
     async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
       // The number is checked against the do-not-call list here too (0205): it may have been listed while the call waited.

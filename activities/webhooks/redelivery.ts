@@ -1,6 +1,6 @@
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookRedelivery } from '../../db/models/webhook-redelivery';
-import type { DeliveryTitle, RedeliveryProgress } from '../../workflows/shared/webhooks';
+import type { DeliveryTitle, RedeliveryProgress } from '../../contracts/webhooks';
 
 export interface FailedDelivery {
   id: string;

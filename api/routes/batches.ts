@@ -5,7 +5,7 @@ import { newId } from '../../db/ids';
 import { Batch, FINAL_BATCH_STATUSES, type BatchDocument } from '../../db/models/batch';
 import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import type { operations } from '../../schemas/api-types';
-import { cancelBatchUpdate, emptyCounts, pauseBatchUpdate, resumeBatchUpdate, type BatchWorkflowInput } from '../../workflows/shared/batches';
+import { cancelBatchUpdate, emptyCounts, pauseBatchUpdate, resumeBatchUpdate, type BatchWorkflowInput } from '../../contracts/batches';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import { outboundCaller } from '../../domain/calls/outbound-caller';

@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Client } from '@temporalio/client';
 import { Probe } from '../../db/models/probe';
 import type { operations } from '../../schemas/api-types';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { HttpError } from '../../domain/shared/http-error';
 import { resultWithin } from '../../domain/shared/temporal';
 import { startRoundTripProbe } from '../../domain/health/temporal';

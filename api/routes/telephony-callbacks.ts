@@ -6,7 +6,7 @@ import { conferenceXml, dialXml, HANGUP_ANSWER_XML, REJECT_ANSWER_XML, streamAns
 import { parseMachineDetection, parseStatusCallback, type CallbackParams, type StatusCallback } from '../../providers/telephony/callbacks';
 import { providerSignatureOf } from '../middleware/telephony-callback-replay';
 import { signStreamToken } from '../../domain/calls/stream-token';
-import { transferLegStreamKey, type ProviderStatusUpdate } from '../../workflows/shared/calls';
+import { transferLegStreamKey, type ProviderStatusUpdate } from '../../contracts/calls';
 import { answerCall, signalProviderStatus, signalTransferProgress } from '../../domain/calls/temporal';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
 import { chooseMediaNode, claimMediaNode } from '../../domain/calls/media-nodes';

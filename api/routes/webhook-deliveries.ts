@@ -9,7 +9,7 @@ import { newDeliveryId, PING_EVENT_ID } from '../../domain/webhooks/ids';
 import { webhookBody } from '../../domain/webhooks/payload';
 import { cancelWebhookWorkflows, startDeliveryWorkflow, startRedeliveryWorkflow } from '../../domain/webhooks/temporal';
 import type { operations } from '../../schemas/api-types';
-import type { RedeliveryInput } from '../../workflows/shared/webhooks';
+import type { RedeliveryInput } from '../../contracts/webhooks';
 import { creatorOf, workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../../domain/shared/http-error';
 import { resultWithin } from '../../domain/shared/temporal';

@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { CONTACT_STATUSES, type ContactStatus } from '../../workflows/shared/batches';
+import { CONTACT_STATUSES, type ContactStatus } from '../../contracts/batches';
 
 /** Row indexes are padded to this many digits so that ids sort in file order. */
 const ROW_DIGITS = 6;

@@ -1,8 +1,8 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 
-import { BATCH_STATUSES, type BatchStatus, type ContactCounts } from '../../workflows/shared/batches';
+import { BATCH_STATUSES, type BatchStatus, type ContactCounts } from '../../contracts/batches';
 
-export { BATCH_STATUSES, CONTACT_STATUSES, type BatchStatus, type ContactCounts, type ContactStatus } from '../../workflows/shared/batches';
+export { BATCH_STATUSES, CONTACT_STATUSES, type BatchStatus, type ContactCounts, type ContactStatus } from '../../contracts/batches';
 /** `completed` and `canceled` are final; `paused` queues no more calls (those queued or live go on). */
 export const FINAL_BATCH_STATUSES: readonly BatchStatus[] = ['completed', 'canceled'];
 

@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import type { CallChannel } from '../../workflows/shared/slots';
+import type { CallChannel } from '../../contracts/slots';
 
 /**
  * Call statuses. `queued` waits for a slot (outbound only); `ringing` and `in-progress` are

@@ -1,6 +1,6 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 
-import type { AttemptTrigger } from '../../workflows/shared/webhooks';
+import type { AttemptTrigger } from '../../contracts/webhooks';
 
 export const ATTEMPT_TRIGGERS: readonly AttemptTrigger[] = ['automatic', 'manual', 'test'];
 

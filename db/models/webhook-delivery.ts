@@ -1,6 +1,6 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 
-import type { DeliveryStatus } from '../../workflows/shared/webhooks';
+import type { DeliveryStatus } from '../../contracts/webhooks';
 
 export type { DeliveryStatus };
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'delivered', 'failed'];

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
-import { batchWorkflowId, type BatchWorkflow, type BatchWorkflowInput } from '../../workflows/shared/batches';
-import { AgentId, Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { batchWorkflowId, type BatchWorkflow, type BatchWorkflowInput } from '../../contracts/batches';
+import { AgentId, Kind, WorkspaceId } from '../../contracts/search-attributes';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 
 /** What the Temporal UI shows of a batch: who made it, from what, and how it retries. */
 export interface BatchTitle {

@@ -1,7 +1,7 @@
 import type { BatchDocument } from '../../db/models/batch';
 import type { BatchContactDocument } from '../../db/models/batch-contact';
 import type { components } from '../../schemas/api-types';
-import { emptyCounts, type ContactCounts } from '../../workflows/shared/batches';
+import { emptyCounts, type ContactCounts } from '../../contracts/batches';
 
 type BatchView = components['schemas']['Batch'];
 type ContactView = components['schemas']['BatchContact'];

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { workflowIds } from '../../workflows/shared/ids';
-import { paymentSettledSignal, type PaymentCheckInput, type PaymentCheckWorkflow } from '../../workflows/shared/payments';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { workflowIds } from '../../contracts/ids';
+import { paymentSettledSignal, type PaymentCheckInput, type PaymentCheckWorkflow } from '../../contracts/payments';
+import { Kind, WorkspaceId } from '../../contracts/search-attributes';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 
 /**
  * Starts the check of a new gateway order, `payment-<order id>` on the billing queue

@@ -4,7 +4,7 @@ import { Call, type CallStatus } from '../../db/models/call';
 import { balanceOf } from '../billing/ledger';
 import type { EventLevel } from '../webhooks/event-types';
 import { recordEvent } from '../webhooks/fan-out';
-import type { CallWorkflowInput, MediaNodeChoice } from '../../workflows/shared/calls';
+import type { CallWorkflowInput, MediaNodeChoice } from '../../contracts/calls';
 import { releaseSlot, startCallWorkflow, tryAcquireSlot } from './temporal';
 
 export interface LiveCallRequest {

@@ -7,7 +7,7 @@ import { PhoneNumber } from '../../db/models/phone-number';
 import { PhoneNumberKey } from '../../db/models/phone-number-key';
 import { ProviderCall } from '../../db/models/provider-call';
 import type { Logger } from '../shared/logger';
-import type { MediaNodeChoice } from '../../workflows/shared/calls';
+import type { MediaNodeChoice } from '../../contracts/calls';
 import { admitLiveCall, liveCallRecord, recordRefusedCall, type CallRefusal } from './admit-live-call';
 
 /** A call to one of the provider account's numbers, as its answer request tells it. */

@@ -1,6 +1,6 @@
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { MediaNode } from '../../db/models/media-node';
-import type { MediaNodeChoice } from '../../workflows/shared/calls';
+import type { MediaNodeChoice } from '../../contracts/calls';
 
 /**
  * The directory of media nodes (docs/decisions/0165). Each media node keeps its row fresh; the

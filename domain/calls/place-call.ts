@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import type { CallWorkflowInput } from '../../workflows/shared/calls';
+import type { CallWorkflowInput } from '../../contracts/calls';
 import { Call, type CallDocument } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
 

@@ -1,6 +1,6 @@
-import type { CallRefusal } from '../../workflows/shared/refusals';
-import type { CallingHours } from '../../workflows/shared/calling-hours';
-import { QUEUE_EXPIRY_MS } from '../../workflows/shared/calls';
+import type { CallRefusal } from '../../contracts/refusals';
+import type { CallingHours } from '../../contracts/calling-hours';
+import { QUEUE_EXPIRY_MS } from '../../contracts/calls';
 import { Agent } from '../../db/models/agent';
 import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';

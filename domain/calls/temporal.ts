@@ -19,7 +19,7 @@ import {
   type CallWorkflow,
   type CallWorkflowInput,
   type ProviderStatusUpdate,
-} from '../../workflows/shared/calls';
+} from '../../contracts/calls';
 import {
   enqueueSignal,
   releaseSignal,
@@ -31,15 +31,15 @@ import {
   type EnqueueCall,
   type ReleaseCall,
   type SlotKeeperWorkflow,
-} from '../../workflows/shared/slots';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+} from '../../contracts/slots';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { ignoreWorkflowNotFound } from '../shared/temporal';
 
 /**
  * The only code that starts, signals, queries or updates the calls area's workflows: each
  * call's `call-<call_id>` and each workspace's slot keeper. Callers (routes, MCP tools,
  * activities, the media node) name what they want done; the message names, ids and start
- * options stay here and in workflows/shared.
+ * options stay here and in contracts/.
  */
 
 /**

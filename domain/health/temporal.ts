@@ -1,8 +1,8 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { roundTripWorkflow } from '../../workflows/roundtrip';
-import { workflowIds } from '../../workflows/shared/ids';
-import { Kind } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { workflowIds } from '../../contracts/ids';
+import { Kind } from '../../contracts/search-attributes';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 
 /**
  * Starts the round-trip probe `roundtrip-<probe_id>` on the ops queue (`POST /health/roundtrip`):

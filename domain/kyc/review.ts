@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { KycPerson } from '../../workflows/shared/kyc';
+import type { KycPerson } from '../../contracts/kyc';
 import { recordWorkspaceAudit, type AuditRecord } from '../audit/audit-log';
 import { AuditEvent } from '../../db/models/audit-event';
 import { KYC_EDITABLE, KycRecord, type KycStatus } from '../../db/models/kyc';

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { workflowIds } from '../../workflows/shared/ids';
-import { approveSignal, rejectSignal, stateQuery, type KycReviewInput, type KycReviewState, type KycReviewWorkflow } from '../../workflows/shared/kyc';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { workflowIds } from '../../contracts/ids';
+import { approveSignal, rejectSignal, stateQuery, type KycReviewInput, type KycReviewState, type KycReviewWorkflow } from '../../contracts/kyc';
+import { Kind, WorkspaceId } from '../../contracts/search-attributes';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { resultWithin } from '../shared/temporal';
 
 /**

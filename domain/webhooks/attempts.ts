@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { GuardOptions } from '../../providers/net/guarded-request';
-import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../workflows/shared/webhooks';
+import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../contracts/webhooks';
 import { findByIdOwned } from '../../db/by-id';
 import { isDuplicateKeyError } from '../../db/errors';
 import { Agent } from '../../db/models/agent';

@@ -11,7 +11,7 @@ import { deliveryIdFor, eventIdFor } from './ids';
 import { webhookBody } from './payload';
 import { reserveLocalFirstAttempt } from './first-attempts';
 import { startDeliveryWorkflow } from './temporal';
-import type { DeliveryTitle } from '../../workflows/shared/webhooks';
+import type { DeliveryTitle } from '../../contracts/webhooks';
 
 export interface RecordEventInput {
   workspaceId: string;

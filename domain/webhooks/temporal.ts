@@ -1,8 +1,8 @@
 import { InternalConnectionLikeSymbol, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
-import { deliveryDetails, retryNowUpdate, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
+import { deliveryDetails, retryNowUpdate, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../contracts/webhooks';
 import { ignoreWorkflowNotFound } from '../shared/temporal';
-import { Kind, WorkspaceId } from '../../workflows/shared/search-attributes';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { Kind, WorkspaceId } from '../../contracts/search-attributes';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 
 export interface StartDelivery {
   deliveryId: string;

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { Call } from '../../db/models/call';
 import { announceMediaNode } from '../../domain/calls/temporal';
-import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../workflows/shared/conversation';
+import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../../contracts/conversation';
 import { saveRecording } from '../../domain/calls/recording-store';
 import { saveWithRetry, type ConversationSession } from './session';
 import type { StreamRegistry } from './stream-registry';

@@ -13,9 +13,9 @@ import { CallerDigits, digitsSent, digitsToPress, PRESS_DIGITS, PRESS_DIGITS_TOO
 import { SentenceChunker } from './sentences';
 import { VoicemailScreen, type DetectedBy, type VoicemailDeps } from './voicemail';
 import { TRANSFER_TOOL_NAME, transferOf, transferSettingsOf, transferTool } from './transfer';
-import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../workflows/shared/calls';
+import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import { fillVariables } from './variables';
-import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../workflows/shared/conversation';
+import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../contracts/conversation';
 
 /** A call's settings as the engine runs them: the agent's, with its tools. */
 export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & { tools: AgentTool[] };

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ProviderCallStatus, ProviderStatusUpdate } from '../../workflows/shared/calls';
+import type { ProviderCallStatus, ProviderStatusUpdate } from '../../contracts/calls';
 
 /**
  * Plivo's status callbacks: form-encoded POSTs to the ring, answer and hang-up URLs given at

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pingTemporal } from '../../api/health-checks';
 import { createTemporalClient } from '../../domain/shared/temporal';
-import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { searchAttributeRegistrations } from '../../contracts/search-attributes';
 import { requireTool, startProcess, waitForPort, type LocalDataServerOptions, type ManagedProcess, type StartOptions } from './processes';
 
 /** `dataDir` holds the SQLite files and FerretDB's state; `fast`: SQLite `synchronous(off)`. */

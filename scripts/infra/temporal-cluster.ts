@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/shared/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../contracts/search-attributes';
 import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
 import { POSTGRES_USER, startPostgres, type RunningPostgres } from './postgres';
 import { waitForNamespace } from './servers';
@@ -289,7 +289,7 @@ function startTemporalServer(root: string, host: string, frontendPort: number, o
 }
 
 /**
- * The namespace and our custom search attributes (workflows/shared/search-attributes.ts),
+ * The namespace and our custom search attributes (contracts/search-attributes.ts),
  * created when missing; on PostgreSQL 12+ they map to the visibility schema's typed columns,
  * so list queries on them work. Answers whether anything was created.
  */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { Probe } from '../../db/models/probe';
-import { Kind } from '../../workflows/shared/search-attributes';
+import { Kind } from '../../contracts/search-attributes';
 import { jsonBody, startApi, type RunningApi } from '../support/api';
 import { signUp } from '../support/accounts';
 import { createLocal, registerSearchAttributes } from '../support/servers';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Client, Connection } from '@temporalio/client';
 import { ENCRYPTED_ENCODING } from '../../domain/shared/payload-encryption';
-import { workflowIds } from '../../workflows/shared/ids';
-import { approveSignal, stateQuery } from '../../workflows/shared/kyc';
+import { workflowIds } from '../../contracts/ids';
+import { approveSignal, stateQuery } from '../../contracts/kyc';
 import { activeOwner, signUp, withJson, type SignedUp } from '../support/accounts';
 import { startApi, type RunningApi } from '../support/api';
 import { TEST_CODEC_SERVER_TOKEN } from '../support/codec-server';

@@ -11,7 +11,7 @@ import { AuditEvent } from '../../db/models/audit-event';
 import { Call, type CallStatus } from '../../db/models/call';
 import { LimitRequest, OpenLimitRequest } from '../../db/models/limit-request';
 import { Workspace } from '../../db/models/workspace';
-import { slotKeeperId, slotsStateQuery } from '../../workflows/shared/slots';
+import { slotKeeperId, slotsStateQuery } from '../../contracts/slots';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { startApi, type ApiResponse, type RunningApi } from '../support/api';
 import { apiKeyFor, memberWithRole, signUp, withJson } from '../support/accounts';

@@ -1,4 +1,4 @@
-import { callWorkflowId } from '../../workflows/shared/calls';
+import { callWorkflowId } from '../../contracts/calls';
 import { createAgent, postJson, startCallsBenchStack, percentile, type CallsBenchStack } from './calls-stack';
 import { describeSilence, type CalleeSilence } from '../support/callee-silence';
 

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Call } from '../../db/models/call';
 import { CallEvent } from '../../db/models/call-event';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import type { signalEchoWorkflow, signalWaiterWorkflow } from '../../workflows/testing/signal-echo';
 import { pingSignal } from '../../workflows/testing/signal-echo';
 import { splitIntoTokens } from '../../simulators/llm/simulated-tokens';
@@ -9,7 +9,7 @@ import { createAgent, OPEN_HOURS, percentile, postJson, startCallsBenchStack, ty
 import { handoffHops, type HandoffHops } from './handoff-hops';
 import { runNoopCallFlow } from './noop-call-flow';
 import { countStoreOperations, cpuMsPerUnit, describeCost, cpuSampler, sample, storeOperationsPerUnit, temporalWork, type Cost } from './cost';
-import { callWorkflowId } from '../../workflows/shared/calls';
+import { callWorkflowId } from '../../contracts/calls';
 import { fundedWorkspace } from '../support/accounts';
 import { maxOverlappingCalls } from '../support/cluster-load';
 

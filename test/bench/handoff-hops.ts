@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { callWorkflowId } from '../../workflows/shared/calls';
-import { slotKeeperId } from '../../workflows/shared/slots';
+import { callWorkflowId } from '../../contracts/calls';
+import { slotKeeperId } from '../../contracts/slots';
 import { testEncryption } from '../support/payload-keys';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

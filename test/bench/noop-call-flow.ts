@@ -5,11 +5,11 @@ import { Context } from '@temporalio/activity';
 import { answerCall, announceMediaNode, releaseSlot, signalKeeper, signalProviderStatus, startCallWorkflow } from '../../domain/calls/temporal';
 import { registerNamespaceAndSearchAttributes } from '../../scripts/infra/temporal-cluster';
 import { bundleWorkflows, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { callWorkflowId, type CallWorkflowInput } from '../../workflows/shared/calls';
-import type { ConversationInput, ConversationOutcome } from '../../workflows/shared/conversation';
+import { TASK_QUEUES } from '../../contracts/task-queues';
+import { callWorkflowId, type CallWorkflowInput } from '../../contracts/calls';
+import type { ConversationInput, ConversationOutcome } from '../../contracts/conversation';
 import type { CallAgent } from '../../domain/calls/queue';
-import { enqueueSignal, slotKeeperId } from '../../workflows/shared/slots';
+import { enqueueSignal, slotKeeperId } from '../../contracts/slots';
 import { cpuSampler, sample, temporalWork, type Cost, type ProcessRoles } from './cost';
 import { testEncryption } from '../support/payload-keys';
 

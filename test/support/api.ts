@@ -13,7 +13,7 @@ import { createPaymentGateway } from '../../providers/payments/gateway';
 import { sellerOf } from '../../domain/billing/invoices';
 import { startMediaService, type RunningMediaService } from '../../media/service';
 import { createWorkers } from '../../workers/bootstrap';
-import type { TaskQueueRole } from '../../workflows/shared/task-queues';
+import type { TaskQueueRole } from '../../contracts/task-queues';
 import type { EmbeddingsConfig } from '../../config/env';
 import { createLocal, workflowBundle } from './servers';
 import { useTestDataKeys } from './data-keys';

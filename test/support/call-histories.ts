@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { callWorkflowId } from '../../workflows/shared/calls';
+import { callWorkflowId } from '../../contracts/calls';
 
 /**
  * The local activities a call's workflow has run so far, in order, by type (`queueCall`,

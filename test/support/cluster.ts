@@ -9,9 +9,9 @@ import { startFerretDb, startTemporalDevServer, waitForNamespace } from '../../s
 import { startAppNode, type AppNode, type AppRole } from '../../scripts/infra/app-nodes';
 import { startLoadBalancer, type LoadBalancer } from '../../scripts/infra/load-balancer';
 import { freeClusterPorts, startTemporalCluster, type TemporalCluster } from '../../scripts/infra/temporal-cluster';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { callWorkflowId } from '../../workflows/shared/calls';
-import type { ConversationActivities } from '../../workflows/shared/conversation';
+import { TASK_QUEUES } from '../../contracts/task-queues';
+import { callWorkflowId } from '../../contracts/calls';
+import type { ConversationActivities } from '../../contracts/conversation';
 import { startTestProviders, type TestProviders } from './providers';
 import { quietTemporalRuntime } from './disposable-servers';
 import { TEST_AUTH_CONFIG } from './api';
@@ -190,7 +190,7 @@ async function untilWorkersPoll(client: Client, workers: number, media: number):
   throw new Error(`the cluster's workers did not all poll within 120 s (${workers} worker and ${media} media nodes expected)`);
 }
 
-/** The media queue's activity (workflows/shared/conversation.ts, ConversationActivities). */
+/** The media queue's activity (contracts/conversation.ts, ConversationActivities). */
 const CONVERSATION_ACTIVITY = 'runConversation' satisfies keyof ConversationActivities;
 
 /**

@@ -43,11 +43,11 @@ import { recordEvent } from '../../domain/webhooks/fan-out';
 import { newId } from '../../db/ids';
 import { kycReviewWorkflow } from '../../workflows/kyc';
 import { roundTripWorkflow } from '../../workflows/roundtrip';
-import { workflowIds } from '../../workflows/shared/ids';
-import { approveSignal, stateQuery } from '../../workflows/shared/kyc';
-import { retryNowUpdate } from '../../workflows/shared/webhooks';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
-import { searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { workflowIds } from '../../contracts/ids';
+import { approveSignal, stateQuery } from '../../contracts/kyc';
+import { retryNowUpdate } from '../../contracts/webhooks';
+import { TASK_QUEUES } from '../../contracts/task-queues';
+import { searchAttributeRegistrations } from '../../contracts/search-attributes';
 import { requireTool } from '../../scripts/infra/processes';
 import { activeOwner, withJson, type SignedUp } from './accounts';
 import { startApi, type RunningApi } from './api';
@@ -59,7 +59,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver';
 import { storedEndpoint } from './webhooks';
 import { createdBatch } from '../api/batches/helpers';
 import { payAtGateway, startPaymentGateway } from './payment-gateway';
-import { paymentCheckStateQuery } from '../../workflows/shared/payments';
+import { paymentCheckStateQuery } from '../../contracts/payments';
 
 const HISTORIES_DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 /** Calling hours open all day, so that queued calls are dialled at once. */

@@ -9,7 +9,7 @@ import { bundleWorkflows, TESTING_WORKFLOWS_PATH } from '../../workers/bootstrap
 import { freePort, requireTool, type ManagedProcess } from '../../scripts/infra/processes';
 import { startFerretDb } from '../../scripts/infra/servers';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { SEARCH_ATTRIBUTE_KEYS, searchAttributeRegistrations } from '../../workflows/shared/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS, searchAttributeRegistrations } from '../../contracts/search-attributes';
 import { testEncryption } from './payload-keys';
 
 /**

@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { StreamRegistry } from '../../media/conversation/stream-registry';
 import { registerMediaNode } from '../../domain/calls/media-nodes';
-import { mediaNodeTaskQueue } from '../../workflows/shared/task-queues';
+import { mediaNodeTaskQueue } from '../../contracts/task-queues';
 import { attachTelephonyStreams, type TelephonyStreams, type TelephonyStreamsOptions } from '../../media/telephony/stream-server';
 
 /** A media node's HTTP server with the telephony streams on a free loopback port. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { CALL_REFUSALS, callRefusalFailure, refusalOf, refusalOfRecordedReason } from '../../workflows/shared/refusals';
+import { CALL_REFUSALS, callRefusalFailure, refusalOf, refusalOfRecordedReason } from '../../contracts/refusals';
 
 /** Refusals cross the activity/workflow boundary as typed failures; workflows read the type, not the text. */
 describe('call refusals as typed failures', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { callingHoursFor, callingWindowOf, callingWindowWithin, INDIA_CALLING_HOURS } from '../../workflows/shared/calling-hours';
+import { callingHoursFor, callingWindowOf, callingWindowWithin, INDIA_CALLING_HOURS } from '../../contracts/calling-hours';
 
 const HOUR_MS = 3_600_000;
 /** A moment given as its wall clock in India (UTC+05:30). */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { loadConfig } from '../../config/env';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/shared/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../contracts/search-attributes';
 import { CLUSTER_DYNAMIC_CONFIG, defaultClusterPorts, NUM_HISTORY_SHARDS, startTemporalCluster, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION, uiServerConfig } from '../../scripts/infra/temporal-cluster';
 import { codecServerEnv } from '../../scripts/infra/launcher';
 

@@ -129,7 +129,7 @@ describe('lint: the telephony simulator imports no protocol code of the service'
     ['the signer', "import { signPlivoCallback } from '../../providers/telephony/callbacks';"],
     ['the answer XML reader', "import { parseAnswerXml } from '../../providers/telephony/answer-xml';"],
     ['the stream frames', "import { parseStreamFrame } from '../../providers/telephony/stream-protocol';"],
-    ['the workflow vocabulary', "import { PROVIDER_CALL_STATUSES } from '../../workflows/shared/calls';"],
+    ['the workflow vocabulary', "import { PROVIDER_CALL_STATUSES } from '../../contracts/calls';"],
   ] as const) {
     it(`rejects a value import of ${what}`, async () => {
       expect(await lintSimulator(`${line}\nexport const x = 1;\n`)).to.have.length(1);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import type { BatchWorkflow } from '../../workflows/shared/batches';
-import type { CallWorkflow } from '../../workflows/shared/calls';
-import type { KycReviewWorkflow } from '../../workflows/shared/kyc';
-import type { SlotKeeperWorkflow } from '../../workflows/shared/slots';
-import type { WebhookDeliveryWorkflow, WebhookRedeliveryWorkflow } from '../../workflows/shared/webhooks';
+import type { BatchWorkflow } from '../../contracts/batches';
+import type { CallWorkflow } from '../../contracts/calls';
+import type { KycReviewWorkflow } from '../../contracts/kyc';
+import type { SlotKeeperWorkflow } from '../../contracts/slots';
+import type { WebhookDeliveryWorkflow, WebhookRedeliveryWorkflow } from '../../contracts/webhooks';
 import { batchWorkflow } from '../../workflows/batch';
 import { callWorkflow } from '../../workflows/call';
 import { kycReviewWorkflow } from '../../workflows/kyc';
@@ -12,7 +12,7 @@ import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
 import { webhookRedeliveryWorkflow } from '../../workflows/webhook-redelivery';
 
 /**
- * Clients start and signal workflows through signatures in workflows/shared, so that they
+ * Clients start and signal workflows through signatures in contracts/, so that they
  * import no workflow code (no import cycle through the activities). The typecheck holds each
  * signature to its workflow: these assignments fail to compile when the two drift apart.
  */

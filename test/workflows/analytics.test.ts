@@ -12,8 +12,8 @@ import { OpenAiCompatibleLanguageModel } from '../../providers/llm/openai-compat
 import { defaultRespond, startLanguageModelSimulator, type ChatCompletionRequestBody, type LanguageModelSimulator } from '../../simulators/llm/simulator';
 import { createWorkers } from '../../workers/bootstrap';
 import type { analyticsWorkflow } from '../../workflows/analytics';
-import { analyticsWorkflowId, type AnalyticsResult } from '../../workflows/shared/analytics';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { analyticsWorkflowId, type AnalyticsResult } from '../../contracts/analytics';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { createLocal, timeSkippingWorker, workflowBundle } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 

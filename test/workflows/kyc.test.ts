@@ -9,7 +9,7 @@ import { KycRecord } from '../../db/models/kyc';
 import { Workspace } from '../../db/models/workspace';
 import { createKycActivities } from '../../activities/kyc';
 import { kycReviewWorkflow } from '../../workflows/kyc';
-import { approveSignal, rejectSignal, stateQuery, type KycReviewInput } from '../../workflows/shared/kyc';
+import { approveSignal, rejectSignal, stateQuery, type KycReviewInput } from '../../contracts/kyc';
 import { createLocal, workflowBundle } from '../support/servers';
 
 /** A workspace in onboarding with a draft KYC record, as the API leaves it before submission. */

@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Probe } from '../../db/models/probe';
 import { createWorkers } from '../../workers/bootstrap';
 import { roundTripWorkflow } from '../../workflows/roundtrip';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { jsonBody, startApi } from '../support/api';
 import { signUp } from '../support/accounts';
 import { createTimeSkipping, workflowBundle } from '../support/servers';

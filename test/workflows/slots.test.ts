@@ -10,7 +10,7 @@ import { Workspace } from '../../db/models/workspace';
 import { Call } from '../../db/models/call';
 import { appendLedgerItem } from '../../domain/billing/ledger';
 import { admitLiveCall } from '../../domain/calls/admit-live-call';
-import { callWorkflowId } from '../../workflows/shared/calls';
+import { callWorkflowId } from '../../contracts/calls';
 import {
   enqueueSignal,
   releaseSignal,
@@ -19,8 +19,8 @@ import {
   slotsStateQuery,
   tryAcquireUpdate,
   type SlotKeeperState,
-} from '../../workflows/shared/slots';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+} from '../../contracts/slots';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { slotProbeDoneSignal, slotProbeStateQuery, type slotProbeWorkflow } from '../../workflows/testing/slot-probe';
 import { createLocal, timeSkippingWorker, workflowBundle } from '../support/servers';

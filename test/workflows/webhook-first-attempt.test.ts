@@ -9,7 +9,7 @@ import { localFirstAttemptsEnabled } from '../../domain/webhooks/first-attempts'
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import { closeConnectionPools } from '../../providers/net/guarded-request';
 import { createWorkers } from '../../workers/bootstrap';
-import { TASK_QUEUES } from '../../workflows/shared/task-queues';
+import { TASK_QUEUES } from '../../contracts/task-queues';
 import { testServers, workflowBundle } from '../support/servers';
 import { until } from '../support/until';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';

@@ -1,6 +1,6 @@
 import { condition, defineQuery, defineSignal, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
-import { slotGrantedSignal } from '../shared/calls';
-import { releaseSignal, slotKeeperId } from '../shared/slots';
+import { slotGrantedSignal } from '../../contracts/calls';
+import { releaseSignal, slotKeeperId } from '../../contracts/slots';
 
 /**
  * A stand-in for a call workflow, for tests and ops diagnostics: started as `call-<call_id>`,

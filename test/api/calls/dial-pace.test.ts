@@ -3,7 +3,7 @@ import { Call } from '../../../db/models/call';
 import { DialPace } from '../../../db/models/dial-pace';
 import { Workspace } from '../../../db/models/workspace';
 import { takeDialMoment } from '../../../domain/calls/dial-pace';
-import { callWorkflowId } from '../../../workflows/shared/calls';
+import { callWorkflowId } from '../../../contracts/calls';
 import type { CalleeScript } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';

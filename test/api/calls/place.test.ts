@@ -9,7 +9,7 @@ import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { agentsClient } from '../agents/helpers';
 import { until } from '../../support/until';
 import { createLocal } from '../../support/servers';
-import { callWorkflowId } from '../../../workflows/shared/calls';
+import { callWorkflowId } from '../../../contracts/calls';
 
 /** Calling hours that are closed now (UTC), so that placed calls stay queued for the test. */
 /** Caller numbers: two of the owner's, one of another workspace, one of a broke one, one nobody holds. */

@@ -6,7 +6,7 @@ import { Workspace } from '../../../db/models/workspace';
 import type { CallbackParams } from '../../../providers/telephony/callbacks';
 import { NONCE_HEADER, SIGNATURE_HEADER, plivoSignature } from '../../../simulators/telephony/plivo-signature';
 import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
-import { slotKeeperId, slotsStateQuery } from '../../../workflows/shared/slots';
+import { slotKeeperId, slotsStateQuery } from '../../../contracts/slots';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

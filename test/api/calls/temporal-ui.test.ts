@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Workspace } from '../../../db/models/workspace';
-import { workflowIds } from '../../../workflows/shared/ids';
+import { workflowIds } from '../../../contracts/ids';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';

@@ -5,7 +5,7 @@ import { Call } from '../../../db/models/call';
 import { PhoneNumber, freeConnectionKey } from '../../../db/models/phone-number';
 import { API_KEY_PERMISSIONS, ROLE_PERMISSIONS, type Permission } from '../../../domain/accounts/permissions';
 import { searchableKinds, SEARCH_KINDS } from '../../../api/observability/search';
-import { emptyCounts } from '../../../workflows/shared/batches';
+import { emptyCounts } from '../../../contracts/batches';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, apiKeyFor, memberWithRole, withJson, type SignedUp } from '../../support/accounts';
 import { expectQueryIssue, getOk, type Headers } from './helpers';

@@ -102,7 +102,7 @@ export interface ProviderStatusUpdate {
   mediaNode?: MediaNodeChoice;
 }
 
-/** The slot keeper hands this call a concurrency slot (see workflows/shared/slots.ts). */
+/** The slot keeper hands this call a concurrency slot (see contracts/slots.ts). */
 export const slotGrantedSignal = defineSignal('slotGranted');
 export const providerStatusSignal = defineSignal<[ProviderStatusUpdate]>('providerStatus');
 /** The call's agent was deleted: a call still queued is canceled with `agent deleted`; a live one goes on. */

@@ -12,7 +12,7 @@ import { Kind, WorkspaceId } from './search-attributes';
  * - An outbound call whose calling hours are open joins the queue with `enqueue` (sent with
  *   signal-with-start, so the keeper starts on first use). When a slot is free, the keeper
  *   hands it to the oldest queued call by signalling that call's workflow `slotGranted`
- *   (workflows/shared/calls.ts). A call that cannot take it (gone, or nothing to dial) sends
+ *   (contracts/calls.ts). A call that cannot take it (gone, or nothing to dial) sends
  *   `release`.
  * - Inbound and browser calls ask with the `tryAcquire` update and are answered at once: a
  *   slot, or a refusal at the limit (they never queue).

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { loadConfig } from '../config/env';
-import { useDataKeys } from '../domain/shared/secret-box';
+import { useDataKeys } from '../contracts/secret-box';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { createApp } from './app';
 import { jsonLogger } from '../domain/shared/logger';

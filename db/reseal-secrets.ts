@@ -4,7 +4,7 @@ import { AgentVersion } from './models/agent-version';
 import { User } from './models/user';
 import { WebhookDefaultSecret } from './models/webhook-default-secret';
 import { WebhookEndpoint } from './models/webhook-endpoint';
-import { needsReseal, open, seal, type DataKeyRing } from '../domain/shared/secret-box';
+import { needsReseal, open, seal, type DataKeyRing } from '../contracts/secret-box';
 
 /** How many documents each collection had written again. */
 export interface ResealCounts {

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
-import { useDataKeys } from '../domain/shared/secret-box';
+import { useDataKeys } from '../contracts/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { tuneHeapForLiveAudio } from './heap-tuning';

@@ -1,4 +1,4 @@
-import type { LanguageModelsConfig, ProvidersConfig } from '../config/env';
+import type { LanguageModelsConfig, ProvidersConfig } from '../contracts/provider-settings';
 import { ProviderNotConfiguredError, ProviderUnavailableError } from './errors';
 import { PlivoTelephony } from './telephony/plivo';
 import type { Telephony } from './telephony/types';

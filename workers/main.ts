@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
-import { useDataKeys } from '../domain/shared/secret-box';
+import { useDataKeys } from '../contracts/secret-box';
 import { temporalConnectionOptions } from '../domain/shared/temporal';
 import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { connectMongo, disconnectMongo } from '../db/connect';

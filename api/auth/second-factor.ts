@@ -1,6 +1,6 @@
 import { User } from '../../db/models/user';
 import { matchTotp } from './totp';
-import { openSecret } from '../../domain/shared/secret-box';
+import { openSecret } from '../../contracts/secret-box';
 
 interface TwoFactorUser {
   _id: string;

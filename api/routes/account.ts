@@ -13,7 +13,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import { clientIp, revokeSessions } from '../auth/sessions';
 import { claimSignInAttempt, normalizeEmail } from '../auth/sign-in-throttle';
 import { matchTotp, newTotpSecret, otpauthUri } from '../auth/totp';
-import { openSecret, sealSecret } from '../../domain/shared/secret-box';
+import { openSecret, sealSecret } from '../../contracts/secret-box';
 import { HttpError } from '../../domain/shared/http-error';
 import { userView } from '../views';
 import type { operations } from '../../schemas/api-types';

@@ -8,7 +8,7 @@ import { ALL_EVENTS } from '../../domain/webhooks/event-types';
 import { newEndpointId } from '../../domain/webhooks/ids';
 import { defaultSecretOf, rotateDefaultSecret } from '../../domain/webhooks/secrets';
 import { newWebhookSecret, secretHint } from '../../domain/webhooks/signing';
-import { sealSecret } from '../../domain/shared/secret-box';
+import { sealSecret } from '../../contracts/secret-box';
 import type { operations } from '../../schemas/api-types';
 import { actorOf, creatorOf, workspaceAccessOf } from '../auth/context';
 import { clientIp } from '../auth/sessions';

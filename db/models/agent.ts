@@ -1,5 +1,5 @@
 import { Schema, model } from 'mongoose';
-import { openSecret, sealSecret } from '../../domain/shared/secret-box';
+import { openSecret, sealSecret } from '../../contracts/secret-box';
 
 /**
  * A voice agent: the fields of the contract's Agent table in its nested shape, plus the
@@ -11,7 +11,7 @@ import { openSecret, sealSecret } from '../../domain/shared/secret-box';
  * `headers` are stored as JSON text (`parameters_json`, `headers_json`), because MongoDB-
  * compatible stores refuse keys such as `$ref`, `$schema` or `X-Api.Key`. `toolOf` and
  * `storedTool` convert; use them rather than reading the text. Header values (a customer's CRM
- * token, typically) are stored sealed, each on its own (`domain/shared/secret-box.ts`,
+ * token, typically) are stored sealed, each on its own (`contracts/secret-box.ts`,
  * docs/decisions/0196); their names stay readable, which is all an answer shows (0195).
  */
 

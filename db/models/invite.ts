@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { ROLES } from '../../domain/accounts/permissions';
+import { ROLES } from '../../contracts/roles';
 
 export const INVITE_STATUSES = ['pending', 'accepted', 'revoked'] as const;
 

@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { ROLES } from '../../domain/accounts/permissions';
+import { ROLES } from '../../contracts/roles';
 
 /** A user's role in a workspace; one per pair (unique index). */
 const membershipSchema = new Schema(

@@ -9,7 +9,7 @@ const userSchema = new Schema(
     password_hash: { type: String, required: true },
     two_factor: {
       enabled: { type: Boolean, default: false },
-      /** Base32 secret in use once enabled, sealed (domain/shared/secret-box.ts; older ones plaintext). */
+      /** Base32 secret in use once enabled, sealed (contracts/secret-box.ts; older ones plaintext). */
       secret: { type: String, default: null },
       /** Secret handed out by setup, waiting for a first valid code; sealed like `secret`. */
       pending_secret: { type: String, default: null },

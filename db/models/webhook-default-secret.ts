@@ -3,7 +3,7 @@ import { Schema, model } from 'mongoose';
 /**
  * The workspace's default signing secret (one document per workspace, `_id` = workspace id),
  * used for deliveries to agents' `webhook_url`. Created on first use by insert, so two
- * first uses agree on one secret. `secret` is sealed (domain/shared/secret-box.ts, 0196).
+ * first uses agree on one secret. `secret` is sealed (contracts/secret-box.ts, 0196).
  */
 const webhookDefaultSecretSchema = new Schema(
   {

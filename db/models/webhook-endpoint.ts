@@ -5,7 +5,7 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 
 /**
  * A workspace webhook endpoint. The secret is kept whole because every attempt signs with it
- * (HMAC needs the key itself), sealed (domain/shared/secret-box.ts, docs/decisions/0196; one
+ * (HMAC needs the key itself), sealed (contracts/secret-box.ts, docs/decisions/0196; one
  * stored before encryption reads as plaintext); only `secret_hint` ever leaves the API after
  * create and rotate.
  *

@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { DEFAULT_PLAN } from '../../domain/billing/plans';
+import { DEFAULT_PLAN } from '../../contracts/plans';
 
 export const WORKSPACE_STATUSES = ['onboarding', 'active'] as const;
 export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];

@@ -3,8 +3,9 @@
  * asks for one permission (`x-access.permission` in schemas/openapi.yaml); nothing else in
  * the code decides who may do what.
  */
-export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from '../../contracts/roles';
+
+export { ROLES, type Role } from '../../contracts/roles';
 
 export const PERMISSIONS = [
   'agents.view',

@@ -17,7 +17,7 @@ export const PLANS: Readonly<Record<string, Plan>> = {
   scale: { id: 'scale', name: 'Scale', concurrentCalls: 50, pricePerMinutePaise: 300, maxAgents: null, maxMembers: null },
 };
 
-export const DEFAULT_PLAN = 'starter';
+export { DEFAULT_PLAN } from '../../contracts/plans';
 
 export function planOf(id: string): Plan {
   const plan = PLANS[id];

@@ -7,7 +7,7 @@ import { Agent } from '../../db/models/agent';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery, type WebhookDeliveryDocument } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
-import { openSecret } from '../shared/secret-box';
+import { openSecret } from '../../contracts/secret-box';
 import { ENDPOINT_DELETED } from './endpoints';
 import { recordTargetAnswer, takeRemembered } from './first-attempts';
 import { defaultSecretOf } from './secrets';

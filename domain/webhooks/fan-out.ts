@@ -5,7 +5,7 @@ import { Agent } from '../../db/models/agent';
 import { CallEvent } from '../../db/models/call-event';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
-import { openSecret } from '../shared/secret-box';
+import { openSecret } from '../../contracts/secret-box';
 import { ALL_EVENTS, type EventLevel } from './event-types';
 import { deliveryIdFor, eventIdFor } from './ids';
 import { webhookBody } from './payload';

@@ -1,7 +1,7 @@
 import { isDuplicateKeyError } from '../../db/errors';
 import { WebhookDefaultSecret } from '../../db/models/webhook-default-secret';
 import { newWebhookSecret, secretHint } from './signing';
-import { openSecret, sealSecret } from '../shared/secret-box';
+import { openSecret, sealSecret } from '../../contracts/secret-box';
 
 export interface DefaultSecret {
   secret: string;

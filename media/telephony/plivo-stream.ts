@@ -6,7 +6,7 @@ import {
   parseStreamFrame,
   type AgentStreamFrame,
   type StreamStartFrame,
-} from '../../providers/telephony/stream-protocol';
+} from '../../contracts/telephony-stream';
 
 /** What the provider's `start` frame says about the stream. */
 export type PlivoStreamStart = StreamStartFrame['start'];

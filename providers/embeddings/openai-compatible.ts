@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { EmbeddingsConfig } from '../../config/env';
+import type { EmbeddingsConfig } from '../../contracts/provider-settings';
 
 /**
  * Vectors from an OpenAI-compatible `/embeddings` endpoint, through the `openai` package.

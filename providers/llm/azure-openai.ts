@@ -1,5 +1,5 @@
 import { AzureOpenAI, type APIError } from 'openai';
-import type { AzureOpenAiConfig } from '../../config/env';
+import type { AzureOpenAiConfig } from '../../contracts/provider-settings';
 import { ChatCompletionsLanguageModel, type ChatTarget, type RefusedSetting } from './openai-compatible';
 import type { LlmRequest } from './types';
 

@@ -1,4 +1,4 @@
-import { STREAM_CONTENT_TYPE, STREAM_SAMPLE_RATE } from './stream-protocol';
+import { STREAM_CONTENT_TYPE, STREAM_SAMPLE_RATE } from '../../contracts/telephony-stream';
 
 /**
  * Plivo XML, the answer to the provider's answer request: what the answered call does. The

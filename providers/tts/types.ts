@@ -1,3 +1,5 @@
+import type { Voice } from '../../contracts/voices';
+
 /**
  * Speech synthesis as the service uses it: the catalog's voice list, and streaming synthesis
  * for the conversation engine.
@@ -30,11 +32,4 @@ export interface SpeechRequest {
   signal?: AbortSignal;
 }
 
-export interface Voice {
-  /** What an agent stores as `voice.voice_id` and the speech request sends as `voice`. */
-  id: string;
-  name: string;
-  /** Language code (`hi`, `en-IN`, ...) when the service says. */
-  language: string | null;
-  gender: string | null;
-}
+export type { Voice } from '../../contracts/voices';

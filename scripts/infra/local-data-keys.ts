@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { newDataKey } from '../../domain/shared/secret-box';
+import { newDataKey } from '../../contracts/secret-box';
 
 /** The file in the launcher's data folder that keeps the local master key (DATA_KEYS form). */
 export const LOCAL_DATA_KEYS_FILE = 'data-keys';

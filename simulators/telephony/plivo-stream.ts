@@ -3,7 +3,7 @@
  * Plivo opens a WebSocket to the `<Stream>` URL and sends JSON text frames, `start`, `media`,
  * `dtmf`, `playedStream`, `clearedAudio` and `stop`; the other side sends `playAudio`,
  * `checkpoint` and `clearAudio`). The simulator's own reading of the frames it receives;
- * the service's frames are in providers/telephony/stream-protocol.ts.
+ * the service's frames are in contracts/telephony-stream.ts.
  */
 
 /** `audio/x-mulaw;rate=8000`, the content type the service asks for: G.711 mu-law at 8 kHz. */

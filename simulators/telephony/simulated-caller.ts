@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { encodeUlaw, ULAW_SILENCE } from '../g711';
 import { SpeechDecoder, speakText } from '../simulated-speech';
 import { DtmfDetector } from '../dtmf-detector';
-import type { ProviderStreamFrame } from '../../providers/telephony/stream-protocol';
+import type { ProviderStreamFrame } from '../../contracts/telephony-stream';
 import { PLIVO_STREAM_CONTENT_TYPE, PLIVO_STREAM_FRAME_BYTES, PLIVO_STREAM_FRAME_MS, PLIVO_STREAM_SAMPLE_RATE, readStreamFrame } from './plivo-stream';
 
 /**

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { speakText } from '../simulated-speech';
 import { listenOnLoopback, readBody, withLiveSettings, type RunningSimulator, type SimulatorMode, type SimulatorOptions } from '../simulated-service';
-import type { Voice } from '../../providers/tts/types';
+import type { Voice } from '../../contracts/voices';
 
 /**
  * Which speech server the simulator plays (a live setting):

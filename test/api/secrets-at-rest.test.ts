@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import mongoose from 'mongoose';
 import { totpCode } from '../../api/auth/totp';
 import { resealStoredSecrets } from '../../db/reseal-secrets';
-import { keyIdOf, parseDataKeys, useDataKeys } from '../../domain/shared/secret-box';
+import { keyIdOf, parseDataKeys, useDataKeys } from '../../contracts/secret-box';
 import { startApi, type RunningApi } from '../support/api';
 import { activeOwner, withJson, type SignedUp } from '../support/accounts';
 import { TEST_NEXT_KEY, testDataKeys, useTestDataKeys } from '../support/data-keys';

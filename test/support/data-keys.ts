@@ -1,4 +1,4 @@
-import { parseDataKeys, useDataKeys, type DataKeyRing } from '../../domain/shared/secret-box';
+import { parseDataKeys, useDataKeys, type DataKeyRing } from '../../contracts/secret-box';
 
 const TEST_KEY = `test:${Buffer.alloc(32, 0x5a).toString('base64')}`;
 /** The key the rotation test makes current; every test process can read it, since that test rewrites the shared database. */

@@ -3,7 +3,7 @@ import { newId } from '../../db/ids';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
 import { newEndpointId } from '../../domain/webhooks/ids';
 import { newWebhookSecret, secretHint } from '../../domain/webhooks/signing';
-import { sealSecret } from '../../domain/shared/secret-box';
+import { sealSecret } from '../../contracts/secret-box';
 import type { ReceivedWebhook } from './webhook-receiver';
 
 /** An endpoint stored directly, its secret sealed as the API stores it (workflow tests run without the API). */

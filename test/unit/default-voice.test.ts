@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Voice } from '../../providers/tts/types';
+import type { Voice } from '../../contracts/voices';
 import { defaultVoiceFor, isDefaultVoice } from '../../providers/tts/voices';
 
 const voice = (id: string, language: string | null): Voice => ({ id, name: id, language, gender: null });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { keyIdOf, needsReseal, newDataKey, open, parseDataKeys, seal, SealedSecretError, SEALED_PREFIX } from '../../domain/shared/secret-box';
+import { keyIdOf, needsReseal, newDataKey, open, parseDataKeys, seal, SealedSecretError, SEALED_PREFIX } from '../../contracts/secret-box';
 import { localDataKeys } from '../../scripts/infra/local-data-keys';
 
 const K1 = Buffer.alloc(32, 1).toString('base64');

@@ -6,7 +6,7 @@ import { newId } from '../../db/ids';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../db/models/webhook-endpoint';
-import { sealSecret } from '../../domain/shared/secret-box';
+import { sealSecret } from '../../contracts/secret-box';
 import { attemptDelivery } from '../../domain/webhooks/attempts';
 import { newWebhookSecret } from '../../domain/webhooks/signing';
 import { retryNowUpdate, RETRY_DELAYS_MS, type DeliveryState } from '../../contracts/webhooks';

@@ -4,7 +4,7 @@ import { AuditEvent } from '../../../db/models/audit-event';
 import { WebhookDefaultSecret } from '../../../db/models/webhook-default-secret';
 import { WebhookDelivery, type DeliveryStatus } from '../../../db/models/webhook-delivery';
 import { WebhookEndpoint } from '../../../db/models/webhook-endpoint';
-import { openSecret } from '../../../domain/shared/secret-box';
+import { openSecret } from '../../../contracts/secret-box';
 import { EVENT_TYPES } from '../../../domain/webhooks/event-types';
 import { newDeliveryId } from '../../../domain/webhooks/ids';
 import { secretHint } from '../../../domain/webhooks/signing';

@@ -23,6 +23,7 @@ export const workflowImportBans = {
     { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
     { group: ['**/api/**', '**/workers/**', '**/media/**', '**/config/**'], message: 'Workflow code must not depend on process-level modules.' },
     { group: ['**/db/**', '**/domain/**', '**/providers/**', '**/simulators/**'], allowTypeImports: true, message: 'Workflow code reaches data and outside services only through activities (types only here).' },
+    { group: ['**/contracts/secret-box'], message: 'Sealing secrets needs node:crypto: an activity does it, not workflow code.' },
   ],
 };
 
@@ -38,14 +39,44 @@ export const layerImportBans = {
   ],
 };
 
+// Our own layers, as folders at the top of the repository.
+const OUR_LAYERS = ['api', 'activities', 'config', 'contracts', 'db', 'domain', 'media', 'providers', 'scripts', 'simulators', 'workers', 'workflows'];
+const layerGroup = (layer) => [`**/${layer}`, `**/${layer}/**`];
+
+// The foundation (issue 30): db/, config/ and providers/ are used by every process and build on
+// contracts/ alone among our layers (besides themselves), so that the map of imports says what
+// the code does: nothing below domain/ reaches up into it, and none of them into another.
+export const foundationImportBans = (layer) => ({
+  patterns: OUR_LAYERS.filter((other) => other !== layer && other !== 'contracts').map((other) => ({
+    group: layerGroup(other),
+    message: `${layer}/ builds on contracts/ alone among our layers (issue 30): move what both need into contracts/.`,
+  })),
+});
+
 // A simulator plays the provider from the provider's documentation (README, "Architecture"):
-// it imports none of the service's protocol code (signing, parsing, XML, frames), or the two
-// would agree with each other's mistakes; only types from providers/ and workflows/. Held for
-// every simulator (docs/decisions/0175, issue 28).
+// it imports none of the service's code, or the two would agree with each other's mistakes;
+// only types of contracts/, the shapes that cross the wire (docs/decisions/0175, issues 28, 30).
 export const simulatorImportBans = {
   patterns: [
-    ...layerImportBans.patterns,
-    { group: ['**/providers/**', '**/workflows/**', '**/domain/**', '**/db/**'], allowTypeImports: true, message: "A simulator is written from the provider's side: import only types from the service's code." },
+    ...OUR_LAYERS.filter((other) => other !== 'simulators' && other !== 'contracts').map((other) => ({
+      group: layerGroup(other),
+      message: "A simulator is written from the provider's side: it imports none of the service's code (types of contracts/ only).",
+    })),
+    { group: layerGroup('contracts'), allowTypeImports: true, message: "A simulator is written from the provider's side: import only types from contracts/." },
+  ],
+};
+
+// contracts/ is the bottom layer: every other imports it, it imports none of them. Workflows
+// import it too, so it keeps to what their sandbox allows (no Node built-ins, no I/O), except
+// the sealed-secret format, which workflows never import.
+export const contractsImportBans = {
+  paths: workflowImportBans.paths,
+  patterns: [
+    ...workflowImportBans.patterns.filter((pattern) => pattern.group.includes('node:*')),
+    ...OUR_LAYERS.filter((other) => other !== 'contracts').map((other) => ({
+      group: layerGroup(other),
+      message: 'contracts/ is the bottom layer: it imports none of our other layers.',
+    })),
   ],
 };
 
@@ -82,12 +113,25 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImportBans] },
   },
   {
-    files: ['db/**/*.ts', 'domain/**/*.ts', 'providers/**/*.ts', 'simulators/**/*.ts'],
+    files: ['domain/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImportBans] },
   },
+  ...['db', 'config', 'providers'].map((layer) => ({
+    files: [`${layer}/**/*.ts`],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', foundationImportBans(layer)] },
+  })),
   {
     files: ['simulators/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', simulatorImportBans] },
+  },
+  {
+    files: ['contracts/**/*.ts'],
+    ignores: ['contracts/secret-box.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', contractsImportBans] },
+  },
+  {
+    files: ['contracts/secret-box.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: contractsImportBans.paths.filter((path) => !nodeBuiltins.includes(path.name)), patterns: contractsImportBans.patterns.filter((pattern) => !pattern.group.includes('node:*')) }] },
   },
   {
     files: ['api/**/*.ts', 'activities/**/*.ts', 'config/**/*.ts', 'db/**/*.ts', 'domain/**/*.ts', 'media/**/*.ts', 'providers/**/*.ts', 'scripts/**/*.ts', 'simulators/**/*.ts', 'workers/**/*.ts'],

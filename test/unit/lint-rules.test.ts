@@ -46,7 +46,7 @@ describe('lint: workflow sandbox import bans', function () {
       "import { sleep } from '@temporalio/workflow';",
       "import { defineSearchAttributeKey } from '@temporalio/common';",
       "import type { createActivities } from '../activities';",
-      "import { TASK_QUEUES } from './shared/task-queues';",
+      "import { TASK_QUEUES } from '../contracts/task-queues';",
       'export type A = ReturnType<typeof createActivities>;',
       'export const x = [sleep, defineSearchAttributeKey, TASK_QUEUES];',
     ].join('\n');
@@ -128,7 +128,7 @@ describe('lint: the telephony simulator imports no protocol code of the service'
   for (const [what, line] of [
     ['the signer', "import { signPlivoCallback } from '../../providers/telephony/callbacks';"],
     ['the answer XML reader', "import { parseAnswerXml } from '../../providers/telephony/answer-xml';"],
-    ['the stream frames', "import { parseStreamFrame } from '../../providers/telephony/stream-protocol';"],
+    ['the stream frames', "import { parseStreamFrame } from '../../contracts/telephony-stream';"],
     ['the workflow vocabulary', "import { PROVIDER_CALL_STATUSES } from '../../contracts/calls';"],
   ] as const) {
     it(`rejects a value import of ${what}`, async () => {
@@ -136,8 +136,8 @@ describe('lint: the telephony simulator imports no protocol code of the service'
     });
   }
 
-  it('allows type imports from providers/', async () => {
-    expect(await lintSimulator("import type { ProviderStreamFrame } from '../../providers/telephony/stream-protocol';\nexport type F = ProviderStreamFrame;\n")).to.deep.equal([]);
+  it('allows type imports from contracts/', async () => {
+    expect(await lintSimulator("import type { ProviderStreamFrame } from '../../contracts/telephony-stream';\nexport type F = ProviderStreamFrame;\n")).to.deep.equal([]);
   });
 });
 
@@ -154,8 +154,44 @@ describe('lint: no simulator imports protocol code of the service', function () 
     it(`rejects a value import from providers/ in ${file}`, async () => {
       expect(await ruleMessages(eslint, file, `${line}\nexport const x = 1;\n`, '@typescript-eslint/no-restricted-imports')).to.have.length(1);
     });
-    it(`allows a type import from providers/ in ${file}`, async () => {
-      expect(await ruleMessages(eslint, file, "import type { LanguageModel } from '../../providers/llm/types';\nexport type L = LanguageModel;\n", '@typescript-eslint/no-restricted-imports')).to.deep.equal([]);
+    it(`rejects even a type import from providers/ in ${file} (issue 30: only contracts/)`, async () => {
+      expect(await ruleMessages(eslint, file, "import type { LanguageModel } from '../../providers/llm/types';\nexport type L = LanguageModel;\n", '@typescript-eslint/no-restricted-imports')).to.have.length(1);
     });
   }
+});
+
+/** contracts/ at the bottom (issue 30): db/, config/ and providers/ build on it alone among our layers, and it on none. */
+describe('lint: contracts/ is the only layer beneath db/, config/, providers/ and simulators/', function () {
+  this.timeout(60_000);
+  const eslint = projectLinter();
+  const bansIn = (file: string, line: string) => ruleMessages(eslint, file, `${line}\nexport const x = 1;\n`, '@typescript-eslint/no-restricted-imports');
+
+  for (const file of ['db/models/sample.ts', 'config/sample.ts', 'providers/tts/sample.ts', 'simulators/tts/sample.ts']) {
+    const layer = file.split('/')[0];
+    const up = '../'.repeat(file.split('/').length - 1);
+    for (const target of ['domain/accounts/permissions', 'workflows/call', 'db/models/call', 'config/env', 'providers/errors', 'simulators/tts/simulator', 'scripts/infra/processes'].filter((t) => !t.startsWith(`${layer}/`))) {
+      it(`${layer}/ may not import ${target.split('/')[0]}/`, async () => {
+        expect(await bansIn(file, `import { y } from '${up}${target}';`)).to.have.length(1);
+      });
+    }
+    it(`${layer}/ may import contracts/${layer === 'simulators' ? ' (types only)' : ''}`, async () => {
+      expect(await bansIn(file, `import type { Role } from '${up}contracts/roles';`)).to.deep.equal([]);
+      const valueImport = await bansIn(file, `import { ROLES } from '${up}contracts/roles';`);
+      expect(valueImport).to.have.length(layer === 'simulators' ? 1 : 0);
+    });
+  }
+
+  for (const target of ['db/models/call', 'domain/accounts/permissions', 'workflows/call', 'providers/errors', 'config/env', 'activities']) {
+    it(`contracts/ may not import ${target.split('/')[0]}/`, async () => {
+      expect(await bansIn('contracts/sample.ts', `import { y } from '../${target}';`)).to.have.length(1);
+    });
+  }
+
+  it('keeps contracts/ inside the workflow sandbox, except the sealed-secret format that workflows may not import', async () => {
+    expect(await bansIn('contracts/sample.ts', "import { randomBytes } from 'node:crypto';")).to.have.length(1);
+    expect(await bansIn('contracts/sample.ts', "import mongoose from 'mongoose';")).to.have.length(1);
+    expect(await bansIn('contracts/secret-box.ts', "import { randomBytes } from 'node:crypto';")).to.deep.equal([]);
+    expect(await bansIn('workflows/sample.ts', "import { seal } from '../contracts/secret-box';")).to.have.length(1);
+    expect(await bansIn('workflows/sample.ts', "import { TASK_QUEUES } from '../contracts/task-queues';")).to.deep.equal([]);
+  });
 });

@@ -22,7 +22,11 @@ export const workflowImportBans = {
     { group: ['node:*'], message: 'Node built-ins are not available in workflow code; use an activity.' },
     { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
     { group: ['**/api/**', '**/workers/**', '**/media/**', '**/config/**'], message: 'Workflow code must not depend on process-level modules.' },
-    { group: ['**/db/**', '**/domain/**', '**/providers/**', '**/simulators/**'], allowTypeImports: true, message: 'Workflow code reaches data and outside services only through activities (types only here).' },
+    {
+      group: ['**/db/**', '**/domain/**', '**/providers/**', '**/simulators/**'],
+      allowTypeImports: true,
+      message: 'Workflow code reaches data and outside services only through activities (types only here).',
+    },
     { group: ['**/contracts/secret-box'], message: 'Sealing secrets needs node:crypto: an activity does it, not workflow code.' },
   ],
 };
@@ -84,20 +88,25 @@ export const contractsImportBans = {
 // updates that area's workflows (README, "Architecture"): routes, MCP tools, activities, the
 // media node and scripts call its functions, so message names, ids and start options live in
 // one place per area. Tests may drive workflows directly.
-export const workflowClientCallBans = [
-  'getHandle',
-  'start',
-  'execute',
-  'signalWithStart',
-  'executeUpdateWithStart',
-  'startUpdateWithStart',
-].map((method) => ({
+export const workflowClientCallBans = ['getHandle', 'start', 'execute', 'signalWithStart', 'executeUpdateWithStart', 'startUpdateWithStart'].map((method) => ({
   selector: `MemberExpression[object.type='MemberExpression'][object.property.name='workflow'][property.name='${method}']`,
   message: `Start, signal, query or update an area's workflows only in domain/<area>/temporal.ts (found .workflow.${method}).`,
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', '.venv/**', '.schemathesis/**', 'schemathesis-report/**', 'schemas/api-types.d.ts', 'eslint.config.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.tools/**',
+      '.data/**',
+      '.venv/**',
+      '.schemathesis/**',
+      'schemathesis-report/**',
+      'schemas/api-types.d.ts',
+      'eslint.config.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -131,10 +140,29 @@ export default tseslint.config(
   },
   {
     files: ['contracts/secret-box.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: contractsImportBans.paths.filter((path) => !nodeBuiltins.includes(path.name)), patterns: contractsImportBans.patterns.filter((pattern) => !pattern.group.includes('node:*')) }] },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: contractsImportBans.paths.filter((path) => !nodeBuiltins.includes(path.name)),
+          patterns: contractsImportBans.patterns.filter((pattern) => !pattern.group.includes('node:*')),
+        },
+      ],
+    },
   },
   {
-    files: ['api/**/*.ts', 'activities/**/*.ts', 'config/**/*.ts', 'db/**/*.ts', 'domain/**/*.ts', 'media/**/*.ts', 'providers/**/*.ts', 'scripts/**/*.ts', 'simulators/**/*.ts', 'workers/**/*.ts'],
+    files: [
+      'api/**/*.ts',
+      'activities/**/*.ts',
+      'config/**/*.ts',
+      'db/**/*.ts',
+      'domain/**/*.ts',
+      'media/**/*.ts',
+      'providers/**/*.ts',
+      'scripts/**/*.ts',
+      'simulators/**/*.ts',
+      'workers/**/*.ts',
+    ],
     ignores: ['domain/*/temporal.ts'],
     rules: { 'no-restricted-syntax': ['error', ...workflowClientCallBans] },
   },

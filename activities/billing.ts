@@ -24,7 +24,8 @@ export function createBillingActivities(deps: BillingDeps) {
      * completed payment is answered from the store without asking the gateway.
      */
     async checkPaymentAtGateway(input: { paymentId: string }): Promise<PaymentCheckResult> {
-      if (!deps.paymentGateway || !deps.seller) throw ApplicationFailure.retryable('the payment gateway is not configured in this worker (PAYMENTS_BASE_URL)', 'PaymentGatewayNotConfigured');
+      if (!deps.paymentGateway || !deps.seller)
+        throw ApplicationFailure.retryable('the payment gateway is not configured in this worker (PAYMENTS_BASE_URL)', 'PaymentGatewayNotConfigured');
       const payment = await Payment.findById(input.paymentId, { status: 1, order_id: 1 }).lean();
       if (!payment) throw ApplicationFailure.nonRetryable(`payment ${input.paymentId} does not exist`, 'PaymentNotFound');
       if (payment.status === 'paid') return { status: 'completed', now: false };
@@ -38,7 +39,14 @@ export function createBillingActivities(deps: BillingDeps) {
       if (order.status !== 'paid' || !order.capturedPayment) return { status: 'open', orderStatus: order.status };
       const captured = order.capturedPayment;
       const now = () => deps.clock.now();
-      const outcome = await completePaidOrder(deps.seller, { orderId: order.id, gatewayPaymentId: captured.id, amountPaise: captured.amountPaise, currency: captured.currency, source: { via: 'gateway_check' }, now });
+      const outcome = await completePaidOrder(deps.seller, {
+        orderId: order.id,
+        gatewayPaymentId: captured.id,
+        amountPaise: captured.amountPaise,
+        currency: captured.currency,
+        source: { via: 'gateway_check' },
+        now,
+      });
       switch (outcome.kind) {
         case 'completed':
           if (outcome.now) await auditTopupCompleted(outcome.payment, { actor: gatewayActor('gateway_check'), at: outcome.payment.completed_at ?? now() });
@@ -47,7 +55,10 @@ export function createBillingActivities(deps: BillingDeps) {
           // Another completion holds the payment past the wait; its lease ends it or lets this take over.
           throw ApplicationFailure.retryable(`payment ${input.paymentId} is being completed by another request`, 'PaymentBusy');
         case 'amount_mismatch':
-          throw ApplicationFailure.nonRetryable(`the gateway captured ${captured.amountPaise} ${captured.currency} for order ${order.id}, not the payment's ${outcome.payment.total_paise} ${outcome.payment.currency}; not credited`, 'PaymentAmountMismatch');
+          throw ApplicationFailure.nonRetryable(
+            `the gateway captured ${captured.amountPaise} ${captured.currency} for order ${order.id}, not the payment's ${outcome.payment.total_paise} ${outcome.payment.currency}; not credited`,
+            'PaymentAmountMismatch',
+          );
         default:
           throw ApplicationFailure.nonRetryable(`no payment holds order ${order.id}`, 'PaymentNotFound');
       }

@@ -24,7 +24,10 @@ export function createKycActivities({ clock }: { clock: Clock }) {
     /** Approves the submission and activates the workspace. Answers when it was decided (ISO). */
     async approveKyc(input: KycDecisionInput): Promise<{ decidedAt: string }> {
       const decidedAt = await decide(input, 'approved', null, clock.now());
-      await Workspace.updateOne({ _id: input.workspaceId, status: 'onboarding' }, { $set: { status: 'active', activated_at: decidedAt, updated_at: decidedAt } });
+      await Workspace.updateOne(
+        { _id: input.workspaceId, status: 'onboarding' },
+        { $set: { status: 'active', activated_at: decidedAt, updated_at: decidedAt } },
+      );
       await auditOnce(input.workspaceId, input.submissionId, {
         action: 'kyc.approved',
         actor: staff(input.by),

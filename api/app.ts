@@ -190,7 +190,16 @@ export function createApp(deps: AppDeps): Express {
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   // A signed callback is taken once (docs/decisions/0177): a replay is refused before its route runs.
   api.use(refuseReplayedTelephonyCallbacks({ now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));
-  api.use(telephonyCallbackRoutes({ temporal: deps.temporal, now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl, streamTokenSecret: deps.config.auth.secret }));
+  api.use(
+    telephonyCallbackRoutes({
+      temporal: deps.temporal,
+      now,
+      logger,
+      authToken: deps.config.providers?.telephony?.authToken,
+      publicApiUrl: deps.config.publicApiUrl,
+      streamTokenSecret: deps.config.auth.secret,
+    }),
+  );
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));

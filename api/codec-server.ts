@@ -60,7 +60,10 @@ export function codecServerRoutes(deps: CodecServerDeps): Router {
       res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true' });
     }
     if (req.method === 'OPTIONS') {
-      res.set({ 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': ALLOWED_HEADERS, 'Access-Control-Max-Age': '600' }).status(204).end();
+      res
+        .set({ 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': ALLOWED_HEADERS, 'Access-Control-Max-Age': '600' })
+        .status(204)
+        .end();
       return;
     }
     next();
@@ -103,12 +106,14 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 function parsePayloads(body: unknown): Payload[] {
   const payloads = (body as { payloads?: unknown } | null)?.payloads;
-  if (body === null || typeof body !== 'object' || Array.isArray(body) || (payloads !== undefined && !Array.isArray(payloads))) throw new HttpError(400, 'the body must be a Payloads message as JSON: {"payloads": [{"metadata": {...}, "data": "<base64>"}]}');
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || (payloads !== undefined && !Array.isArray(payloads)))
+    throw new HttpError(400, 'the body must be a Payloads message as JSON: {"payloads": [{"metadata": {...}, "data": "<base64>"}]}');
   return ((payloads ?? []) as unknown[]).map((item, index) => {
     const payload = item as JsonPayload;
     const bad = (what: string) => new HttpError(400, `payloads[${index}]: ${what}`);
     if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad('must be an object');
-    if (payload.metadata != null && (typeof payload.metadata !== 'object' || Array.isArray(payload.metadata))) throw bad('metadata must be an object of base64 values');
+    if (payload.metadata != null && (typeof payload.metadata !== 'object' || Array.isArray(payload.metadata)))
+      throw bad('metadata must be an object of base64 values');
     const metadata: Record<string, Uint8Array> = {};
     for (const [key, value] of Object.entries(payload.metadata ?? {})) {
       if (typeof value !== 'string' || !BASE64.test(value)) throw bad(`metadata.${key} must be base64`);

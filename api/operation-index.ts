@@ -79,7 +79,9 @@ export class OperationIndex {
   constructor(document: { paths?: Record<string, Record<string, unknown>> }) {
     for (const [path, item] of Object.entries(document.paths ?? {})) {
       const segments = path.split('/').filter(Boolean);
-      const pattern = new RegExp('^/' + segments.map((s) => (s.startsWith('{') ? TEMPLATED_SEGMENT : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '$');
+      const pattern = new RegExp(
+        '^/' + segments.map((s) => (s.startsWith('{') ? TEMPLATED_SEGMENT : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '$',
+      );
       const specificity = segments.map((s) => (s.startsWith('{') ? '1' : '0')).join('');
       for (const method of METHODS) {
         const operation = item[method] as OperationObject | undefined;

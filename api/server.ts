@@ -17,7 +17,12 @@ async function main(): Promise<void> {
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   await connectMongo(config.mongodbUri);
   const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
-  const app = createApp({ config, temporal, logger: jsonLogger(config.logLevel), codecServer: { codec: encryption.codec, ...config.codecServer, openOnLoopback: codecServerOpenOnLoopback(config) } });
+  const app = createApp({
+    config,
+    temporal,
+    logger: jsonLogger(config.logLevel),
+    codecServer: { codec: encryption.codec, ...config.codecServer, openOnLoopback: codecServerOpenOnLoopback(config) },
+  });
   const server: Server = app.listen(config.port, config.host, () => {
     console.log(`API listening on http://${config.host}:${config.port}/api/v1`);
   });

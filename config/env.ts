@@ -204,7 +204,49 @@ export function loadConfig(env: Env = process.env): Config {
     billing: {
       sellerName: env.BILLING_SELLER_NAME || 'Voice Agents Platform',
       sellerGstin: env.BILLING_SELLER_GSTIN || null,
-      sellerState: parseEnum(env, 'BILLING_SELLER_STATE', ['AN', 'AP', 'AR', 'AS', 'BR', 'CH', 'CG', 'DH', 'DL', 'GA', 'GJ', 'HR', 'HP', 'JK', 'JH', 'KA', 'KL', 'LA', 'LD', 'MP', 'MH', 'MN', 'ML', 'MZ', 'NL', 'OD', 'PY', 'PB', 'RJ', 'SK', 'TN', 'TS', 'TR', 'UP', 'UK', 'WB'] as const, 'KA'),
+      sellerState: parseEnum(
+        env,
+        'BILLING_SELLER_STATE',
+        [
+          'AN',
+          'AP',
+          'AR',
+          'AS',
+          'BR',
+          'CH',
+          'CG',
+          'DH',
+          'DL',
+          'GA',
+          'GJ',
+          'HR',
+          'HP',
+          'JK',
+          'JH',
+          'KA',
+          'KL',
+          'LA',
+          'LD',
+          'MP',
+          'MH',
+          'MN',
+          'ML',
+          'MZ',
+          'NL',
+          'OD',
+          'PY',
+          'PB',
+          'RJ',
+          'SK',
+          'TN',
+          'TS',
+          'TR',
+          'UP',
+          'UK',
+          'WB',
+        ] as const,
+        'KA',
+      ),
     },
     // Last: a production config missing its addresses or AUTH_SECRET names those first.
     temporalPayloadKeys: payloadKeysConfig(env, production),
@@ -229,7 +271,8 @@ function trustProxy(env: Env): false | number | string[] {
     if (hops < 1 || hops > 10) throw new Error(`TRUST_PROXY as a hop count must be 1 to 10, got ${value}`);
     return hops;
   }
-  if (value === 'true') throw new Error('TRUST_PROXY=true would believe any client\'s X-Forwarded-For; name the proxies (addresses, CIDR ranges, loopback) or their number');
+  if (value === 'true')
+    throw new Error("TRUST_PROXY=true would believe any client's X-Forwarded-For; name the proxies (addresses, CIDR ranges, loopback) or their number");
   const entries = value.split(',').map((entry) => entry.trim());
   for (const entry of entries) {
     const [address, prefix, ...rest] = entry.split('/');
@@ -268,7 +311,11 @@ function providersConfig(env: Env): ProvidersConfig {
         }
       : null,
     tts: env.TTS_BASE_URL
-      ? { baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL), apiKey: env.TTS_API_KEY ?? '', flavour: parseEnum(env, 'TTS_FLAVOUR', ['auto', 'openai', 'kokoro', 'speaches'] as const, 'auto') }
+      ? {
+          baseUrl: baseUrl('TTS_BASE_URL', env.TTS_BASE_URL),
+          apiKey: env.TTS_API_KEY ?? '',
+          flavour: parseEnum(env, 'TTS_FLAVOUR', ['auto', 'openai', 'kokoro', 'speaches'] as const, 'auto'),
+        }
       : null,
     llm: languageModelsConfig(env),
     stt: env.STT_BASE_URL ? { baseUrl: baseUrl('STT_BASE_URL', env.STT_BASE_URL, ['http', 'https', 'ws', 'wss']), apiKey: env.STT_API_KEY ?? '' } : null,
@@ -289,12 +336,18 @@ export function languageModelsConfig(env: Env): LanguageModelsConfig | null {
   // One server for every provider sent `local` agents' model ids to OpenAI (model_not_found); a
   // deployment still setting them is told what replaced them rather than silently losing its model.
   for (const retired of ['LLM_BASE_URL', 'LLM_API_KEY']) {
-    if (env[retired]) throw new Error(`${retired} is replaced by one setting group per language-model provider: LLM_OPENAI_API_KEY (openai), LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY (azure_openai), LLM_LOCAL_BASE_URL (local); see the README's configuration table`);
+    if (env[retired])
+      throw new Error(
+        `${retired} is replaced by one setting group per language-model provider: LLM_OPENAI_API_KEY (openai), LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY (azure_openai), LLM_LOCAL_BASE_URL (local); see the README's configuration table`,
+      );
   }
   if (env.LLM_OPENAI_BASE_URL && !env.LLM_OPENAI_API_KEY) throw new Error('LLM_OPENAI_API_KEY must be set when LLM_OPENAI_BASE_URL is set');
-  const openai = env.LLM_OPENAI_API_KEY ? { baseUrl: baseUrl('LLM_OPENAI_BASE_URL', env.LLM_OPENAI_BASE_URL || OPENAI_API_BASE_URL), apiKey: env.LLM_OPENAI_API_KEY } : null;
+  const openai = env.LLM_OPENAI_API_KEY
+    ? { baseUrl: baseUrl('LLM_OPENAI_BASE_URL', env.LLM_OPENAI_BASE_URL || OPENAI_API_BASE_URL), apiKey: env.LLM_OPENAI_API_KEY }
+    : null;
   const azureSettings = ['LLM_AZURE_API_KEY', 'LLM_AZURE_API_VERSION', 'LLM_AZURE_DEPLOYMENT', 'LLM_AZURE_DEPLOYMENTS'].filter((name) => env[name]);
-  if (!env.LLM_AZURE_ENDPOINT && azureSettings.length > 0) throw new Error(`LLM_AZURE_ENDPOINT must be set when ${azureSettings.join(', ')} ${azureSettings.length > 1 ? 'are' : 'is'} set`);
+  if (!env.LLM_AZURE_ENDPOINT && azureSettings.length > 0)
+    throw new Error(`LLM_AZURE_ENDPOINT must be set when ${azureSettings.join(', ')} ${azureSettings.length > 1 ? 'are' : 'is'} set`);
   const azureOpenai = env.LLM_AZURE_ENDPOINT
     ? {
         endpoint: baseUrl('LLM_AZURE_ENDPOINT', env.LLM_AZURE_ENDPOINT),
@@ -305,8 +358,11 @@ export function languageModelsConfig(env: Env): LanguageModelsConfig | null {
       }
     : null;
   const localSettings = ['LLM_LOCAL_API_KEY', 'LLM_LOCAL_MODEL'].filter((name) => env[name]);
-  if (!env.LLM_LOCAL_BASE_URL && localSettings.length > 0) throw new Error(`LLM_LOCAL_BASE_URL must be set when ${localSettings.join(', ')} ${localSettings.length > 1 ? 'are' : 'is'} set`);
-  const local = env.LLM_LOCAL_BASE_URL ? { baseUrl: baseUrl('LLM_LOCAL_BASE_URL', env.LLM_LOCAL_BASE_URL), apiKey: env.LLM_LOCAL_API_KEY ?? '', model: env.LLM_LOCAL_MODEL || null } : null;
+  if (!env.LLM_LOCAL_BASE_URL && localSettings.length > 0)
+    throw new Error(`LLM_LOCAL_BASE_URL must be set when ${localSettings.join(', ')} ${localSettings.length > 1 ? 'are' : 'is'} set`);
+  const local = env.LLM_LOCAL_BASE_URL
+    ? { baseUrl: baseUrl('LLM_LOCAL_BASE_URL', env.LLM_LOCAL_BASE_URL), apiKey: env.LLM_LOCAL_API_KEY ?? '', model: env.LLM_LOCAL_MODEL || null }
+    : null;
   return openai || azureOpenai || local ? { openai, azureOpenai, local } : null;
 }
 
@@ -333,7 +389,10 @@ export function languageModelsEnv(config: LanguageModelsConfig | null): Record<s
 /** `gpt-4o-mini=mini-prod,gpt-4o=4o-prod`: the deployment of each model. */
 function azureDeployments(raw: string): Record<string, string> {
   const deployments: Record<string, string> = {};
-  for (const pair of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([^=\s]+)\s*=\s*([^=\s]+)$/.exec(pair);
     if (!match) throw new Error(`LLM_AZURE_DEPLOYMENTS must be a comma list of model=deployment pairs (gpt-4o-mini=mini-prod,gpt-4o=4o-prod), got "${pair}"`);
     if (deployments[match[1]!]) throw new Error(`LLM_AZURE_DEPLOYMENTS names model "${match[1]}" twice`);
@@ -369,26 +428,35 @@ const PAYLOAD_KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export function payloadKeysConfig(env: Env, production: boolean): PayloadKeysConfig | null {
   const raw = env.TEMPORAL_PAYLOAD_KEYS?.trim();
   if (!raw) {
-    if (production) throw new Error('TEMPORAL_PAYLOAD_KEYS must be set when NODE_ENV=production (id:base64 of a 32-byte key, e.g. `p1:$(openssl rand -base64 32)`): payloads are encrypted before Temporal stores them');
+    if (production)
+      throw new Error(
+        'TEMPORAL_PAYLOAD_KEYS must be set when NODE_ENV=production (id:base64 of a 32-byte key, e.g. `p1:$(openssl rand -base64 32)`): payloads are encrypted before Temporal stores them',
+      );
     if (env.TEMPORAL_PAYLOAD_KEY_CURRENT) throw new Error('TEMPORAL_PAYLOAD_KEY_CURRENT is set without TEMPORAL_PAYLOAD_KEYS');
     return null;
   }
   const keys: PayloadKeysConfig['keys'] = [];
-  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const separator = entry.indexOf(':');
     const id = separator > 0 ? entry.slice(0, separator) : '';
-    if (!PAYLOAD_KEY_ID.test(id)) throw new Error('TEMPORAL_PAYLOAD_KEYS must be a comma list of id:base64 pairs, each id of letters, digits, dot, dash or underscore (at most 64)');
+    if (!PAYLOAD_KEY_ID.test(id))
+      throw new Error('TEMPORAL_PAYLOAD_KEYS must be a comma list of id:base64 pairs, each id of letters, digits, dot, dash or underscore (at most 64)');
     if (keys.some((k) => k.id === id)) throw new Error(`TEMPORAL_PAYLOAD_KEYS names key "${id}" twice`);
     const encoded = entry.slice(separator + 1);
     const key = Buffer.from(encoded, 'base64');
     // The message names the key, never its bytes: configuration errors end up in logs.
-    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || key.length !== PAYLOAD_KEY_BYTES) throw new Error(`TEMPORAL_PAYLOAD_KEYS: key "${id}" must be ${PAYLOAD_KEY_BYTES} bytes in base64 (openssl rand -base64 32)`);
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || key.length !== PAYLOAD_KEY_BYTES)
+      throw new Error(`TEMPORAL_PAYLOAD_KEYS: key "${id}" must be ${PAYLOAD_KEY_BYTES} bytes in base64 (openssl rand -base64 32)`);
     keys.push({ id, key });
   }
   if (!keys.length) throw new Error('TEMPORAL_PAYLOAD_KEYS holds no key');
   const current = env.TEMPORAL_PAYLOAD_KEY_CURRENT?.trim() || (keys.length === 1 ? keys[0]!.id : '');
   if (!current) throw new Error(`TEMPORAL_PAYLOAD_KEY_CURRENT must name the key that encrypts, one of ${keys.map((k) => k.id).join(', ')}`);
-  if (!keys.some((k) => k.id === current)) throw new Error(`TEMPORAL_PAYLOAD_KEY_CURRENT is "${current}", which TEMPORAL_PAYLOAD_KEYS does not hold (${keys.map((k) => k.id).join(', ')})`);
+  if (!keys.some((k) => k.id === current))
+    throw new Error(`TEMPORAL_PAYLOAD_KEY_CURRENT is "${current}", which TEMPORAL_PAYLOAD_KEYS does not hold (${keys.map((k) => k.id).join(', ')})`);
   return { currentKeyId: current, keys };
 }
 
@@ -406,7 +474,8 @@ function codecServerConfig(env: Env): CodecServerConfig {
     .filter(Boolean)
     .map((origin) => {
       // An origin is scheme://host[:port], exactly as the browser sends it in `Origin`.
-      if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`TEMPORAL_UI_ORIGIN must be a comma list of origins like http://localhost:8233 (no path), got "${origin}"`);
+      if (!/^https?:\/\/[^/\s]+$/.test(origin))
+        throw new Error(`TEMPORAL_UI_ORIGIN must be a comma list of origins like http://localhost:8233 (no path), got "${origin}"`);
       return origin.toLowerCase();
     });
   return { token, uiOrigins };
@@ -418,7 +487,8 @@ function mediaPublicUrl(env: Env, production: boolean, host: string, port: numbe
     if (!/^(wss?|https?):\/\/[^/]+/.test(env.MEDIA_PUBLIC_URL)) throw new Error(`MEDIA_PUBLIC_URL must be a ws(s) URL, got "${env.MEDIA_PUBLIC_URL}"`);
     return expandNodeAddress(env.MEDIA_PUBLIC_URL).replace(/^http/, 'ws').replace(/\/+$/, '');
   }
-  if (production && env.TELEPHONY_BASE_URL) throw new Error('MEDIA_PUBLIC_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider connects audio streams to it)');
+  if (production && env.TELEPHONY_BASE_URL)
+    throw new Error('MEDIA_PUBLIC_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider connects audio streams to it)');
   return `ws://${localAuthority(host, port)}`;
 }
 
@@ -451,7 +521,8 @@ function localAuthority(host: string, port: number): string {
  */
 function publicApiUrl(env: Env, production: boolean, host: string, port: number): string {
   if (env.PUBLIC_API_URL) return baseUrl('PUBLIC_API_URL', env.PUBLIC_API_URL);
-  if (production && env.TELEPHONY_BASE_URL) throw new Error('PUBLIC_API_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider posts call statuses to it)');
+  if (production && env.TELEPHONY_BASE_URL)
+    throw new Error('PUBLIC_API_URL must be set when TELEPHONY_BASE_URL is set and NODE_ENV=production (the provider posts call statuses to it)');
   return `http://${localAuthority(host, port)}/api/v1`;
 }
 
@@ -516,7 +587,10 @@ const DEVELOPMENT_DATA_KEY = createHash('sha256').update('development-only-data-
 
 function dataKeys(env: Env, production: boolean): DataKeyRing {
   if (env.DATA_KEYS) return parseDataKeys(env.DATA_KEYS, env.DATA_KEY_CURRENT || undefined);
-  if (production) throw new Error('DATA_KEYS must be set when NODE_ENV=production (the keys that encrypt stored secrets: <key id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32))');
+  if (production)
+    throw new Error(
+      'DATA_KEYS must be set when NODE_ENV=production (the keys that encrypt stored secrets: <key id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32))',
+    );
   if (env.DATA_KEY_CURRENT) throw new Error('DATA_KEY_CURRENT is set without DATA_KEYS');
   return parseDataKeys(`${DEVELOPMENT_DATA_KEY_ID}:${DEVELOPMENT_DATA_KEY}`, undefined);
 }

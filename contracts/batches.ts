@@ -13,7 +13,18 @@ export type BatchStatus = (typeof BATCH_STATUSES)[number];
  * `voicemail`: an answering machine answered its last call (docs/decisions/0159). `do_not_call`:
  * its number is on the workspace's do-not-call list, so it was not dialled (docs/decisions/0205).
  */
-export const CONTACT_STATUSES = ['pending', 'calling', 'retry-wait', 'completed', 'voicemail', 'no-answer', 'busy', 'failed', 'canceled', 'do_not_call'] as const;
+export const CONTACT_STATUSES = [
+  'pending',
+  'calling',
+  'retry-wait',
+  'completed',
+  'voicemail',
+  'no-answer',
+  'busy',
+  'failed',
+  'canceled',
+  'do_not_call',
+] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 export type ContactCounts = Record<ContactStatus, number>;
 

@@ -206,7 +206,11 @@ export const callWorkflowId = workflowIds.call;
  * one-line summary and the ids behind it. The API and the batch workflow (which starts its
  * calls as children) both start calls with these.
  */
-export function callStartOptions(input: CallWorkflowInput, agentName: string, status: 'queued' | 'in-progress'): { typedSearchAttributes: SearchAttributePair[]; staticSummary: string; staticDetails: string } {
+export function callStartOptions(
+  input: CallWorkflowInput,
+  agentName: string,
+  status: 'queued' | 'in-progress',
+): { typedSearchAttributes: SearchAttributePair[]; staticSummary: string; staticDetails: string } {
   return {
     typedSearchAttributes: [
       { key: WorkspaceId, value: input.workspaceId },

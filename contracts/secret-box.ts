@@ -36,13 +36,20 @@ export class SealedSecretError extends Error {}
  */
 export function parseDataKeys(raw: string, current: string | undefined): DataKeyRing {
   const keys = new Map<string, Buffer>();
-  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const at = entry.indexOf(':');
     const id = at < 0 ? '' : entry.slice(0, at);
-    if (!KEY_ID.test(id)) throw new Error(`DATA_KEYS must be a comma list of <key id>:<base64 key> with key ids of letters, digits, _ or - (at most 32), got "${at < 0 ? entry.slice(0, 8) + '…' : id}"`);
+    if (!KEY_ID.test(id))
+      throw new Error(
+        `DATA_KEYS must be a comma list of <key id>:<base64 key> with key ids of letters, digits, _ or - (at most 32), got "${at < 0 ? entry.slice(0, 8) + '…' : id}"`,
+      );
     if (keys.has(id)) throw new Error(`DATA_KEYS names key id "${id}" twice`);
     const key = Buffer.from(entry.slice(at + 1), 'base64');
-    if (key.length !== KEY_BYTES) throw new Error(`DATA_KEYS key "${id}" must be ${KEY_BYTES} random bytes in base64 (openssl rand -base64 32), got ${key.length} bytes`);
+    if (key.length !== KEY_BYTES)
+      throw new Error(`DATA_KEYS key "${id}" must be ${KEY_BYTES} random bytes in base64 (openssl rand -base64 32), got ${key.length} bytes`);
     keys.set(id, key);
   }
   if (keys.size === 0) throw new Error('DATA_KEYS must name at least one key');

@@ -44,7 +44,12 @@ export interface DeliveryTitle {
  * `test ping to ...`): what the delivery workflow's summary says. A run started without the
  * title (an activity result recorded before it existed) is named by its id.
  */
-export function deliverySummary(deliveryId: string, mode: DeliveryWorkflowInput['mode'], trigger: DeliveryWorkflowInput['trigger'], title: DeliveryTitle | null): string {
+export function deliverySummary(
+  deliveryId: string,
+  mode: DeliveryWorkflowInput['mode'],
+  trigger: DeliveryWorkflowInput['trigger'],
+  title: DeliveryTitle | null,
+): string {
   const what = title ? `${title.eventType}${title.callId ? ` of call ${title.callId}` : ''} to ${title.url}` : `delivery ${deliveryId}`;
   if (mode === 'scheduled') return what;
   return trigger === 'test' ? `test ${what}` : `manual retry of ${what}`;

@@ -16,4 +16,3 @@ export async function connectMongo(uri: string, options: { monitorCommands?: boo
 export async function disconnectMongo(): Promise<void> {
   await mongoose.disconnect();
 }
-

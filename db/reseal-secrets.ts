@@ -29,7 +29,8 @@ export async function resealStoredSecrets(ring: DataKeyRing): Promise<ResealCoun
     agent_versions: await resealVersions(ring, reseal),
     webhook_endpoints: await resealField(WebhookEndpoint.collection, 'secret', ring, reseal),
     webhook_default_secrets: await resealField(WebhookDefaultSecret.collection, 'secret', ring, reseal),
-    users: (await resealField(User.collection, 'two_factor.secret', ring, reseal)) + (await resealField(User.collection, 'two_factor.pending_secret', ring, reseal)),
+    users:
+      (await resealField(User.collection, 'two_factor.secret', ring, reseal)) + (await resealField(User.collection, 'two_factor.pending_secret', ring, reseal)),
   };
 }
 

@@ -37,7 +37,9 @@ async function main(): Promise<void> {
     toolsAllowPrivateNetworks: config.toolsAllowPrivateNetworks,
     embeddings: config.embeddings,
   });
-  console.log(`media service listening on ${media.url} (public ${media.publicUrl}), node ${media.nodeId}: conversations on its own queue ${media.taskQueue} and on the shared media queue`);
+  console.log(
+    `media service listening on ${media.url} (public ${media.publicUrl}), node ${media.nodeId}: conversations on its own queue ${media.taskQueue} and on the shared media queue`,
+  );
   const stop = async () => {
     await media.close();
     await connection.close();

@@ -118,7 +118,11 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
   // The shared queue (browser calls, calls from before 0165) and this node's own (the phone calls the API sent here).
   const workers = await Promise.all([Worker.create({ ...workerOptions, taskQueue: TASK_QUEUES.media }), Worker.create({ ...workerOptions, taskQueue })]);
   const running = workers.map((worker) => worker.run());
-  const directory = await registerMediaNode({ id: nodeId, url: publicUrl, taskQueue }, () => liveConversations, (error) => console.error('the media node directory could not be written', error));
+  const directory = await registerMediaNode(
+    { id: nodeId, url: publicUrl, taskQueue },
+    () => liveConversations,
+    (error) => console.error('the media node directory could not be written', error),
+  );
 
   return {
     url,

@@ -62,7 +62,13 @@ export function isRefusal(status: number): boolean {
  * The refusal of a request the service answered `status` (see isRefusal): 401 and 403 refuse
  * the credentials (`credentialsSetting`, a server setting); anything else refuses `request`.
  */
-export function refusalOf(service: string, status: number, reason: string, credentialsSetting: string, request: { refused: string; setting: string }): ProviderRefusedError {
+export function refusalOf(
+  service: string,
+  status: number,
+  reason: string,
+  credentialsSetting: string,
+  request: { refused: string; setting: string },
+): ProviderRefusedError {
   if (status === 401 || status === 403) return new ProviderRefusedError(service, 'the credentials', `server setting ${credentialsSetting}`, reason);
   return new ProviderRefusedError(service, request.refused, request.setting, reason);
 }

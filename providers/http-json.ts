@@ -23,7 +23,11 @@ export async function getJson(request: JsonRequest): Promise<JsonAnswer> {
   let text: string;
   try {
     // The timeout covers the whole exchange, body included.
-    const res = await fetch(request.url, { headers: { Accept: 'application/json', ...request.headers }, signal: AbortSignal.timeout(request.timeoutMs), redirect: 'error' });
+    const res = await fetch(request.url, {
+      headers: { Accept: 'application/json', ...request.headers },
+      signal: AbortSignal.timeout(request.timeoutMs),
+      redirect: 'error',
+    });
     status = res.status;
     text = await res.text();
   } catch (err) {

@@ -67,11 +67,25 @@ export const LANGUAGE_MODEL_SETTINGS: Readonly<Record<string, string>> = {
  */
 export function languageModels(config: LanguageModelsConfig | null, timeoutMs: number): (provider: string) => LanguageModel {
   const models = new Map<string, LanguageModel>();
-  if (config?.openai) models.set('openai', new OpenAiCompatibleLanguageModel({ ...config.openai, timeoutMs, apiKeySetting: 'LLM_OPENAI_API_KEY', baseUrlSetting: 'LLM_OPENAI_BASE_URL' }));
+  if (config?.openai)
+    models.set(
+      'openai',
+      new OpenAiCompatibleLanguageModel({ ...config.openai, timeoutMs, apiKeySetting: 'LLM_OPENAI_API_KEY', baseUrlSetting: 'LLM_OPENAI_BASE_URL' }),
+    );
   if (config?.azureOpenai) models.set('azure_openai', new AzureOpenAiLanguageModel({ ...config.azureOpenai, timeoutMs }));
   if (config?.local) {
     const { baseUrl, apiKey, model } = config.local;
-    models.set('local', new OpenAiCompatibleLanguageModel({ baseUrl, apiKey, timeoutMs, apiKeySetting: 'LLM_LOCAL_API_KEY', baseUrlSetting: 'LLM_LOCAL_BASE_URL', serverModel: { name: model, setting: 'LLM_LOCAL_MODEL' } }));
+    models.set(
+      'local',
+      new OpenAiCompatibleLanguageModel({
+        baseUrl,
+        apiKey,
+        timeoutMs,
+        apiKeySetting: 'LLM_LOCAL_API_KEY',
+        baseUrlSetting: 'LLM_LOCAL_BASE_URL',
+        serverModel: { name: model, setting: 'LLM_LOCAL_MODEL' },
+      }),
+    );
   }
   return (provider) => models.get(provider) ?? unconfiguredLanguageModel(provider);
 }
@@ -79,7 +93,11 @@ export function languageModels(config: LanguageModelsConfig | null, timeoutMs: n
 function unconfiguredLanguageModel(provider: string): LanguageModel {
   const setting = LANGUAGE_MODEL_SETTINGS[provider];
   // "the language model provider is not configured: set LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY for azure_openai (a server setting)"
-  const unavailable = () => new ProviderNotConfiguredError('language model', setting ? `${setting} for ${provider}` : `the settings of a provider the catalog does not know ('${provider}')`);
+  const unavailable = () =>
+    new ProviderNotConfiguredError(
+      'language model',
+      setting ? `${setting} for ${provider}` : `the settings of a provider the catalog does not know ('${provider}')`,
+    );
   return {
     stream: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(unavailable()) }) }),
     complete: () => Promise.reject(unavailable()),

@@ -29,7 +29,8 @@ function parseCommand(args: string[]): Command {
   const rest = refAt >= 0 ? [...args.slice(0, refAt), ...args.slice(refAt + 2)] : args;
   const [workspaceId, amount, ...noteWords] = rest;
   if (!workspaceId || !/^[0-9a-f]{32}$/.test(workspaceId)) throw new UsageError(`"${workspaceId ?? ''}" is not a workspace id (32 hexadecimal characters)`);
-  if (!amount || !/^[+-]?[0-9]+$/.test(amount) || Number(amount) === 0) throw new UsageError(`"${amount ?? ''}" is not an amount (a whole, signed, non-zero number of paise)`);
+  if (!amount || !/^[+-]?[0-9]+$/.test(amount) || Number(amount) === 0)
+    throw new UsageError(`"${amount ?? ''}" is not an amount (a whole, signed, non-zero number of paise)`);
   if (!Number.isSafeInteger(Number(amount))) throw new UsageError(`"${amount}" is too large`);
   const note = noteWords.join(' ').trim();
   if (!note) throw new UsageError('an adjustment needs a note the workspace will read, in quotes');
@@ -44,7 +45,9 @@ async function main(): Promise<void> {
     const outcome = await adjustCredits({ ...command, by, at: new Date() });
     if (outcome.kind === 'no_workspace') throw new Error(`no workspace ${command.workspaceId}; nothing was changed`);
     const verb = outcome.kind === 'applied' ? 'adjusted' : 'already adjusted (same --ref); nothing changed:';
-    console.log(`${verb} workspace ${command.workspaceId} by ${command.amountPaise} paise as ${by}; balance ${outcome.balanceAfterPaise} paise (ledger item ${outcome.itemId})`);
+    console.log(
+      `${verb} workspace ${command.workspaceId} by ${command.amountPaise} paise as ${by}; balance ${outcome.balanceAfterPaise} paise (ledger item ${outcome.itemId})`,
+    );
   } finally {
     await disconnectMongo();
   }

@@ -60,7 +60,14 @@ async function checkTelephony(config: ProvidersConfig, publicApiUrl: string): Pr
   const telephony = config.telephony;
   if (!telephony) {
     return [
-      { provider: 'telephony (Plivo)', check: 'account and numbers', result: 'not configured', detail: '', latencyMs: null, setting: 'TELEPHONY_BASE_URL, PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN' },
+      {
+        provider: 'telephony (Plivo)',
+        check: 'account and numbers',
+        result: 'not configured',
+        detail: '',
+        latencyMs: null,
+        setting: 'TELEPHONY_BASE_URL, PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN',
+      },
       { provider: 'telephony (Plivo)', check: 'callback signature', result: 'not configured', detail: '', latencyMs: null, setting: 'PLIVO_AUTH_TOKEN' },
     ];
   }
@@ -70,11 +77,25 @@ async function checkTelephony(config: ProvidersConfig, publicApiUrl: string): Pr
   if ('value' in listed) {
     const numbers = listed.value.numbers;
     const more = listed.value.nextOffset !== null ? ' (first page)' : '';
-    rows.push({ provider: 'telephony (Plivo)', check: 'account and numbers', result: 'ok', detail: `${numbers.length} numbers${more}${numbers[0] ? `, e.g. ${numbers[0].number}` : ''}`, latencyMs: listed.ms, setting: '' });
+    rows.push({
+      provider: 'telephony (Plivo)',
+      check: 'account and numbers',
+      result: 'ok',
+      detail: `${numbers.length} numbers${more}${numbers[0] ? `, e.g. ${numbers[0].number}` : ''}`,
+      latencyMs: listed.ms,
+      setting: '',
+    });
   } else {
     // Plivo answers wrong credentials with 401; anything else is the address.
     const credentials = /\b40[13]\b|auth/i.test(messageOf(listed.error));
-    rows.push({ provider: 'telephony (Plivo)', check: 'account and numbers', result: 'FAILED', detail: messageOf(listed.error), latencyMs: listed.ms, setting: credentials ? 'PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN' : 'TELEPHONY_BASE_URL' });
+    rows.push({
+      provider: 'telephony (Plivo)',
+      check: 'account and numbers',
+      result: 'FAILED',
+      detail: messageOf(listed.error),
+      latencyMs: listed.ms,
+      setting: credentials ? 'PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN' : 'TELEPHONY_BASE_URL',
+    });
   }
   // A status callback as Plivo signs it for this service's own callback URL, checked the way the API checks it.
   const url = `${publicApiUrl.replace(/\/$/, '')}/telephony/calls/${randomBytes(16).toString('hex')}/status`;
@@ -91,7 +112,13 @@ async function checkTelephony(config: ProvidersConfig, publicApiUrl: string): Pr
     provider: 'telephony (Plivo)',
     check: 'callback signature',
     result: ok ? 'ok' : 'FAILED',
-    detail: ok ? `V3 signature of ${url} verified; a changed field refused` : 'value' in signed ? (signed.value.accepted ? 'a changed field still verified' : 'its own signature did not verify') : messageOf(signed.error),
+    detail: ok
+      ? `V3 signature of ${url} verified; a changed field refused`
+      : 'value' in signed
+        ? signed.value.accepted
+          ? 'a changed field still verified'
+          : 'its own signature did not verify'
+        : messageOf(signed.error),
     latencyMs: signed.ms,
     setting: ok ? '' : 'PLIVO_AUTH_TOKEN, PUBLIC_API_URL',
   });
@@ -102,9 +129,33 @@ async function checkTelephony(config: ProvidersConfig, publicApiUrl: string): Pr
 async function checkSpeech(config: ProvidersConfig): Promise<Row[]> {
   const tts = config.tts;
   const stt = config.stt;
-  const ttsRow = (row: Partial<Row>): Row => ({ provider: 'speech synthesis', check: 'say a sentence', result: 'ok', detail: '', latencyMs: null, setting: '', ...row });
-  const sttRow = (row: Partial<Row>): Row => ({ provider: 'speech recognition', check: 'transcribe it back', result: 'ok', detail: '', latencyMs: null, setting: '', ...row });
-  if (!tts) return [ttsRow({ result: 'not configured', setting: 'TTS_BASE_URL, TTS_API_KEY' }), sttRow(stt ? { result: 'FAILED', detail: 'needs speech synthesis for its audio', setting: 'TTS_BASE_URL' } : { result: 'not configured', setting: 'STT_BASE_URL, STT_API_KEY' })];
+  const ttsRow = (row: Partial<Row>): Row => ({
+    provider: 'speech synthesis',
+    check: 'say a sentence',
+    result: 'ok',
+    detail: '',
+    latencyMs: null,
+    setting: '',
+    ...row,
+  });
+  const sttRow = (row: Partial<Row>): Row => ({
+    provider: 'speech recognition',
+    check: 'transcribe it back',
+    result: 'ok',
+    detail: '',
+    latencyMs: null,
+    setting: '',
+    ...row,
+  });
+  if (!tts)
+    return [
+      ttsRow({ result: 'not configured', setting: 'TTS_BASE_URL, TTS_API_KEY' }),
+      sttRow(
+        stt
+          ? { result: 'FAILED', detail: 'needs speech synthesis for its audio', setting: 'TTS_BASE_URL' }
+          : { result: 'not configured', setting: 'STT_BASE_URL, STT_API_KEY' },
+      ),
+    ];
   const speech = new OpenAiCompatibleSpeech({ ...tts, timeoutMs: config.timeoutMs });
   const spoken = await timed(async () => {
     const voices = await speech.listVoices();
@@ -115,17 +166,37 @@ async function checkSpeech(config: ProvidersConfig): Promise<Row[]> {
     for await (const chunk of speech.synthesize({ text: SENTENCE, voice: voice.id, model, speed: 1, language: 'en-IN' })) chunks.push(chunk);
     return { audio: Buffer.concat(chunks), voice: voice.id, model };
   });
-  if (!('value' in spoken)) return [ttsRow({ result: 'FAILED', detail: messageOf(spoken.error), latencyMs: spoken.ms, setting: settingOf(spoken.error, 'TTS_BASE_URL, TTS_API_KEY') }), sttRow({ result: stt ? 'FAILED' : 'not configured', detail: stt ? 'no audio to transcribe' : '', setting: stt ? 'TTS_BASE_URL' : 'STT_BASE_URL, STT_API_KEY' })];
+  if (!('value' in spoken))
+    return [
+      ttsRow({ result: 'FAILED', detail: messageOf(spoken.error), latencyMs: spoken.ms, setting: settingOf(spoken.error, 'TTS_BASE_URL, TTS_API_KEY') }),
+      sttRow({
+        result: stt ? 'FAILED' : 'not configured',
+        detail: stt ? 'no audio to transcribe' : '',
+        setting: stt ? 'TTS_BASE_URL' : 'STT_BASE_URL, STT_API_KEY',
+      }),
+    ];
   const seconds = spoken.value.audio.length / 2 / SYNTHESIS_SAMPLE_RATE;
   const rows = [ttsRow({ detail: `${seconds.toFixed(1)} s of audio (voice ${spoken.value.voice}, model ${spoken.value.model})`, latencyMs: spoken.ms })];
   if (!stt) return [...rows, sttRow({ result: 'not configured', setting: 'STT_BASE_URL, STT_API_KEY' })];
 
   const mulaw = encodeMulaw(new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000).pushBytes(spoken.value.audio));
   const heard = await timed(() => transcribe(stt, config.timeoutMs, mulaw));
-  if (!('value' in heard)) return [...rows, sttRow({ result: 'FAILED', detail: messageOf(heard.error), latencyMs: heard.ms, setting: settingOf(heard.error, 'STT_BASE_URL, STT_API_KEY') })];
+  if (!('value' in heard))
+    return [
+      ...rows,
+      sttRow({ result: 'FAILED', detail: messageOf(heard.error), latencyMs: heard.ms, setting: settingOf(heard.error, 'STT_BASE_URL, STT_API_KEY') }),
+    ];
   const wer = wordErrorRate(SENTENCE, heard.value);
   const good = wer <= MAX_WORD_ERROR_RATE;
-  return [...rows, sttRow({ result: good ? 'ok' : 'FAILED', detail: `"${heard.value}" (word error rate ${(wer * 100).toFixed(0)}%)`, latencyMs: heard.ms, setting: good ? '' : 'STT_BASE_URL' })];
+  return [
+    ...rows,
+    sttRow({
+      result: good ? 'ok' : 'FAILED',
+      detail: `"${heard.value}" (word error rate ${(wer * 100).toFixed(0)}%)`,
+      latencyMs: heard.ms,
+      setting: good ? '' : 'STT_BASE_URL',
+    }),
+  ];
 }
 
 /** The first turn the recogniser ends in `mulaw` (followed by silence, so that it hears the end). */
@@ -142,7 +213,10 @@ async function transcribe(stt: NonNullable<ProvidersConfig['stt']>, timeoutMs: n
     { provider: 'provider_a', model: transcriberModelFor('provider_a'), language: 'en', turnDetection: 'responsive', endpointingMs: 300, keyterms: [] },
     { onInterim: () => undefined, onTurnEnd: ({ text }) => settle.resolve(text), onError: (error) => settle.reject(error) },
   );
-  const timer = setTimeout(() => settle.reject(new Error(`no end of turn within ${Math.round((timeoutMs + 10_000) / 1000)} s of the audio`)), timeoutMs + 10_000);
+  const timer = setTimeout(
+    () => settle.reject(new Error(`no end of turn within ${Math.round((timeoutMs + 10_000) / 1000)} s of the audio`)),
+    timeoutMs + 10_000,
+  );
   try {
     // In 20 ms frames at the pace of a call, then two seconds of silence.
     const frames = [...chunk(mulaw, 160), ...chunk(mulawSilence(2_000), 160)];
@@ -164,7 +238,12 @@ function* chunk(bytes: Buffer, size: number): Generator<Buffer> {
 
 /** Word-level edit distance over the reference's length, case and punctuation ignored. */
 function wordErrorRate(reference: string, heard: string): number {
-  const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}\s']/gu, ' ').split(/\s+/).filter(Boolean);
+  const words = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s']/gu, ' ')
+      .split(/\s+/)
+      .filter(Boolean);
   const ref = words(reference);
   const hyp = words(heard);
   let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
@@ -187,18 +266,44 @@ async function checkLanguageModels(config: ProvidersConfig): Promise<Row[]> {
       rows.push({ ...row, result: 'not configured', detail: '', latencyMs: null, setting: LANGUAGE_MODEL_SETTINGS[provider.id] ?? '' });
       continue;
     }
-    const answered = await timed(() => modelFor(provider.id).complete({ model: provider.defaultModel, temperature: 0, maxTokens: 16, messages: [{ role: 'user', content: 'Reply with one word: ready' }] }));
-    if ('value' in answered && answered.value.text.trim()) rows.push({ ...row, result: 'ok', detail: `"${answered.value.text.trim().slice(0, 60)}"`, latencyMs: answered.ms, setting: '' });
-    else rows.push({ ...row, result: 'FAILED', detail: 'value' in answered ? 'an empty answer' : messageOf(answered.error), latencyMs: answered.ms, setting: 'value' in answered ? LANGUAGE_MODEL_SETTINGS[provider.id]! : settingOf(answered.error, LANGUAGE_MODEL_SETTINGS[provider.id]!) });
+    const answered = await timed(() =>
+      modelFor(provider.id).complete({
+        model: provider.defaultModel,
+        temperature: 0,
+        maxTokens: 16,
+        messages: [{ role: 'user', content: 'Reply with one word: ready' }],
+      }),
+    );
+    if ('value' in answered && answered.value.text.trim())
+      rows.push({ ...row, result: 'ok', detail: `"${answered.value.text.trim().slice(0, 60)}"`, latencyMs: answered.ms, setting: '' });
+    else
+      rows.push({
+        ...row,
+        result: 'FAILED',
+        detail: 'value' in answered ? 'an empty answer' : messageOf(answered.error),
+        latencyMs: answered.ms,
+        setting: 'value' in answered ? LANGUAGE_MODEL_SETTINGS[provider.id]! : settingOf(answered.error, LANGUAGE_MODEL_SETTINGS[provider.id]!),
+      });
   }
   return rows;
 }
 
 function printTable(rows: Row[]): void {
   const header = ['provider', 'check', 'result', 'latency', 'setting to fix', 'detail'];
-  const cells = rows.map((r) => [r.provider, r.check, r.result, r.latencyMs === null ? '-' : `${r.latencyMs} ms`, r.result === 'ok' ? '' : r.setting, r.detail]);
+  const cells = rows.map((r) => [
+    r.provider,
+    r.check,
+    r.result,
+    r.latencyMs === null ? '-' : `${r.latencyMs} ms`,
+    r.result === 'ok' ? '' : r.setting,
+    r.detail,
+  ]);
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (i < widths.length ? v.padEnd(widths[i]!) : v)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i < widths.length ? v.padEnd(widths[i]!) : v))
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   console.log(line(widths.map((w) => '-'.repeat(w)).concat('------')));
   for (const c of cells) console.log(line(c));
@@ -206,7 +311,11 @@ function printTable(rows: Row[]): void {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const rows = [...(await checkTelephony(config.providers, config.publicApiUrl)), ...(await checkSpeech(config.providers)), ...(await checkLanguageModels(config.providers))];
+  const rows = [
+    ...(await checkTelephony(config.providers, config.publicApiUrl)),
+    ...(await checkSpeech(config.providers)),
+    ...(await checkLanguageModels(config.providers)),
+  ];
   printTable(rows);
   const failed = rows.filter((r) => r.result === 'FAILED');
   if (failed.length > 0) {

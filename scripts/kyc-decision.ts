@@ -41,15 +41,22 @@ async function main(): Promise<void> {
   const decision = parseDecision(process.argv.slice(2));
   const by = process.env.KYC_STAFF?.trim() || os.userInfo().username;
   const config = loadConfig();
-  const connection = await Connection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config))).catch((err: Error) => {
+  const connection = await Connection.connect(
+    temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config)),
+  ).catch((err: Error) => {
     throw new Error(`cannot reach Temporal at ${config.temporalAddress} (${err.message}); set TEMPORAL_ADDRESS`);
   });
   try {
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    await sendKycDecision(client, decision.workspaceId, decision.action === 'approve' ? { action: 'approve', by } : { action: 'reject', by, reason: decision.reason });
+    await sendKycDecision(
+      client,
+      decision.workspaceId,
+      decision.action === 'approve' ? { action: 'approve', by } : { action: 'reject', by, reason: decision.reason },
+    );
     console.log(`sent ${decision.action} to ${workflowIds.kyc(decision.workspaceId)} as ${by}`);
     const applied = await kycReviewOutcomeWithin(client, decision.workspaceId, APPLY_WAIT_MS);
-    if (applied) console.log(`KYC of workspace ${decision.workspaceId} is ${applied.status} (by ${applied.decidedBy}${applied.reason ? `: ${applied.reason}` : ''})`);
+    if (applied)
+      console.log(`KYC of workspace ${decision.workspaceId} is ${applied.status} (by ${applied.decidedBy}${applied.reason ? `: ${applied.reason}` : ''})`);
     else console.log(`the decision is recorded in the workflow; it is applied as soon as an "ops" worker runs it`);
   } finally {
     await connection.close();

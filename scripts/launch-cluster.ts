@@ -96,11 +96,21 @@ async function main(): Promise<void> {
       ...Array.from({ length: nodes.worker }, (_, i) => start('worker', i + 1)),
       ...Array.from({ length: nodes.media }, (_, i) => start('media', i + 1, mediaPort + i)),
     ]);
-    balancer = await startLoadBalancer({ host, port: apiPort, backends: Array.from({ length: nodes.api }, (_, i) => ({ host: host === '0.0.0.0' ? '127.0.0.1' : host, port: apiNodePort + i })) });
+    balancer = await startLoadBalancer({
+      host,
+      port: apiPort,
+      backends: Array.from({ length: nodes.api }, (_, i) => ({ host: host === '0.0.0.0' ? '127.0.0.1' : host, port: apiNodePort + i })),
+    });
 
     printReady('Voice agent service (cluster profile) is up:', [
-      `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application.filter((n) => n.role === 'api').map((n) => n.port).join(', ')})`,
-      `  Media        ${application.filter((n) => n.role === 'media').map((n) => `http://${host}:${n.port}`).join(', ')}`,
+      `  API          http://${host}:${apiPort}/api/v1   (load balancer over ${nodes.api} API nodes: ${application
+        .filter((n) => n.role === 'api')
+        .map((n) => n.port)
+        .join(', ')})`,
+      `  Media        ${application
+        .filter((n) => n.role === 'media')
+        .map((n) => `http://${host}:${n.port}`)
+        .join(', ')}`,
       `  Workers      ${nodes.worker} nodes (all task queues)`,
       `  Temporal UI  ${temporal.uiUrl}   (decodes payloads through ${codec.endpoint})`,
       `  Payload key  ${env.TEMPORAL_PAYLOAD_KEYS ? 'TEMPORAL_PAYLOAD_KEYS' : path.join(localDataDir(env), LOCAL_PAYLOAD_KEY_FILE)} (Temporal payloads are encrypted)`,

@@ -63,11 +63,16 @@ async function main(): Promise<void> {
     // provider cannot (the processes derive the same default from the same HOST and PORT).
     const config = loadConfig(childEnv);
     // The simulator's account sends calls to its numbers to the API, like a Plivo application would.
-    simulators.telephony?.setInboundUrls({ answerUrl: `${config.publicApiUrl}/telephony/inbound/answer`, hangupUrl: `${config.publicApiUrl}/telephony/inbound/status` });
+    simulators.telephony?.setInboundUrls({
+      answerUrl: `${config.publicApiUrl}/telephony/inbound/answer`,
+      hangupUrl: `${config.publicApiUrl}/telephony/inbound/status`,
+    });
     // Its account's webhook, as set in Razorpay's dashboard (docs/decisions/0185).
     if (simulators.payments) simulators.payments.webhookUrl = `${config.publicApiUrl}/billing/razorpay/webhook`;
     if (env.TELEPHONY_BASE_URL && !env.PUBLIC_API_URL) {
-      console.warn(`[launcher] TELEPHONY_BASE_URL is set without PUBLIC_API_URL: the provider will post call statuses to ${config.publicApiUrl}, which it cannot reach from outside this machine`);
+      console.warn(
+        `[launcher] TELEPHONY_BASE_URL is set without PUBLIC_API_URL: the provider will post call statuses to ${config.publicApiUrl}, which it cannot reach from outside this machine`,
+      );
     }
     await waitForNamespace(config.temporalAddress, config.temporalNamespace);
 
@@ -76,7 +81,14 @@ async function main(): Promise<void> {
       ['worker', 'workers/main'],
       ['media', 'media/server'],
     ] as const) {
-      const proc = startProcess({ name, command: process.execPath, args: [...process.execArgv, appEntry(entry)], env: childEnv, output: 'inherit-prefixed', ownProcessGroup: true });
+      const proc = startProcess({
+        name,
+        command: process.execPath,
+        args: [...process.execArgv, appEntry(entry)],
+        env: childEnv,
+        output: 'inherit-prefixed',
+        ownProcessGroup: true,
+      });
       application.push(proc);
       superviseExit(proc);
     }

@@ -60,7 +60,9 @@ async function main(): Promise<void> {
   const by = process.env.LIMITS_STAFF?.trim() || process.env.KYC_STAFF?.trim() || os.userInfo().username;
   const config = loadConfig();
   // Temporal first: when it cannot be reached, nothing has been changed yet.
-  const connection = await Connection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config))).catch((err: Error) => {
+  const connection = await Connection.connect(
+    temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, scriptPayloadEncryption(config)),
+  ).catch((err: Error) => {
     throw new Error(`cannot reach Temporal at ${config.temporalAddress} (${err.message}); set TEMPORAL_ADDRESS. Nothing was changed`);
   });
   try {
@@ -69,13 +71,17 @@ async function main(): Promise<void> {
     const at = new Date();
     if (command.action === 'approve') {
       const { request, limit, keeper } = await approveLimitRequest(deps, { requestId: command.requestId, limit: command.limit, by, at });
-      console.log(`approved limit request ${request._id} as ${by}: workspace ${request.workspace_id} may now run ${limit} calls at once; ${keeperWords(keeper)}`);
+      console.log(
+        `approved limit request ${request._id} as ${by}: workspace ${request.workspace_id} may now run ${limit} calls at once; ${keeperWords(keeper)}`,
+      );
     } else if (command.action === 'reject') {
       const { request } = await rejectLimitRequest({ requestId: command.requestId, note: command.note, by, at });
       console.log(`rejected limit request ${request._id} of workspace ${request.workspace_id} as ${by}; its limit is unchanged`);
     } else {
       const { limit, keeper } = await setConcurrencyLimit(deps, { workspaceId: command.workspaceId, limit: command.limit, by, at });
-      console.log(`workspace ${command.workspaceId} may now run ${limit} calls at once${command.limit === null ? " (the plan's)" : ''}, set by ${by}; ${keeperWords(keeper)}`);
+      console.log(
+        `workspace ${command.workspaceId} may now run ${limit} calls at once${command.limit === null ? " (the plan's)" : ''}, set by ${by}; ${keeperWords(keeper)}`,
+      );
     }
   } finally {
     await Promise.allSettled([disconnectMongo(), connection.close()]);

@@ -60,7 +60,7 @@ export class DtmfDetector {
   private feed(length: number, copy: (into: Float64Array, from: number, count: number, at: number) => void): DetectedDigits {
     let digits = '';
     let tone = false;
-    for (let from = 0; from < length; ) {
+    for (let from = 0; from < length;) {
       const count = Math.min(BLOCK - this.filled, length - from);
       copy(this.block, from, count, this.filled);
       this.filled += count;

@@ -39,7 +39,11 @@ export type SimulatorHandler = (req: IncomingMessage, url: URL, body: string) =>
  * A loopback HTTP server that answers JSON through `handle`, honouring the mode and latency.
  * `onClose` runs before the server closes (e.g. to stop a simulator's own timers).
  */
-export async function startSimulatedService(handle: SimulatorHandler, options: SimulatorOptions = {}, onClose?: () => Promise<void>): Promise<RunningSimulator> {
+export async function startSimulatedService(
+  handle: SimulatorHandler,
+  options: SimulatorOptions = {},
+  onClose?: () => Promise<void>,
+): Promise<RunningSimulator> {
   const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode };
   const server = http.createServer((req, res) => {
     if (state.mode === 'hanging') return; // the socket stays open until the client gives up

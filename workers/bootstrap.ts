@@ -63,7 +63,11 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
   const deps = options.deps ?? { clock: systemClock };
   const tuning = options.tuning ?? DEFAULT_TUNING;
   const workflows = options.workflows ?? workflowSource();
-  const base = { connection: options.connection, namespace: options.namespace, ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}) };
+  const base = {
+    connection: options.connection,
+    namespace: options.namespace,
+    ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}),
+  };
   const workers = await Promise.all(
     options.roles.flatMap((role) => {
       const definition = WORKER_ROLES[role];

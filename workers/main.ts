@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
   await connectMongo(config.mongodbUri);
   // The connection carries the payload encryption into every worker and client made on it.
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption));
+  const connection = await NativeConnection.connect(
+    temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption),
+  );
   // Activities that start workflows (webhook fan-out) share the workers' connection, so a
   // delivery can start eagerly on this process's webhooks worker (issue 18).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });

@@ -24,7 +24,6 @@ export interface WorkerTuning {
   webhookRetryConcurrency?: number;
 }
 
-
 /** Workflow task (and local activity) slots of the `webhooks` worker: above MAX_LOCAL_IN_FLIGHT, with room for everything else. */
 export const WEBHOOK_WORKFLOW_TASK_SLOTS = 2 * MAX_LOCAL_IN_FLIGHT;
 
@@ -49,7 +48,13 @@ export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
       maxConcurrentLocalActivityExecutions: WEBHOOK_WORKFLOW_TASK_SLOTS,
     }),
     activityQueues: (tuning) => [
-      { taskQueue: WEBHOOK_RETRY_QUEUE, options: { maxConcurrentActivityTaskExecutions: tuning.webhookRetryConcurrency ?? DEFAULT_WEBHOOK_RETRY_CONCURRENCY, maxConcurrentActivityTaskPolls: 5 } },
+      {
+        taskQueue: WEBHOOK_RETRY_QUEUE,
+        options: {
+          maxConcurrentActivityTaskExecutions: tuning.webhookRetryConcurrency ?? DEFAULT_WEBHOOK_RETRY_CONCURRENCY,
+          maxConcurrentActivityTaskPolls: 5,
+        },
+      },
     ],
   },
 };
@@ -57,7 +62,10 @@ export const WORKER_ROLES: Partial<Record<TaskQueueRole, RoleDefinition>> = {
 export function parseRoles(raw: string | undefined): TaskQueueRole[] {
   const available = Object.keys(WORKER_ROLES) as TaskQueueRole[];
   if (!raw || raw === 'all') return available;
-  const asked = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const asked = raw
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = asked.filter((r) => !available.includes(r as TaskQueueRole));
   if (unknown.length) throw new Error(`unknown worker role(s) ${unknown.join(', ')}; known: ${available.join(', ')}`);
   return asked as TaskQueueRole[];

@@ -1,4 +1,16 @@
-import { allHandlersFinished, condition, continueAsNew, ParentClosePolicy, patched, proxyActivities, setCurrentDetails, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { QueuedBatchCalls } from '../activities/batches';
 import type { callWorkflow } from './call';
@@ -214,7 +226,8 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
   };
 
   const startCall = async (callInput: Parameters<typeof callWorkflow>[0], agentName: string) => {
-    const failed = (error: unknown) => finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error), refusal: null });
+    const failed = (error: unknown) =>
+      finished.push({ callId: callInput.callId, status: 'failed', reason: error instanceof Error ? error.message : String(error), refusal: null });
     try {
       const child = await startChild<typeof callWorkflow>('callWorkflow', {
         workflowId: callWorkflowId(callInput.callId),
@@ -226,7 +239,13 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
       void child.result().then(
         // Results recorded before refusals were typed carry only the reason text.
         (result: CallState) =>
-          finished.push({ callId: callInput.callId, status: result.status, reason: result.hangupReason, refusal: result.refusal !== undefined ? result.refusal : refusalOfRecordedReason(result.hangupReason), voicemailAction: result.voicemailAction }),
+          finished.push({
+            callId: callInput.callId,
+            status: result.status,
+            reason: result.hangupReason,
+            refusal: result.refusal !== undefined ? result.refusal : refusalOfRecordedReason(result.hangupReason),
+            voicemailAction: result.voicemailAction,
+          }),
         failed,
       );
     } catch (error) {
@@ -276,7 +295,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     contactChanges.clear();
     const cancelNow = cancelUncalled;
     cancelUncalled = false;
-    await recordBatchProgress({ batchId: input.batchId, contacts, cancelUncalled: cancelNow, batch: { status, status_reason: statusReason, counts: { ...counts }, started_at: startedAt, ended_at: endedAt } });
+    await recordBatchProgress({
+      batchId: input.batchId,
+      contacts,
+      cancelUncalled: cancelNow,
+      batch: { status, status_reason: statusReason, counts: { ...counts }, started_at: startedAt, ended_at: endedAt },
+    });
     saved = target;
     showProgress();
   };
@@ -335,7 +359,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchSta
     if (status === 'running' && !draining && !windowFull && (await dispatch())) continue;
 
     // Wake for a call's end, a message, the start time, or the next retry.
-    const dueIn = status === 'scheduled' ? startAtMs - Date.now() : status === 'running' && waiting.length && !windowFull && !draining ? waiting[0].dueAt - Date.now() : null;
+    const dueIn =
+      status === 'scheduled'
+        ? startAtMs - Date.now()
+        : status === 'running' && waiting.length && !windowFull && !draining
+          ? waiting[0].dueAt - Date.now()
+          : null;
     const wake = () => finished.length > 0 || requests.length > 0 || saved < version || hangUpBy !== null;
     showProgress();
     if (dueIn === null) await condition(wake);

@@ -9,7 +9,21 @@ import { AgentId, Kind, WorkspaceId } from '../contracts/search-attributes';
 import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
 import type { CallEventInput } from '../activities/calls/steps';
 import { callingWindowOf } from '../contracts/calling-hours';
-import { QUEUE_EXPIRY_MS, type AnswerRequest, type AnswerResult, type CallState, type CallWorkflowInput, type HangupRequest, type HangupResult, type ProviderStatusUpdate, type JoinTransferRequest, type MediaNodeChoice, type TransferProgress, type TransferRequest, type TransferResult } from '../contracts/calls';
+import {
+  QUEUE_EXPIRY_MS,
+  type AnswerRequest,
+  type AnswerResult,
+  type CallState,
+  type CallWorkflowInput,
+  type HangupRequest,
+  type HangupResult,
+  type ProviderStatusUpdate,
+  type JoinTransferRequest,
+  type MediaNodeChoice,
+  type TransferProgress,
+  type TransferRequest,
+  type TransferResult,
+} from '../contracts/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
@@ -176,12 +190,25 @@ export class CallLifecycle {
     const live = this.live;
     if (!live || this.state.phase !== 'live' || live.hangupSent || live.finalStatus || !live.viaProvider) return { outcome: 'failed', reason: 'error' };
     if (this.transfer) return { outcome: 'failed', reason: 'error' };
-    const record: CallTransferRecord = { destination: request.destination, description: request.description, mode: request.mode, status: 'started', reason: null, transferred_at: null, bridged_seconds: 0 };
+    const record: CallTransferRecord = {
+      destination: request.destination,
+      description: request.description,
+      mode: request.mode,
+      status: 'started',
+      reason: null,
+      transferred_at: null,
+      bridged_seconds: 0,
+    };
     this.transfer = { record, handedOver: false, dialEnded: false, reportedBridgedSeconds: null, leg: null };
     if (request.mode === 'warm') return this.dialWarmLeg(request);
     showCallDetails(`transferring (${request.mode}) to ${request.destination}`);
     await this.step({ transfer: record });
-    const { transferred } = await transferProviderCall({ callId: this.input.callId, destination: request.destination, ringTimeoutSeconds: request.ringTimeoutSeconds, timeLimitSeconds: live.agent.maxDurationSeconds }).catch(() => ({ transferred: false }));
+    const { transferred } = await transferProviderCall({
+      callId: this.input.callId,
+      destination: request.destination,
+      ringTimeoutSeconds: request.ringTimeoutSeconds,
+      timeLimitSeconds: live.agent.maxDurationSeconds,
+    }).catch(() => ({ transferred: false }));
     if (!transferred) {
       record.status = 'failed';
       record.reason = 'error';
@@ -218,14 +245,22 @@ export class CallLifecycle {
     const live = this.live!;
     await this.step({ transfer: transfer.record });
     const ownNumber = input.direction === 'inbound' ? input.toNumber : input.fromNumber;
-    const dial = await dialTransferLeg({ callId: input.callId, from: ownNumber, to: request.destination, mediaNodeUrl: this.mediaNodeUrl ?? '', ringTimeoutSeconds: request.ringTimeoutSeconds, timeLimitSeconds: live.agent.maxDurationSeconds }).catch((error: Error) => ({ providerCallId: null, refused: error.message }));
+    const dial = await dialTransferLeg({
+      callId: input.callId,
+      from: ownNumber,
+      to: request.destination,
+      mediaNodeUrl: this.mediaNodeUrl ?? '',
+      ringTimeoutSeconds: request.ringTimeoutSeconds,
+      timeLimitSeconds: live.agent.maxDurationSeconds,
+    }).catch((error: Error) => ({ providerCallId: null, refused: error.message }));
     if (!dial.providerCallId) return this.failWarm('failed');
     const leg = { providerCallId: dial.providerCallId, answered: false, endedWith: null as string | null, verdict: null as 'human' | 'machine' | null };
     transfer.leg = leg;
     const callOver = () => live.finalStatus !== null || live.hangupSent || this.statuses.some((s) => FINAL_PROVIDER_STATUSES.has(s.status));
     await condition(() => leg.answered || leg.endedWith !== null || callOver(), request.ringTimeoutSeconds * 1000 + LEG_REPORT_GRACE_MS);
     // Answered: by a person, unless the provider's detection says a machine (a verdict that does not come in time: a person).
-    if (leg.answered && leg.endedWith === null && !callOver()) await condition(() => leg.verdict !== null || leg.endedWith !== null || callOver(), LEG_VERDICT_WAIT_MS);
+    if (leg.answered && leg.endedWith === null && !callOver())
+      await condition(() => leg.verdict !== null || leg.endedWith !== null || callOver(), LEG_VERDICT_WAIT_MS);
     if (leg.answered && leg.verdict === 'machine' && leg.endedWith === null) {
       await hangupTransferLeg({ providerCallId: leg.providerCallId }).catch(() => undefined);
       return this.failWarm('machine');
@@ -260,7 +295,10 @@ export class CallLifecycle {
     transfer.record.transferred_at = at;
     live.capAt = Date.now() + (live.agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS) * 1000 + CAP_GRACE_MS;
     showCallDetails(`transferred (warm) to ${transfer.record.destination}: both in the conference`);
-    await this.step({ transfer: transfer.record }, this.event('call.transferred', `transferred to ${transfer.record.destination}`, 'info', null, { destination: transfer.record.destination, mode: 'warm' }));
+    await this.step(
+      { transfer: transfer.record },
+      this.event('call.transferred', `transferred to ${transfer.record.destination}`, 'info', null, { destination: transfer.record.destination, mode: 'warm' }),
+    );
     return { outcome: 'handed-over', reason: null };
   }
 
@@ -308,7 +346,16 @@ export class CallLifecycle {
   private async waitForSlot(): Promise<CallAgent | null> {
     const { input } = this;
     // `call.queued`, the agent, and (its hours open) the keeper's queue, in one step.
-    const queued = await storeSteps().queueCall({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, placedBy: input.placedBy, event: this.nextEntry(), at: new Date().toISOString(), toNumber: input.toNumber });
+    const queued = await storeSteps().queueCall({
+      callId: input.callId,
+      workspaceId: input.workspaceId,
+      agentId: input.agentId,
+      queuedAt: input.queuedAt,
+      placedBy: input.placedBy,
+      event: this.nextEntry(),
+      at: new Date().toISOString(),
+      toNumber: input.toNumber,
+    });
     this.inKeeperQueue = queued.enqueued;
     if (queued.enqueued) showCallDetails(`queued at position ${queued.position}, waiting for a free slot`);
     /** The agent as read at the start of the next round of the queue (read once here for the first). */
@@ -347,7 +394,15 @@ export class CallLifecycle {
       let check: RecordedDialCheck;
       try {
         // The number goes with the check (the do-not-call list, 0205): an argument, not a command, so histories replay as they were.
-        check = await storeSteps().prepareDial({ callId: input.callId, workspaceId: input.workspaceId, agentId: input.agentId, queuedAt: input.queuedAt, event: dequeueEntry, at, toNumber: input.toNumber });
+        check = await storeSteps().prepareDial({
+          callId: input.callId,
+          workspaceId: input.workspaceId,
+          agentId: input.agentId,
+          queuedAt: input.queuedAt,
+          event: dequeueEntry,
+          at,
+          toNumber: input.toNumber,
+        });
       } catch (error) {
         const refusal = refusalOf(error);
         if (!refusal) throw error;
@@ -379,7 +434,9 @@ export class CallLifecycle {
     const waitMs = Date.parse(dialAt) - Date.now();
     if (waitMs <= 0 || !pacesDials()) return;
     this.state.phase = 'waiting-to-dial';
-    showCallDetails(`waiting for the provider's pace: ${ahead} dial${ahead === 1 ? '' : 's'} ahead, dialling ${this.input.toNumber} at ${clockTime(Date.parse(dialAt))}`);
+    showCallDetails(
+      `waiting for the provider's pace: ${ahead} dial${ahead === 1 ? '' : 's'} ahead, dialling ${this.input.toNumber} at ${clockTime(Date.parse(dialAt))}`,
+    );
     await condition(() => this.hangupRequest !== null, waitMs);
   }
 
@@ -390,7 +447,13 @@ export class CallLifecycle {
     if (this.hangupRequest && pacesDials()) return (await this.endUnconnected('canceled', 'canceled before the dial', 'info', this.hangupRequest.by)) ?? false;
     this.state.phase = 'dialling';
     showCallDetails(`dialling ${input.toNumber} from ${input.fromNumber}`);
-    const placed = await placeDial({ callId: input.callId, from: input.fromNumber, to: input.toNumber, timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS, detectVoicemail: agent.detectsVoicemail === true }).catch((error: Error) => ({ refused: error.cause instanceof Error ? error.cause.message : error.message }));
+    const placed = await placeDial({
+      callId: input.callId,
+      from: input.fromNumber,
+      to: input.toNumber,
+      timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS,
+      detectVoicemail: agent.detectsVoicemail === true,
+    }).catch((error: Error) => ({ refused: error.cause instanceof Error ? error.cause.message : error.message }));
     if ('refused' in placed) {
       await this.endUnconnected('failed', `dial refused: ${placed.refused}`, 'error', 'system');
       return false;
@@ -478,7 +541,10 @@ export class CallLifecycle {
         const outcome = conversation.outcome;
         if (outcome) await this.hangUp(live, { by: outcome.endedBy, reason: outcome.reason, level: outcome.level });
         else {
-          await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' }));
+          await this.step(
+            undefined,
+            this.event('error', `the conversation stopped: ${conversation.failure ?? 'unknown failure'}`, 'error', null, { provider: 'media' }),
+          );
           await this.hangUp(live, { by: 'system', reason: 'error', level: 'error' });
         }
         continue;
@@ -522,7 +588,10 @@ export class CallLifecycle {
       record.status = 'transferred';
       record.transferred_at = report.at;
       showCallDetails(`transferred to ${record.destination}: bridged`);
-      await this.step({ transfer: record }, this.event('call.transferred', `transferred to ${record.destination}`, 'info', null, { destination: record.destination, mode: record.mode }));
+      await this.step(
+        { transfer: record },
+        this.event('call.transferred', `transferred to ${record.destination}`, 'info', null, { destination: record.destination, mode: record.mode }),
+      );
       return;
     }
     if (report.bridgedSeconds !== undefined) transfer.reportedBridgedSeconds ??= report.bridgedSeconds;
@@ -532,7 +601,14 @@ export class CallLifecycle {
       record.status = 'failed';
       record.reason = transferFailureOf(report.status);
       showCallDetails(`the transfer to ${record.destination} failed: ${record.reason}`);
-      await this.step({ transfer: record }, this.event('call.transfer_failed', `the transfer to ${record.destination} failed: ${record.reason}`, 'warning', null, { destination: record.destination, mode: record.mode, reason: record.reason }));
+      await this.step(
+        { transfer: record },
+        this.event('call.transfer_failed', `the transfer to ${record.destination} failed: ${record.reason}`, 'warning', null, {
+          destination: record.destination,
+          mode: record.mode,
+          reason: record.reason,
+        }),
+      );
     }
   }
 
@@ -596,7 +672,10 @@ export class CallLifecycle {
     // A conversation that ended `transferred` although the call was never handed over (the caller
     // left while the transfer was asked for): the caller hung up.
     const notTransferred = outcome?.reason === 'transferred' && !this.transfer?.handedOver;
-    const conversationEnded = outcome && outcome.reason !== CONVERSATION_CANCELED_REASON && !notTransferred ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level } : null;
+    const conversationEnded =
+      outcome && outcome.reason !== CONVERSATION_CANCELED_REASON && !notTransferred
+        ? { by: outcome.endedBy, reason: outcome.reason, level: outcome.level }
+        : null;
     // A conversation that failed on its own (its media node stopped heartbeating) is an error, even
     // when the provider's final status came first (the stream died with the node).
     const failedOnItsOwn = !outcome && conversation.failure !== null && (conversation.timedOut || !conversation.canceled);
@@ -607,14 +686,24 @@ export class CallLifecycle {
     const transfer = this.transfer?.handedOver ? this.transfer : null;
     // A call handed to a person ends `transferred` (by the agent) once the person took it; a cold
     // dial nobody took ends the call (docs/decisions/0160).
-    const transferEnding: Ending | null = transfer ? (transfer.record.status === 'transferred' ? { by: 'agent', reason: 'transferred', level: 'info' } : { by: 'system', reason: 'transfer failed', level: 'warning' }) : null;
-    const ended = live.endedBy ?? failedEnding ?? transferEnding ?? conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
-    if (failedOnItsOwn && !live.endedBy) await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' }));
+    const transferEnding: Ending | null = transfer
+      ? transfer.record.status === 'transferred'
+        ? { by: 'agent', reason: 'transferred', level: 'info' }
+        : { by: 'system', reason: 'transfer failed', level: 'warning' }
+      : null;
+    const ended = live.endedBy ??
+      failedEnding ??
+      transferEnding ??
+      conversationEnded ?? { by: 'caller', reason: 'the caller hung up', level: 'info' as EventLevel };
+    if (failedOnItsOwn && !live.endedBy)
+      await this.step(undefined, this.event('error', `the conversation stopped: ${conversation.failure}`, 'error', null, { provider: 'media' }));
     // Billing rule 2: charged for the time the agent was live, from the stream's arrival to the
     // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
     // conversation that never got its stream costs nothing.
     const liveFrom = outcome ? Date.parse(outcome.startedAt) : conversation.liveSince;
-    const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter((t): t is number => t !== null);
+    const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter(
+      (t): t is number => t !== null,
+    );
     const endedAtMs = Math.max(startedAt, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
     const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt, liveFrom)) / 100) / 10;
     // Billing of a transfer: the bridged time (the destination leg's seconds as the provider
@@ -624,7 +713,8 @@ export class CallLifecycle {
     if (transfer?.record.status === 'transferred') {
       // Reports still queued (the final status may come first), then, without the leg's seconds, a short wait for them.
       const takeReports = () => {
-        for (const report of this.transferReports.splice(0)) if (report.event === 'ended' && report.bridgedSeconds !== undefined) transfer.reportedBridgedSeconds ??= report.bridgedSeconds;
+        for (const report of this.transferReports.splice(0))
+          if (report.event === 'ended' && report.bridgedSeconds !== undefined) transfer.reportedBridgedSeconds ??= report.bridgedSeconds;
       };
       takeReports();
       if (transfer.reportedBridgedSeconds === null && transfer.record.mode === 'cold') {
@@ -637,23 +727,33 @@ export class CallLifecycle {
     }
     const endedAt = new Date(endedAtMs).toISOString();
     // Charged once, the record closed with its cost, then `call.ended`: one step.
-    const { costPaise } = await this.endRecord(this.holdsSlot, () => storeSteps().closeCall({
-      callId: input.callId,
-      workspaceId: input.workspaceId,
-      durationSeconds,
-      ...(transfer ? { bridgedSeconds } : {}),
-      endedAt,
-      changes: { status: 'completed', ended_at: endedAt, duration_seconds: durationSeconds, hangup_by: ended.by, hangup_reason: ended.reason, provider_status: finalStatus?.status ?? 'completed', ...(transfer ? { transfer: transfer.record } : {}) },
-      event: this.event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
-        duration_seconds: durationSeconds,
-        // A number, as the contract types it; whether the agent was heard at all is `agent_spoke`
-        // (false when the conversation never went live, null when its media node died and the
-        // conversation's outcome is unknown).
-        avg_first_audio_ms: outcome?.avgFirstAudioMs ?? 0,
-        agent_spoke: outcome ? outcome.avgFirstAudioMs !== null : liveFrom === null ? false : null,
-        usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+    const { costPaise } = await this.endRecord(this.holdsSlot, () =>
+      storeSteps().closeCall({
+        callId: input.callId,
+        workspaceId: input.workspaceId,
+        durationSeconds,
+        ...(transfer ? { bridgedSeconds } : {}),
+        endedAt,
+        changes: {
+          status: 'completed',
+          ended_at: endedAt,
+          duration_seconds: durationSeconds,
+          hangup_by: ended.by,
+          hangup_reason: ended.reason,
+          provider_status: finalStatus?.status ?? 'completed',
+          ...(transfer ? { transfer: transfer.record } : {}),
+        },
+        event: this.event('call.ended', `ended by ${ended.by}: ${ended.reason}`, ended.level === 'error' ? 'error' : 'info', null, {
+          duration_seconds: durationSeconds,
+          // A number, as the contract types it; whether the agent was heard at all is `agent_spoke`
+          // (false when the conversation never went live, null when its media node died and the
+          // conversation's outcome is unknown).
+          avg_first_audio_ms: outcome?.avgFirstAudioMs ?? 0,
+          agent_spoke: outcome ? outcome.avgFirstAudioMs !== null : liveFrom === null ? false : null,
+          usage: outcome?.usage ?? { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+        }),
       }),
-    }));
+    );
     this.state.status = 'completed';
     this.state.hangupReason = ended.reason;
     if (ended.reason === 'voicemail' && outcome?.voicemailAction) this.state.voicemailAction = outcome.voicemailAction;
@@ -691,7 +791,13 @@ export class CallLifecycle {
 
   /** The next timeline entry's names (the step that writes it adds what it says). */
   private nextEntry() {
-    return { workspaceId: this.input.workspaceId, callId: this.input.callId, agentId: this.input.agentId, sequence: this.sequence++, ...(this.agentWebhookUrl !== undefined ? { agentWebhookUrl: this.agentWebhookUrl } : {}) };
+    return {
+      workspaceId: this.input.workspaceId,
+      callId: this.input.callId,
+      agentId: this.input.agentId,
+      sequence: this.sequence++,
+      ...(this.agentWebhookUrl !== undefined ? { agentWebhookUrl: this.agentWebhookUrl } : {}),
+    };
   }
 
   private event(type: string, message: string, level: EventLevel, latencyMs: number | null, data: Record<string, unknown> = {}): CallEventInput {
@@ -739,7 +845,14 @@ export class CallLifecycle {
   }
 
   /** Ends a call that never connected: final status, `call.ended` with the reason as its message. Answers null. */
-  private async endUnconnected(status: 'canceled' | 'failed' | 'no-answer' | 'busy', reason: string, level: EventLevel, by: string, data: Record<string, unknown> = {}, refusal: CallRefusal | null = null): Promise<null> {
+  private async endUnconnected(
+    status: 'canceled' | 'failed' | 'no-answer' | 'busy',
+    reason: string,
+    level: EventLevel,
+    by: string,
+    data: Record<string, unknown> = {},
+    refusal: CallRefusal | null = null,
+  ): Promise<null> {
     // A call still in the keeper's queue leaves it too (`release` also takes queued calls out).
     await this.endRecord(this.holdsSlot || this.granted || this.inKeeperQueue, () => {
       const at = new Date().toISOString();

@@ -1,4 +1,13 @@
-import { ActivityCancellationType, ActivityFailure, CancellationScope, patched, proxyActivities, proxyLocalActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  sleep,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../contracts/conversation';
 import { TASK_QUEUES } from '../contracts/task-queues';
 import type { MediaNodeChoice } from '../contracts/calls';
@@ -17,7 +26,8 @@ export type EventLevel = 'info' | 'warning' | 'error';
 // slot keeper's signals): short, idempotent, retried until they are back (a call's state must
 // not be lost).
 const STORE_STEP_OPTIONS = { startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
-const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } = proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
+const { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot } =
+  proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
 const storeStepsAsLocalActivities: StoreSteps = { recordCallStep, queueCall, prepareDial, beginLiveCall, closeCall, loadCallAgent, enqueueCall, releaseSlot };
 /** The same steps as regular activities, for calls whose histories began before the patch. */
 const storeStepsAsActivities: StoreSteps = proxyActivities<Activities>(STORE_STEP_OPTIONS);
@@ -30,7 +40,10 @@ const storeStepsAsActivities: StoreSteps = proxyActivities<Activities>(STORE_STE
  */
 export const LOCAL_STORE_STEPS_PATCH = 'call-store-steps-local';
 
-type StoreSteps = Pick<Activities, 'recordCallStep' | 'queueCall' | 'prepareDial' | 'beginLiveCall' | 'closeCall' | 'loadCallAgent' | 'enqueueCall' | 'releaseSlot'>;
+type StoreSteps = Pick<
+  Activities,
+  'recordCallStep' | 'queueCall' | 'prepareDial' | 'beginLiveCall' | 'closeCall' | 'loadCallAgent' | 'enqueueCall' | 'releaseSlot'
+>;
 
 export function storeSteps(): StoreSteps {
   return patched(LOCAL_STORE_STEPS_PATCH) ? storeStepsAsLocalActivities : storeStepsAsActivities;
@@ -99,7 +112,10 @@ export const { hangupProviderCall } = proxyActivities<Activities>({
 });
 
 // A transfer (docs/decisions/0160) is a re-point of the call at new XML: repeating it is harmless, retried a few times.
-export const { transferProviderCall, joinTransferLegs, hangupTransferLeg } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { initialInterval: '1 second', maximumAttempts: 3 } });
+export const { transferProviderCall, joinTransferLegs, hangupTransferLeg } = proxyActivities<Activities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
 // A second call for a warm transfer: creating a call is not idempotent, one attempt (as dialCall).
 export const { dialTransferLeg } = proxyActivities<Activities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
@@ -176,7 +192,8 @@ export function startConversation(conversation: ConversationRun, input: Conversa
       conversation.outcome = outcome;
     })
     .catch((error: unknown) => {
-      conversation.failure = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
+      conversation.failure =
+        error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
       if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
         conversation.timedOut = true;
         const details = error.cause.lastHeartbeatDetails as ConversationProgress | undefined;

@@ -1,6 +1,19 @@
 import { setHandler } from '@temporalio/workflow';
 import { CallLifecycle } from './call-lifecycle';
-import { agentDeletedSignal, answerUpdate, callStateQuery, hangupUpdate, mediaNodeSignal, providerStatusSignal, joinTransferUpdate, requestTransferUpdate, slotGrantedSignal, transferProgressSignal, type CallState, type CallWorkflowInput } from '../contracts/calls';
+import {
+  agentDeletedSignal,
+  answerUpdate,
+  callStateQuery,
+  hangupUpdate,
+  mediaNodeSignal,
+  providerStatusSignal,
+  joinTransferUpdate,
+  requestTransferUpdate,
+  slotGrantedSignal,
+  transferProgressSignal,
+  type CallState,
+  type CallWorkflowInput,
+} from '../contracts/calls';
 
 /**
  * One call from the queue to its end (`call-<call_id>`, task queue `calls`). An outbound call:

@@ -1,13 +1,6 @@
 import { condition, log, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import {
-  approveSignal,
-  MAX_REJECTION_REASON_LENGTH,
-  rejectSignal,
-  stateQuery,
-  type KycReviewInput,
-  type KycReviewState,
-} from '../contracts/kyc';
+import { approveSignal, MAX_REJECTION_REASON_LENGTH, rejectSignal, stateQuery, type KycReviewInput, type KycReviewState } from '../contracts/kyc';
 
 const { markKycSubmitted, approveKyc, rejectKyc } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',

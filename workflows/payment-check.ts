@@ -1,6 +1,12 @@
 import { condition, log, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { PAYMENT_CHECK_DELAYS_SECONDS, paymentCheckStateQuery, paymentSettledSignal, type PaymentCheckInput, type PaymentCheckState } from '../contracts/payments';
+import {
+  PAYMENT_CHECK_DELAYS_SECONDS,
+  paymentCheckStateQuery,
+  paymentSettledSignal,
+  type PaymentCheckInput,
+  type PaymentCheckState,
+} from '../contracts/payments';
 
 const { checkPaymentAtGateway } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -39,7 +45,8 @@ export async function paymentCheckWorkflow(input: PaymentCheckInput): Promise<Pa
       state.outcome = result.now ? 'completed_by_check' : 'completed_elsewhere';
       break;
     }
-    if (result.status === 'unreachable') log.warn('the payment gateway did not answer about an order; checking again later', { orderId: input.orderId, reason: result.reason });
+    if (result.status === 'unreachable')
+      log.warn('the payment gateway did not answer about an order; checking again later', { orderId: input.orderId, reason: result.reason });
   }
   state.outcome ??= 'expired';
   setCurrentDetails(

@@ -78,14 +78,19 @@ export async function slotKeeperWorkflow(input: SlotKeeperInput): Promise<never>
 
   function takeOutOfQueue(callId: string): void {
     if (!queued.delete(callId)) return;
-    state.queue.splice(state.queue.findIndex((call) => call.callId === callId), 1);
+    state.queue.splice(
+      state.queue.findIndex((call) => call.callId === callId),
+      1,
+    );
   }
 
   /** The next calls in line, by id, so that ops can find them (a long queue is cut short). */
   function showState(): void {
     const next = state.queue.slice(0, SHOWN_IN_LINE).map((call) => call.callId);
     const line = next.length ? `; next in line: ${next.join(', ')}${state.queue.length > next.length ? ', ...' : ''}` : '';
-    setCurrentDetails(`workspace ${input.workspaceId}, limit ${state.limit ?? 'not read yet'}: ${state.active.length} active, ${state.queue.length} queued${line}`);
+    setCurrentDetails(
+      `workspace ${input.workspaceId}, limit ${state.limit ?? 'not read yet'}: ${state.active.length} active, ${state.queue.length} queued${line}`,
+    );
   }
 
   setHandler(slotsStateQuery, () => state);

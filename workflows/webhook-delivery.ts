@@ -73,7 +73,13 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
       setCurrentDetails(`attempt ${state.attempts} (${trigger}) in flight`);
       const attemptCount = (input.attemptsBefore ?? 0) + state.attempts;
       const send =
-        trigger !== 'automatic' ? attemptWebhookDelivery : state.automaticAttempts > 1 ? retryWebhookDelivery : input.firstAttempt === 'local' ? attemptLocally : attemptWebhookDelivery;
+        trigger !== 'automatic'
+          ? attemptWebhookDelivery
+          : state.automaticAttempts > 1
+            ? retryWebhookDelivery
+            : input.firstAttempt === 'local'
+              ? attemptLocally
+              : attemptWebhookDelivery;
       const result = await send({ deliveryId: input.deliveryId, attemptId, attemptCount, trigger, ifFailed });
       state.last = result;
       state.status = result.status;
@@ -118,7 +124,8 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
       state.automaticAttempts = n;
       const last = n === AUTOMATIC_ATTEMPTS;
       const result = await attempt('automatic', last ? { status: 'failed' } : { status: 'retrying', retryInMs: RETRY_DELAYS_MS[n - 1] });
-      if (!result.ok && !result.targetGone) log.info('webhook attempt failed', { deliveryId: input.deliveryId, attempt: n, status: result.status_code, error: result.error });
+      if (!result.ok && !result.targetGone)
+        log.info('webhook attempt failed', { deliveryId: input.deliveryId, attempt: n, status: result.status_code, error: result.error });
     }
     state.nextAttemptAt = null;
     scheduleRunning = false;

@@ -12,7 +12,14 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../activities';
 import type { FailedDelivery } from '../activities/webhooks/redelivery';
-import { deliveryDetails, deliverySummary, redeliveryProgressQuery, type DeliveryState, type RedeliveryInput, type RedeliveryProgress } from '../contracts/webhooks';
+import {
+  deliveryDetails,
+  deliverySummary,
+  redeliveryProgressQuery,
+  type DeliveryState,
+  type RedeliveryInput,
+  type RedeliveryProgress,
+} from '../contracts/webhooks';
 import { Kind, WorkspaceId } from '../contracts/search-attributes';
 import { TASK_QUEUES } from '../contracts/task-queues';
 import type { webhookDeliveryWorkflow } from './webhook-delivery';

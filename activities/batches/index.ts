@@ -52,7 +52,13 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
      * the contact goes `calling` with its attempt and latest call. Nothing is queued when a
      * call could not be dialled anyway (agent deleted or paused, workspace not active, out of credits).
      */
-    async queueBatchCalls(input: { batchId: string; workspaceId: string; agentId: string; inFlight: number; offered: ContactCall[] }): Promise<QueuedBatchCalls> {
+    async queueBatchCalls(input: {
+      batchId: string;
+      workspaceId: string;
+      agentId: string;
+      inFlight: number;
+      offered: ContactCall[];
+    }): Promise<QueuedBatchCalls> {
       const [{ refusal, agent }, limit, batch] = await Promise.all([
         dialRefusalOf(input.workspaceId, input.agentId),
         concurrencyLimitOf(input.workspaceId),
@@ -78,7 +84,10 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
             // A millisecond apart: the queue takes the oldest first (ties by call id), so file order holds.
             at: new Date(at.getTime() + position),
           });
-          await BatchContact.updateOne({ _id: contactId }, { $set: { status: 'calling', attempts: offer.attempt, latest_call_id: offer.callId, next_attempt_at: null, updated_at: at } });
+          await BatchContact.updateOne(
+            { _id: contactId },
+            { $set: { status: 'calling', attempts: offer.attempt, latest_call_id: offer.callId, next_attempt_at: null, updated_at: at } },
+          );
           return placed.input;
         }),
       );
@@ -104,12 +113,24 @@ export function createBatchActivities(deps: { clock: Clock; temporal?: Client })
         );
       }
       if (input.cancelUncalled) {
-        await BatchContact.updateMany({ _id: batchContactIdRange(input.batchId), status: { $in: ['pending', 'retry-wait'] } }, { $set: { status: 'canceled', next_attempt_at: null, updated_at: at } });
+        await BatchContact.updateMany(
+          { _id: batchContactIdRange(input.batchId), status: { $in: ['pending', 'retry-wait'] } },
+          { $set: { status: 'canceled', next_attempt_at: null, updated_at: at } },
+        );
       }
       const { status, status_reason, counts, started_at, ended_at } = input.batch;
       await Batch.updateOne(
         { _id: input.batchId },
-        { $set: { status, status_reason, counts, started_at: started_at ? new Date(started_at) : null, ended_at: ended_at ? new Date(ended_at) : null, updated_at: at } },
+        {
+          $set: {
+            status,
+            status_reason,
+            counts,
+            started_at: started_at ? new Date(started_at) : null,
+            ended_at: ended_at ? new Date(ended_at) : null,
+            updated_at: at,
+          },
+        },
       );
     },
 

@@ -99,14 +99,19 @@ export function createAnalyticsActivities(deps: AnalyticsDeps) {
         } catch (error) {
           if (error instanceof ProviderUnavailableError) throw new Error(`the language model did not answer: ${error.reason}`);
           // A setting must change first (docs/decisions/0097, 0190): retrying only delays call.completed.
-          if (error instanceof ProviderNotConfiguredError || error instanceof ProviderRefusedError) throw ApplicationFailure.nonRetryable(error.message, error.name);
+          if (error instanceof ProviderNotConfiguredError || error instanceof ProviderRefusedError)
+            throw ApplicationFailure.nonRetryable(error.message, error.name);
           throw new Error(`the language model failed: ${(error as Error).message}`);
         }
       };
 
       const [summary, extracted] = await Promise.all([
         summarize ? ask(SUMMARY_INSTRUCTIONS, SUMMARY_MAX_TOKENS, false).then(summaryOf) : null,
-        wantsExtractions ? ask(extractionInstructions(extractions, extractionPrompt), EXTRACTION_MAX_TOKENS, true).then((text) => extractedValues(parseExtractionAnswer(text), extractions)) : null,
+        wantsExtractions
+          ? ask(extractionInstructions(extractions, extractionPrompt), EXTRACTION_MAX_TOKENS, true).then((text) =>
+              extractedValues(parseExtractionAnswer(text), extractions),
+            )
+          : null,
       ]);
       await Call.updateOne({ _id: input.callId }, { $set: { summary, extracted, analytics_error: null, updated_at: deps.clock.now() } });
       return { summary, extracted };

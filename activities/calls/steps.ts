@@ -43,7 +43,8 @@ export function createCallStepActivities(deps: CallStepDeps) {
     return deps.temporal;
   };
   const record = (event: CallEventInput) => recordEvent(event, { temporal: temporal(), now: () => deps.clock.now() });
-  const write = (callId: string, changes: CallChanges | undefined, extra?: Record<string, unknown>) => (changes || extra ? writeCallChanges(callId, changes ?? {}, deps.clock.now(), extra) : Promise.resolve());
+  const write = (callId: string, changes: CallChanges | undefined, extra?: Record<string, unknown>) =>
+    changes || extra ? writeCallChanges(callId, changes ?? {}, deps.clock.now(), extra) : Promise.resolve();
 
   return {
     /** Writes the record's changes, then the event (either may be absent). */
@@ -58,9 +59,31 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * `at` (the workflow's time), the call also joins the slot keeper's queue (`enqueued`);
      * otherwise the workflow waits for the hours first.
      */
-    async queueCall(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; placedBy: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
-      const [position, agent, toNumber] = await Promise.all([queuePositionOf(input.workspaceId, new Date(input.queuedAt)), readCallAgent(input.workspaceId, input.agentId), toNumberOf(input)]);
-      await record({ ...input.event, type: 'call.queued', message: `queued at position ${position}`, level: 'info', latencyMs: null, data: { position, by: input.placedBy }, createdAt: input.at, ...(agent ? { agentWebhookUrl: agent.webhookUrl ?? null } : {}) });
+    async queueCall(input: {
+      callId: string;
+      workspaceId: string;
+      agentId: string;
+      queuedAt: string;
+      placedBy: string;
+      event: CallEventSlot;
+      at: string;
+      toNumber?: string;
+    }): Promise<{ position: number; agent: CallAgent | null; enqueued: boolean }> {
+      const [position, agent, toNumber] = await Promise.all([
+        queuePositionOf(input.workspaceId, new Date(input.queuedAt)),
+        readCallAgent(input.workspaceId, input.agentId),
+        toNumberOf(input),
+      ]);
+      await record({
+        ...input.event,
+        type: 'call.queued',
+        message: `queued at position ${position}`,
+        level: 'info',
+        latencyMs: null,
+        data: { position, by: input.placedBy },
+        createdAt: input.at,
+        ...(agent ? { agentWebhookUrl: agent.webhookUrl ?? null } : {}),
+      });
       const enqueued = agent !== null && callingWindowOf(new Date(input.at), agent, toNumber).open;
       if (enqueued) await signalKeeper(temporal(), input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
       return { position, agent, enqueued };
@@ -72,7 +95,15 @@ export function createCallStepActivities(deps: CallStepDeps) {
      * may be dialled: `dequeued_at` and `call.dequeued` (latency = the wait since it was placed).
      * A refusal is a non-retryable failure of its CallRefusal type (contracts/refusals.ts).
      */
-    async prepareDial(input: { callId: string; workspaceId: string; agentId: string; queuedAt: string; event: CallEventSlot; at: string; toNumber?: string }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
+    async prepareDial(input: {
+      callId: string;
+      workspaceId: string;
+      agentId: string;
+      queuedAt: string;
+      event: CallEventSlot;
+      at: string;
+      toNumber?: string;
+    }): Promise<{ agent: CallAgent; hoursClosed: boolean; dialAt?: string; dialsAhead?: number }> {
       // The number is checked against the do-not-call list here too (0205): it may have been listed while the call waited.
       const toNumber = await toNumberOf(input);
       const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId, toNumber);
@@ -82,20 +113,46 @@ export function createCallStepActivities(deps: CallStepDeps) {
       const [moment] = await Promise.all([
         deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,
         write(input.callId, { dequeued_at: input.at }).then(() =>
-          record({ ...input.event, type: 'call.dequeued', message: 'a slot is free: dialling', level: 'info', latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt), data: {}, createdAt: input.at, agentWebhookUrl: agent.webhookUrl ?? null }),
+          record({
+            ...input.event,
+            type: 'call.dequeued',
+            message: 'a slot is free: dialling',
+            level: 'info',
+            latencyMs: Date.parse(input.at) - Date.parse(input.queuedAt),
+            data: {},
+            createdAt: input.at,
+            agentWebhookUrl: agent.webhookUrl ?? null,
+          }),
         ),
       ]);
       return { agent, hoursClosed: false, ...(moment ? { dialAt: moment.at.toISOString(), dialsAhead: moment.ahead } : {}) };
     },
 
     /** The call is answered: the record goes in-progress, `call.started`, and the length it may last (callCapOf). */
-    async beginLiveCall(input: { callId: string; workspaceId: string; maxDurationSeconds: number; changes: CallChanges; event: CallEventInput }): Promise<CallCap> {
-      const [cap] = await Promise.all([callCapOf(input.workspaceId, input.maxDurationSeconds), write(input.callId, input.changes).then(() => record(input.event))]);
+    async beginLiveCall(input: {
+      callId: string;
+      workspaceId: string;
+      maxDurationSeconds: number;
+      changes: CallChanges;
+      event: CallEventInput;
+    }): Promise<CallCap> {
+      const [cap] = await Promise.all([
+        callCapOf(input.workspaceId, input.maxDurationSeconds),
+        write(input.callId, input.changes).then(() => record(input.event)),
+      ]);
       return cap;
     },
 
     /** A connected call's end: charged once, the record closed with its cost, then `call.ended`. */
-    async closeCall(input: { callId: string; workspaceId: string; durationSeconds: number; bridgedSeconds?: number; endedAt: string; changes: CallChanges; event: CallEventInput }): Promise<{ costPaise: number }> {
+    async closeCall(input: {
+      callId: string;
+      workspaceId: string;
+      durationSeconds: number;
+      bridgedSeconds?: number;
+      endedAt: string;
+      changes: CallChanges;
+      event: CallEventInput;
+    }): Promise<{ costPaise: number }> {
       const { costPaise } = await chargeLedgerForCall(input);
       await write(input.callId, input.changes, { cost_paise: costPaise });
       await record(input.event);

@@ -28,7 +28,8 @@ const TRANSFER_LEG_MACHINE_DETECTION_MS = 3_000;
 /** Dialling and hanging up through the provider; the call's progress comes back as status callbacks. */
 export function createCallTelephonyActivities(deps: TelephonyDeps) {
   const provider = () => {
-    if (!deps.telephony || !deps.telephonyCallbackBaseUrl) throw ApplicationFailure.nonRetryable('telephony is not configured in this worker (TELEPHONY_BASE_URL, PUBLIC_API_URL)', 'TelephonyNotConfigured');
+    if (!deps.telephony || !deps.telephonyCallbackBaseUrl)
+      throw ApplicationFailure.nonRetryable('telephony is not configured in this worker (TELEPHONY_BASE_URL, PUBLIC_API_URL)', 'TelephonyNotConfigured');
     return { telephony: deps.telephony, base: deps.telephonyCallbackBaseUrl.replace(/\/$/, '') };
   };
   const placeCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number }, detectVoicemail: boolean) => {
@@ -38,7 +39,15 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
     const machineDetection = detectVoicemail ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
     try {
-      return await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, machineDetection });
+      return await telephony.createCall({
+        from: input.from,
+        to: input.to,
+        answerUrl,
+        ringUrl: statusUrl,
+        hangupUrl: statusUrl,
+        timeLimitSeconds: input.timeLimitSeconds,
+        machineDetection,
+      });
     } catch (error) {
       if (error instanceof DialRefusedError) throw ApplicationFailure.nonRetryable(error.message, 'DialRefused');
       throw error;
@@ -63,7 +72,13 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * rather than ring the callee twice, as the activity's single attempt ended such a call.
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
-    async dialCallOnce(input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string }> {
+    async dialCallOnce(input: {
+      callId: string;
+      from: string;
+      to: string;
+      timeLimitSeconds: number;
+      detectVoicemail: boolean;
+    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string }> {
       // The last step of the pace (0166): never sent sooner than one interval after the dial
       // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
       // sleep: a workflow task held open is one a lost server or worker would run twice).
@@ -71,7 +86,8 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
         const turn = await takeDialTurn(deps.dialsPerSecond);
         if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
       }
-      if (!(await claimDial(input.callId))) throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
+      if (!(await claimDial(input.callId)))
+        throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
       const { providerCallId } = await placeCall(input, input.detectVoicemail);
       return { providerCallId, placedAt: new Date().toISOString() };
     },
@@ -81,7 +97,12 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * `<base>/telephony/calls/{call_id}/transfer/dial?to=...&timeout=...&limit=...` (signed by the provider
      * over that URL, so the route may trust its query). False when the provider no longer holds the call.
      */
-    async transferProviderCall(input: { callId: string; destination: string; ringTimeoutSeconds: number; timeLimitSeconds: number }): Promise<{ transferred: boolean }> {
+    async transferProviderCall(input: {
+      callId: string;
+      destination: string;
+      ringTimeoutSeconds: number;
+      timeLimitSeconds: number;
+    }): Promise<{ transferred: boolean }> {
       const { telephony, base } = provider();
       const call = await Call.findById(input.callId, { provider_call_id: 1 }).lean();
       if (!call?.provider_call_id) return { transferred: false };
@@ -95,14 +116,30 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * own number. Its answer streams to the call's media node as `<call_id>:transfer`; its
      * statuses go to `.../transfer/leg/status`.
      */
-    async dialTransferLeg(input: { callId: string; from: string; to: string; mediaNodeUrl: string; ringTimeoutSeconds: number; timeLimitSeconds: number }): Promise<{ providerCallId: string | null; refused: string | null }> {
+    async dialTransferLeg(input: {
+      callId: string;
+      from: string;
+      to: string;
+      mediaNodeUrl: string;
+      ringTimeoutSeconds: number;
+      timeLimitSeconds: number;
+    }): Promise<{ providerCallId: string | null; refused: string | null }> {
       const { telephony, base } = provider();
       const statusUrl = `${base}/telephony/calls/${input.callId}/transfer/leg/status`;
       const answerUrl = `${base}/telephony/calls/${input.callId}/transfer/leg/answer?${new URLSearchParams({ node: input.mediaNodeUrl })}`;
       try {
         // The provider's answering-machine detection judges who answered (docs/decisions/0161).
         const machineDetection = { url: `${base}/telephony/calls/${input.callId}/transfer/leg/machine`, timeMs: TRANSFER_LEG_MACHINE_DETECTION_MS };
-        const placed = await telephony.createCall({ from: input.from, to: input.to, answerUrl, ringUrl: statusUrl, hangupUrl: statusUrl, timeLimitSeconds: input.timeLimitSeconds, ringTimeoutSeconds: input.ringTimeoutSeconds, machineDetection });
+        const placed = await telephony.createCall({
+          from: input.from,
+          to: input.to,
+          answerUrl,
+          ringUrl: statusUrl,
+          hangupUrl: statusUrl,
+          timeLimitSeconds: input.timeLimitSeconds,
+          ringTimeoutSeconds: input.ringTimeoutSeconds,
+          machineDetection,
+        });
         return { providerCallId: placed.providerCallId, refused: null };
       } catch (error) {
         if (error instanceof DialRefusedError) return { providerCallId: null, refused: error.message };
@@ -141,7 +178,9 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
  * (or the call is gone). One command by `_id`, which returns the record as it was.
  */
 async function claimDial(callId: string): Promise<boolean> {
-  const before = await Call.findOneAndUpdate({ _id: callId }, { $set: { dial_requested_at: new Date() } }, { returnDocument: 'before' }).lean<{ dial_requested_at?: Date | null }>();
+  const before = await Call.findOneAndUpdate({ _id: callId }, { $set: { dial_requested_at: new Date() } }, { returnDocument: 'before' }).lean<{
+    dial_requested_at?: Date | null;
+  }>();
   return before !== null && !before.dial_requested_at;
 }
 

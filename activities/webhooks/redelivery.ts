@@ -11,7 +11,13 @@ export interface FailedDelivery {
 
 /** Failed deliveries of the endpoint created at or after `since`, in id order after `cursor`. */
 function failedSince(endpointId: string, since: string, cursor: string | null) {
-  return { endpoint_id: endpointId, status: 'failed' as const, created_at: { $gte: new Date(since) }, target_deleted_at: null, ...(cursor ? { _id: { $gt: cursor } } : {}) };
+  return {
+    endpoint_id: endpointId,
+    status: 'failed' as const,
+    created_at: { $gte: new Date(since) },
+    target_deleted_at: null,
+    ...(cursor ? { _id: { $gt: cursor } } : {}),
+  };
 }
 
 /** The steps of the redelivery workflow that touch MongoDB; each is safe to retry. */
@@ -24,7 +30,10 @@ export function createRedeliveryActivities({ now }: { now: () => Date }) {
     },
 
     async listFailedDeliveries(input: { endpointId: string; since: string; cursor: string | null; limit: number }): Promise<FailedDelivery[]> {
-      const page = await WebhookDelivery.find(failedSince(input.endpointId, input.since, input.cursor), { attempt_count: 1, event_type: 1, url: 1, call_id: 1 }).sort({ _id: 1 }).limit(input.limit).lean();
+      const page = await WebhookDelivery.find(failedSince(input.endpointId, input.since, input.cursor), { attempt_count: 1, event_type: 1, url: 1, call_id: 1 })
+        .sort({ _id: 1 })
+        .limit(input.limit)
+        .lean();
       return page.map((d) => ({ id: d._id, attemptCount: d.attempt_count ?? 0, title: { eventType: d.event_type, url: d.url, callId: d.call_id } }));
     },
 

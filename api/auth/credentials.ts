@@ -63,7 +63,9 @@ async function authenticateOne(req: Request, res: Response, presented: string, d
   const now = deps.now();
 
   if (presented.startsWith(API_KEY_PREFIX)) {
-    const found = await findCounted(req, deps, presented, now, ApiKey.collection as unknown as mongo.Collection<StoredKey>, (hash) => ApiKey.findOne({ key_hash: hash }, KEY_FIELDS).lean<StoredKey>());
+    const found = await findCounted(req, deps, presented, now, ApiKey.collection as unknown as mongo.Collection<StoredKey>, (hash) =>
+      ApiKey.findOne({ key_hash: hash }, KEY_FIELDS).lean<StoredKey>(),
+    );
     if (!found) throw unauthorized('the API key is not valid or has been revoked', 'invalid_token');
     const { credential: key } = found;
     applyRateLimit(res, rateLimitState(key.rate_limit_per_minute, found.count, now));

@@ -66,7 +66,13 @@ export async function checkTwoFactorCode(req: Request, user: SignInUser, code: s
  * A sign-in went through: the address's failures are forgotten and the audit log says so
  * (`details` tells where, when it was not the API's own sign-in).
  */
-export async function completedSignIn(req: Request, user: { _id: string; name: string; email: string }, attempt: SignInAttemptClaim, deps: Pick<AuthDeps, 'now'>, details?: Record<string, unknown>): Promise<void> {
+export async function completedSignIn(
+  req: Request,
+  user: { _id: string; name: string; email: string },
+  attempt: SignInAttemptClaim,
+  deps: Pick<AuthDeps, 'now'>,
+  details?: Record<string, unknown>,
+): Promise<void> {
   await attempt.succeeded();
   await recordUserAudit(user._id, {
     action: 'auth.signed_in',

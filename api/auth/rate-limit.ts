@@ -36,7 +36,11 @@ export interface CountedDocument {
  * counts in the credential's own document, so they share the window. A revoked or expired
  * credential is counted too, which changes nothing: the caller refuses it.
  */
-export async function readAndCount<T extends CountedDocument>(collection: mongo.Collection<T>, id: string, now: Date): Promise<{ credential: T; count: number } | null> {
+export async function readAndCount<T extends CountedDocument>(
+  collection: mongo.Collection<T>,
+  id: string,
+  now: Date,
+): Promise<{ credential: T; count: number } | null> {
   const field = minuteField(now);
   // The driver's collection, not the model: nothing to cast or hydrate on the hot path.
   const filter = { _id: id } as mongo.Filter<T>;

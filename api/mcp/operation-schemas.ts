@@ -31,7 +31,10 @@ export function operationInputSchema(operationId: string): z.ZodType {
   let closed = true;
   for (const parameter of operation.parameters ?? []) {
     if ('$ref' in parameter || (parameter.in !== 'path' && parameter.in !== 'query')) continue;
-    properties[parameter.name] = { ...(resolveRefs(parameter.schema ?? {}) as JsonSchema), ...(parameter.description ? { description: parameter.description } : {}) };
+    properties[parameter.name] = {
+      ...(resolveRefs(parameter.schema ?? {}) as JsonSchema),
+      ...(parameter.description ? { description: parameter.description } : {}),
+    };
     if (parameter.required) required.push(parameter.name);
   }
   const body = operation.requestBody?.content?.['application/json']?.schema;

@@ -31,7 +31,10 @@ export function mcpRoutes(deps: McpRouteDeps): Router {
   router.all(MCP_PATH, callerStep(deps), express.json({ limit: '1mb' }), async (req, res, next) => {
     try {
       if (req.method !== 'POST') {
-        res.set('Allow', 'POST').status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST each message' }, id: null });
+        res
+          .set('Allow', 'POST')
+          .status(405)
+          .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST each message' }, id: null });
         return;
       }
       const server = mcpServerFor(res.locals.mcpCaller as Caller, {
@@ -91,4 +94,3 @@ function pointToMetadata(error: unknown, req: Request, publicApiUrl: string | un
   const invalid = /invalid_token/.test(error.headers['WWW-Authenticate'] ?? '');
   return new HttpError(401, error.detail, error.extra, { 'WWW-Authenticate': mcpAuthChallenge(req, publicApiUrl, invalid ? 'invalid_token' : undefined) });
 }
-

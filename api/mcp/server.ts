@@ -53,19 +53,23 @@ export interface RequestScope {
 export function mcpServerFor(caller: Caller, deps: ToolDeps & RequestScope): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
   for (const { tool, input, rules } of preparedTools()) {
-    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: input, annotations: tool.annotations }, async (args: unknown) => {
-      try {
-        for (const rule of rules) authorizeInWorkspace(rule, caller.principal, caller.access);
-        const result = await tool.run(args as Record<string, unknown>, caller, deps);
-        return jsonResult(renderDates(result, deps.timezone), false);
-      } catch (error) {
-        const known = domainErrorAnswer(error);
-        if (known) return jsonResult({ status: known.status, ...known.body }, true);
-        // As the HTTP API: logged here, and answered without internals.
-        deps.logger.error({ request_id: deps.requestId, method: 'MCP', path: `tools/${tool.name}`, error: String((error as Error)?.stack ?? error) });
-        return jsonResult({ status: 500, detail: 'internal server error', request_id: deps.requestId }, true);
-      }
-    });
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: input, annotations: tool.annotations },
+      async (args: unknown) => {
+        try {
+          for (const rule of rules) authorizeInWorkspace(rule, caller.principal, caller.access);
+          const result = await tool.run(args as Record<string, unknown>, caller, deps);
+          return jsonResult(renderDates(result, deps.timezone), false);
+        } catch (error) {
+          const known = domainErrorAnswer(error);
+          if (known) return jsonResult({ status: known.status, ...known.body }, true);
+          // As the HTTP API: logged here, and answered without internals.
+          deps.logger.error({ request_id: deps.requestId, method: 'MCP', path: `tools/${tool.name}`, error: String((error as Error)?.stack ?? error) });
+          return jsonResult({ status: 500, detail: 'internal server error', request_id: deps.requestId }, true);
+        }
+      },
+    );
   }
   return server;
 }

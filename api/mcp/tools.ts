@@ -123,7 +123,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'list_calls',
     title: 'List calls',
-    description: 'One page of the workspace\'s calls, newest first, with filters (as GET /calls); `total` counts every match.',
+    description: "One page of the workspace's calls, newest first, with filters (as GET /calls); `total` counts every match.",
     mirrors: ['listCalls'],
     annotations: READ,
     run: (args, caller) => listCallsOf(workspaceOf(caller), args as CallQuery),
@@ -131,7 +131,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'list_do_not_call',
     title: 'List the do-not-call list',
-    description: "One page of the workspace's do-not-call list, newest first (as GET /do-not-call); `total` counts every number. Calls to these numbers are refused.",
+    description:
+      "One page of the workspace's do-not-call list, newest first (as GET /do-not-call); `total` counts every number. Calls to these numbers are refused.",
     mirrors: ['listDoNotCall'],
     annotations: READ,
     run: (args, caller) => doNotCallPage(workspaceOf(caller), args as { limit?: number; skip?: number }),
@@ -149,7 +150,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'get_balance',
     title: 'Read the balance',
-    description: 'The credit balance, the minutes it buys at the plan\'s price and whether it is low (as GET /billing).',
+    description: "The credit balance, the minutes it buys at the plan's price and whether it is low (as GET /billing).",
     mirrors: ['getBalance'],
     annotations: READ,
     run: (_args, caller) => balanceSummaryFor(workspaceOf(caller)),

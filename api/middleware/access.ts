@@ -104,7 +104,11 @@ export function servesIdentifiedOnly(): RequestHandler {
     const operation = res.locals.operation as IndexedOperation | undefined;
     const validated = (req as Request & { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
     if (operation && validated === req.baseUrl + operation.path) return next();
-    next(new Error(`the router reached ${req.method} ${req.originalUrl}, which the access step identified as ${operation ? `${operation.method} ${operation.path}` : 'nothing'} and the validator as ${validated ?? 'nothing'}`));
+    next(
+      new Error(
+        `the router reached ${req.method} ${req.originalUrl}, which the access step identified as ${operation ? `${operation.method} ${operation.path}` : 'nothing'} and the validator as ${validated ?? 'nothing'}`,
+      ),
+    );
   };
 }
 

@@ -3,7 +3,17 @@ import type { RequestHandler } from 'express';
 /** What browsers may send to the API beyond the CORS-safelisted headers. */
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-API-Key', 'X-Workspace-ID', 'X-Timezone', 'X-Request-ID'];
 /** What a page may read from an answer beyond the safelisted headers. */
-const EXPOSED_HEADERS = ['X-Request-ID', 'X-Timezone', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'WWW-Authenticate', 'Content-Disposition', 'Link'];
+const EXPOSED_HEADERS = [
+  'X-Request-ID',
+  'X-Timezone',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'WWW-Authenticate',
+  'Content-Disposition',
+  'Link',
+];
 const ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** How long a browser may reuse a preflight's answer. */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

@@ -87,7 +87,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       }
       if (err.status < 500) {
         // A 405 names the methods the path has (RFC 9110: `Allow` is required on a 405).
-        res.set(err.headers ?? {}).status(err.status).json({ detail: err.message });
+        res
+          .set(err.headers ?? {})
+          .status(err.status)
+          .json({ detail: err.message });
         return;
       }
     }

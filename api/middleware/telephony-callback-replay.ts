@@ -25,7 +25,13 @@ export function publicCallbackUrl(req: Request, publicApiUrl: string): string {
 export function providerSignatureOf(req: Request, params: CallbackParams, deps: TelephonySignatureDeps): { nonce: string; signature: string } | null {
   if (!deps.authToken || !deps.publicApiUrl) return null;
   const nonce = req.get(PLIVO_NONCE_HEADER);
-  const signature = matchingPlivoSignature({ authToken: deps.authToken, url: publicCallbackUrl(req, deps.publicApiUrl), params, nonce, signature: req.get(PLIVO_SIGNATURE_HEADER) });
+  const signature = matchingPlivoSignature({
+    authToken: deps.authToken,
+    url: publicCallbackUrl(req, deps.publicApiUrl),
+    params,
+    nonce,
+    signature: req.get(PLIVO_SIGNATURE_HEADER),
+  });
   return nonce && signature ? { nonce, signature } : null;
 }
 
@@ -48,7 +54,9 @@ export function refuseReplayedTelephonyCallbacks(deps: TelephonySignatureDeps & 
     }
     res.on('close', () => {
       if (res.writableFinished && res.statusCode >= 200 && res.statusCode < 300) return;
-      releaseCallbackNonce(signed.nonce, signed.signature).catch((err: Error) => deps.logger.error({ msg: 'could not release a telephony callback nonce', error: err.message }));
+      releaseCallbackNonce(signed.nonce, signed.signature).catch((err: Error) =>
+        deps.logger.error({ msg: 'could not release a telephony callback nonce', error: err.message }),
+      );
     });
     next();
   };

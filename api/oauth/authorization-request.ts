@@ -21,10 +21,25 @@ export interface AuthorizationRequest {
  */
 export type AuthorizationProblem =
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: 'invalid_request' | 'unsupported_response_type' | 'invalid_target'; description: string };
+  | {
+      kind: 'redirect';
+      redirectUri: string;
+      state: string | undefined;
+      error: 'invalid_request' | 'unsupported_response_type' | 'invalid_target';
+      description: string;
+    };
 
 /** The OAuth parameters the consent page carries from step to step. */
-export const AUTHORIZATION_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'scope'] as const;
+export const AUTHORIZATION_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+  'scope',
+] as const;
 
 function one(params: Record<string, unknown>, name: string): string | undefined | null {
   const value = params[name];

@@ -43,11 +43,17 @@ function optionalUri(body: Record<string, unknown>, name: string): string | null
  * ignored (section 2); metadata we cannot honour (a client secret, another grant) is refused.
  */
 export async function registerClient(raw: unknown, now: Date) {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
   const body = raw as Record<string, unknown>;
 
   const redirectUris = body.redirect_uris;
-  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > MAX_REDIRECT_URIS || !redirectUris.every((u) => typeof u === 'string')) {
+  if (
+    !Array.isArray(redirectUris) ||
+    redirectUris.length === 0 ||
+    redirectUris.length > MAX_REDIRECT_URIS ||
+    !redirectUris.every((u) => typeof u === 'string')
+  ) {
     throw new OAuthError('invalid_redirect_uri', `redirect_uris must be a list of 1 to ${MAX_REDIRECT_URIS} URLs`);
   }
   for (const uri of redirectUris as string[]) {
@@ -56,7 +62,8 @@ export async function registerClient(raw: unknown, now: Date) {
   }
 
   const authMethod = body.token_endpoint_auth_method ?? 'none';
-  if (authMethod !== 'none') throw new OAuthError('invalid_client_metadata', 'only public clients are supported: token_endpoint_auth_method must be "none" (use PKCE)');
+  if (authMethod !== 'none')
+    throw new OAuthError('invalid_client_metadata', 'only public clients are supported: token_endpoint_auth_method must be "none" (use PKCE)');
 
   const grantTypes = body.grant_types ?? [...GRANT_TYPES];
   if (!Array.isArray(grantTypes) || !grantTypes.includes('authorization_code') || !grantTypes.every((g) => (GRANT_TYPES as readonly unknown[]).includes(g))) {

@@ -87,14 +87,25 @@ function problemLine(problem: StepProblem | undefined): string {
 
 /** A sign-in step's page: its heading names the app; a problem sets the status and headers. */
 function sendStep(res: Response, request: AuthorizationRequest, problem: StepProblem | undefined, body: string): void {
-  send(res, problem?.status ?? 200, layout('Connect an app', `<h1>Connect ${escapeHtml(request.client.client_name)}</h1>\n${body}`), request.redirectUri, problem?.headers);
+  send(
+    res,
+    problem?.status ?? 200,
+    layout('Connect an app', `<h1>Connect ${escapeHtml(request.client.client_name)}</h1>\n${body}`),
+    request.redirectUri,
+    problem?.headers,
+  );
 }
 
 /**
  * Step 1: who is signing in. A person signs in with email and password; the console, which
  * holds the member's session token, posts it in the second form instead.
  */
-export function renderSignInStep(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, options: { problem?: StepProblem; email?: string } = {}): void {
+export function renderSignInStep(
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  options: { problem?: StepProblem; email?: string } = {},
+): void {
   const { problem, email } = options;
   sendStep(
     res,
@@ -123,7 +134,13 @@ ${hiddenFields(params)}
 }
 
 /** Step 1b: the password was right and the account has two-factor on: the code. */
-export function renderTwoFactorStep(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, challengeToken: string, problem?: StepProblem): void {
+export function renderTwoFactorStep(
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  challengeToken: string,
+  problem?: StepProblem,
+): void {
   sendStep(
     res,
     request,
@@ -141,7 +158,15 @@ ${hiddenFields(params)}
 }
 
 /** Step 2: the signed-in member picks a workspace and approves or denies. */
-export function renderConsentStep(res: Response, request: AuthorizationRequest, params: Record<string, unknown>, who: { name: string; email: string }, credential: ConsentCredential, workspaces: WorkspaceChoice[], error?: string): void {
+export function renderConsentStep(
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  who: { name: string; email: string },
+  credential: ConsentCredential,
+  workspaces: WorkspaceChoice[],
+  error?: string,
+): void {
   const options = workspaces.map((w) => `<option value="${escapeHtml(w.id)}">${escapeHtml(w.name)} (${escapeHtml(w.role)})</option>`).join('\n');
   send(
     res,

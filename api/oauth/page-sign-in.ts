@@ -1,6 +1,14 @@
 import type { Request, Response } from 'express';
 import type { AuthDeps } from '../auth/deps';
-import { challengedUser, checkPassword, checkTwoFactorCode, completedSignIn, EXPIRED_CHALLENGE, needsSecondFactor, type SignInUser } from '../auth/password-sign-in';
+import {
+  challengedUser,
+  checkPassword,
+  checkTwoFactorCode,
+  completedSignIn,
+  EXPIRED_CHALLENGE,
+  needsSecondFactor,
+  type SignInUser,
+} from '../auth/password-sign-in';
 import { CHALLENGE_TTL_MS } from '../auth/sessions';
 import { HttpError } from '../../domain/shared/http-error';
 import type { AuthorizationRequest } from './authorization-request';
@@ -31,15 +39,37 @@ export function isSignInPost(params: Record<string, unknown>): boolean {
  * Runs the posted sign-in step. Answers the member who finished signing in (the caller shows
  * the workspace step), or null when this step answered a page itself (an error, or the code).
  */
-export async function signInOnPage(req: Request, res: Response, request: AuthorizationRequest, params: Record<string, unknown>, deps: AuthDeps): Promise<Consenter | null> {
+export async function signInOnPage(
+  req: Request,
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  deps: AuthDeps,
+): Promise<Consenter | null> {
   return params.challenge_token !== undefined ? secondFactorStep(req, res, request, params, deps) : passwordStep(req, res, request, params, deps);
 }
 
-async function passwordStep(req: Request, res: Response, request: AuthorizationRequest, params: Record<string, unknown>, deps: AuthDeps): Promise<Consenter | null> {
+async function passwordStep(
+  req: Request,
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  deps: AuthDeps,
+): Promise<Consenter | null> {
   const email = params.email;
   const password = params.password;
-  if (typeof email !== 'string' || typeof password !== 'string' || !email.trim() || !password || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-    renderSignInStep(res, request, params, { problem: { status: 400, message: 'Enter your email address and your password.' }, email: typeof email === 'string' ? email : undefined });
+  if (
+    typeof email !== 'string' ||
+    typeof password !== 'string' ||
+    !email.trim() ||
+    !password ||
+    email.length > MAX_EMAIL_LENGTH ||
+    password.length > MAX_PASSWORD_LENGTH
+  ) {
+    renderSignInStep(res, request, params, {
+      problem: { status: 400, message: 'Enter your email address and your password.' },
+      email: typeof email === 'string' ? email : undefined,
+    });
     return null;
   }
   let checked;
@@ -62,7 +92,13 @@ async function passwordStep(req: Request, res: Response, request: AuthorizationR
   return signedIn(user, request, deps);
 }
 
-async function secondFactorStep(req: Request, res: Response, request: AuthorizationRequest, params: Record<string, unknown>, deps: AuthDeps): Promise<Consenter | null> {
+async function secondFactorStep(
+  req: Request,
+  res: Response,
+  request: AuthorizationRequest,
+  params: Record<string, unknown>,
+  deps: AuthDeps,
+): Promise<Consenter | null> {
   const challenge = typeof params.challenge_token === 'string' ? params.challenge_token : '';
   const userId = await pageTokenUserId(deps.tokens, challenge, 'oauth_two_factor', request);
   let user: SignInUser;

@@ -19,7 +19,13 @@ export function requestBinding(request: AuthorizationRequest): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }
 
-export function signPageToken(tokens: SessionTokens, purpose: PageTokenPurpose, userId: string, request: AuthorizationRequest, expiresAt: Date): Promise<string> {
+export function signPageToken(
+  tokens: SessionTokens,
+  purpose: PageTokenPurpose,
+  userId: string,
+  request: AuthorizationRequest,
+  expiresAt: Date,
+): Promise<string> {
   return tokens.sign({ userId, purpose, binding: requestBinding(request) }, expiresAt);
 }
 

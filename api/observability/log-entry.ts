@@ -38,7 +38,12 @@ function credentialOf(req: Request, principal: Principal | undefined): ServerLog
   const { credential, user } = principal;
   if (credential.kind === 'api_key') return { kind: 'api_key', id: credential.keyId, prefix: presentedPrefix(req, API_KEY_PREFIX), name: credential.name };
   if (credential.kind === 'oauth') {
-    return { kind: 'oauth', id: credential.tokenId, prefix: presentedPrefix(req, OAUTH_TOKEN_PREFIX), name: `${user?.name ?? 'unknown'} via ${credential.clientName}` };
+    return {
+      kind: 'oauth',
+      id: credential.tokenId,
+      prefix: presentedPrefix(req, OAUTH_TOKEN_PREFIX),
+      name: `${user?.name ?? 'unknown'} via ${credential.clientName}`,
+    };
   }
   return { kind: 'session', id: user?.id ?? null, prefix: null, name: user?.name ?? null };
 }

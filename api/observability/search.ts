@@ -61,7 +61,10 @@ function numberOrId(terms: SearchTerms, numberFields: string[]): Record<string, 
 /** One kind's matches, newest first, at most `cap`; always inside the workspace. */
 export async function searchKind(kind: SearchKind, workspaceId: string, terms: SearchTerms, cap: number) {
   if (kind === 'agents') {
-    const agents = await Agent.find({ workspace_id: workspaceId, $or: [{ name: terms.text }, ...numberOrId(terms, ['phone_number'])] }, { name: 1, status: 1, phone_number: 1, updated_at: 1 })
+    const agents = await Agent.find(
+      { workspace_id: workspaceId, $or: [{ name: terms.text }, ...numberOrId(terms, ['phone_number'])] },
+      { name: 1, status: 1, phone_number: 1, updated_at: 1 },
+    )
       .sort({ updated_at: -1, _id: -1 })
       .limit(cap)
       .lean<{ _id: string; name: string; status: string; phone_number: string | null; updated_at: Date }[]>();
@@ -69,14 +72,31 @@ export async function searchKind(kind: SearchKind, workspaceId: string, terms: S
   }
   if (kind === 'calls') {
     const clauses = [{ agent_name: terms.text }, ...numberOrId(terms, ['to_number', 'from_number'])];
-    const calls = await Call.find({ workspace_id: workspaceId, $or: clauses.length ? clauses : [NEVER] }, { agent_id: 1, agent_name: 1, direction: 1, to_number: 1, from_number: 1, status: 1, created_at: 1 })
+    const calls = await Call.find(
+      { workspace_id: workspaceId, $or: clauses.length ? clauses : [NEVER] },
+      { agent_id: 1, agent_name: 1, direction: 1, to_number: 1, from_number: 1, status: 1, created_at: 1 },
+    )
       .sort({ created_at: -1, _id: -1 })
       .limit(cap)
-      .lean<{ _id: string; agent_id: string; agent_name: string; direction: string; to_number: string; from_number: string; status: string; created_at: Date }[]>();
-    return calls.map((c) => ({ id: c._id, agent_id: c.agent_id, agent_name: c.agent_name, direction: c.direction, to_number: c.to_number, from_number: c.from_number, status: c.status, created_at: c.created_at }));
+      .lean<
+        { _id: string; agent_id: string; agent_name: string; direction: string; to_number: string; from_number: string; status: string; created_at: Date }[]
+      >();
+    return calls.map((c) => ({
+      id: c._id,
+      agent_id: c.agent_id,
+      agent_name: c.agent_name,
+      direction: c.direction,
+      to_number: c.to_number,
+      from_number: c.from_number,
+      status: c.status,
+      created_at: c.created_at,
+    }));
   }
   if (kind === 'batches') {
-    const batches = await Batch.find({ workspace_id: workspaceId, $or: [{ name: terms.text }, { agent_name: terms.text }, ...numberOrId(terms, [])] }, { name: 1, agent_id: 1, status: 1, created_at: 1 })
+    const batches = await Batch.find(
+      { workspace_id: workspaceId, $or: [{ name: terms.text }, { agent_name: terms.text }, ...numberOrId(terms, [])] },
+      { name: 1, agent_id: 1, status: 1, created_at: 1 },
+    )
       .sort({ created_at: -1, _id: -1 })
       .limit(cap)
       .lean<{ _id: string; name: string; agent_id: string; status: string; created_at: Date }[]>();

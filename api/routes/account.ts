@@ -34,7 +34,11 @@ export function accountRoutes(deps: AuthDeps): Router {
 
   router.patch('/account', async (_req, res) => {
     const { name } = _req.body as Body<'updateAccount'>;
-    const user = await User.findOneAndUpdate({ _id: sessionUserOf(res).id }, { $set: { name: name.trim(), updated_at: deps.now() } }, { returnDocument: 'after' }).lean();
+    const user = await User.findOneAndUpdate(
+      { _id: sessionUserOf(res).id },
+      { $set: { name: name.trim(), updated_at: deps.now() } },
+      { returnDocument: 'after' },
+    ).lean();
     if (!user) throw unauthorized('the account no longer exists');
     res.json(userView(user));
   });
@@ -50,7 +54,13 @@ export function accountRoutes(deps: AuthDeps): Router {
       }
     }
     const now = deps.now();
-    await recordUserAudit(me.id, { action: 'account.deleted', actor: actorOf(res), target: { type: 'user', id: me.id, name: me.email }, at: now, ip: clientIp(req) });
+    await recordUserAudit(me.id, {
+      action: 'account.deleted',
+      actor: actorOf(res),
+      target: { type: 'user', id: me.id, name: me.email },
+      at: now,
+      ip: clientIp(req),
+    });
     await Promise.all([
       revokeSessions(me.id, now),
       OAuthToken.updateMany({ user_id: me.id, revoked_at: null }, { $set: { revoked_at: now } }),
@@ -143,7 +153,15 @@ export function accountRoutes(deps: AuthDeps): Router {
     // The pending secret moves as stored (sealed, or plaintext if set up before encryption; the next setup seals it).
     const updated = await User.findOneAndUpdate(
       { _id: user._id, 'two_factor.pending_secret': pending },
-      { $set: { 'two_factor.enabled': true, 'two_factor.secret': pending, 'two_factor.pending_secret': null, 'two_factor.last_step': step, updated_at: deps.now() } },
+      {
+        $set: {
+          'two_factor.enabled': true,
+          'two_factor.secret': pending,
+          'two_factor.pending_secret': null,
+          'two_factor.last_step': step,
+          updated_at: deps.now(),
+        },
+      },
       { returnDocument: 'after' },
     ).lean();
     if (!updated) throw new HttpError(409, 'the setup changed meanwhile; set up again');
@@ -193,6 +211,13 @@ export function accountRoutes(deps: AuthDeps): Router {
 
   async function audit(req: Request, res: Response, action: string, details: Record<string, unknown> = {}) {
     const me = sessionUserOf(res);
-    await recordUserAudit(me.id, { action, actor: actorOf(res), target: { type: 'user', id: me.id, name: me.email }, at: deps.now(), ip: clientIp(req), details });
+    await recordUserAudit(me.id, {
+      action,
+      actor: actorOf(res),
+      target: { type: 'user', id: me.id, name: me.email },
+      at: deps.now(),
+      ip: clientIp(req),
+      details,
+    });
   }
 }

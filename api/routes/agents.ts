@@ -91,7 +91,14 @@ function savedBy(res: Response): string {
  * plan changed, a knowledge base was deleted, the speech service dropped the voice. The request has no body, so each problem is
  * reported at the path parameter, naming the setting.
  */
-async function checkStoredSettings(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList, loc: [string, string], input: unknown, what: string): Promise<void> {
+async function checkStoredSettings(
+  access: WorkspaceAccess,
+  settings: AgentSettings,
+  voices: VoiceList,
+  loc: [string, string],
+  input: unknown,
+  what: string,
+): Promise<void> {
   const issues = await settingsProblems(access, settings, voices);
   if (issues.length) throw validationFailed(issues.map((i) => ({ type: i.type, loc, msg: `${what}: ${i.loc.slice(1).join('.')} ${i.msg}`, input })));
 }

@@ -50,7 +50,13 @@ export function authRoutes(deps: AuthDeps): Router {
     }
     const workspace = await createWorkspace(user, body.workspace_name?.trim() || `${user.name}'s workspace`, deps);
     const actor = { type: 'user' as const, id: user._id, name: user.name };
-    await recordWorkspaceAudit(workspace._id, { action: 'account.signed_up', actor, target: { type: 'user', id: user._id, name: user.email }, at: now, ip: clientIp(req) });
+    await recordWorkspaceAudit(workspace._id, {
+      action: 'account.signed_up',
+      actor,
+      target: { type: 'user', id: user._id, name: user.email },
+      at: now,
+      ip: clientIp(req),
+    });
     const session = await startSession(user._id, req, deps);
     res.status(201).json({ ...session, user: userView(user), workspace: workspaceView(workspace, 'owner') });
   });
@@ -83,7 +89,14 @@ export function authRoutes(deps: AuthDeps): Router {
     if (credential.kind === 'session') {
       const full = await User.findById(user?.id).lean();
       if (!full) throw unauthorized('the account no longer exists');
-      res.json({ credential: { type: 'session', id: credential.sessionId, name: null }, user: userView(full), workspace: null, role: null, permissions: [], workspaces: await workspacesOf(full._id) });
+      res.json({
+        credential: { type: 'session', id: credential.sessionId, name: null },
+        user: userView(full),
+        workspace: null,
+        role: null,
+        permissions: [],
+        workspaces: await workspacesOf(full._id),
+      });
       return;
     }
     const workspace = await Workspace.findById(credential.workspaceId).lean();
@@ -100,7 +113,10 @@ export function authRoutes(deps: AuthDeps): Router {
       userBody = full ? userView(full) : null;
     }
     res.json({
-      credential: credential.kind === 'api_key' ? { type: 'api_key', id: credential.keyId, name: credential.name } : { type: 'oauth', id: credential.tokenId, name: credential.clientName },
+      credential:
+        credential.kind === 'api_key'
+          ? { type: 'api_key', id: credential.keyId, name: credential.name }
+          : { type: 'oauth', id: credential.tokenId, name: credential.clientName },
       user: userBody,
       workspace: workspaceView(workspace, role),
       role,
@@ -141,7 +157,17 @@ export async function workspacesOf(userId: string) {
 export async function createWorkspace(owner: { _id: string }, name: string, deps: AuthDeps) {
   const now = deps.now();
   // New workspaces keep TRAI's calling hours for Indian numbers (0207); they may turn it off with PATCH /workspace.
-  const workspace = { _id: newId(), name, status: 'onboarding' as const, plan: DEFAULT_PLAN, created_by: owner._id, activated_at: null, compliance: { india_calling_hours: true }, created_at: now, updated_at: now };
+  const workspace = {
+    _id: newId(),
+    name,
+    status: 'onboarding' as const,
+    plan: DEFAULT_PLAN,
+    created_by: owner._id,
+    activated_at: null,
+    compliance: { india_calling_hours: true },
+    created_at: now,
+    updated_at: now,
+  };
   await Workspace.create(workspace);
   await Membership.create({ _id: newId(), workspace_id: workspace._id, user_id: owner._id, role: 'owner', joined_at: now });
   if (deps.welcomeCreditsPaise > 0) {

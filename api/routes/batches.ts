@@ -53,7 +53,14 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
     if (!file) throw validationFailed([{ type: 'missing', loc: ['body', 'file'], msg: 'a CSV file is required in the form field "file"', input: null }]);
     const retrySpacing = form.retry_spacing_seconds === undefined ? DEFAULT_RETRY_SPACING_SECONDS : Number(form.retry_spacing_seconds);
     if (retrySpacing > MAX_RETRY_SPACING_SECONDS) {
-      throw validationFailed([{ type: 'less_than_equal', loc: ['body', 'retry_spacing_seconds'], msg: `at most ${MAX_RETRY_SPACING_SECONDS} seconds (7 days)`, input: form.retry_spacing_seconds }]);
+      throw validationFailed([
+        {
+          type: 'less_than_equal',
+          loc: ['body', 'retry_spacing_seconds'],
+          msg: `at most ${MAX_RETRY_SPACING_SECONDS} seconds (7 days)`,
+          input: form.retry_spacing_seconds,
+        },
+      ]);
     }
     const at = now();
     const startAt = form.start_at ? new Date(form.start_at) : null;
@@ -66,7 +73,18 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
     if (!parsed.ok) throw validationFailed([{ type: 'value_error', loc: ['body', 'file'], msg: parsed.reason, input: file.originalname }]);
     const rejectedRows = parsed.rejected.slice(0, MAX_REPORTED_REJECTIONS);
     if (!parsed.contacts.length) {
-      throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'file'], msg: 'no contact to call: the file has no rows, or every row was rejected (see rejected_rows)', input: file.originalname }], { rejected_rows: rejectedRows });
+      throw new HttpError(
+        422,
+        [
+          {
+            type: 'value_error',
+            loc: ['body', 'file'],
+            msg: 'no contact to call: the file has no rows, or every row was rejected (see rejected_rows)',
+            input: file.originalname,
+          },
+        ],
+        { rejected_rows: rejectedRows },
+      );
     }
 
     const batchId = newId();
@@ -114,7 +132,14 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
       startAt: startAt?.toISOString() ?? null,
       retry: { maxAttempts: retry.max_attempts, spacingSeconds: retry.spacing_seconds },
     };
-    await startBatchWorkflow(temporal, input, { name: created.name, agentName: agent.name, fromNumber, createdBy: created.created_by, fileName: file.originalname, retry });
+    await startBatchWorkflow(temporal, input, {
+      name: created.name,
+      agentName: agent.name,
+      fromNumber,
+      createdBy: created.created_by,
+      fileName: file.originalname,
+      retry,
+    });
     res.status(201).json({ batch: batchView(created.toObject<BatchDocument>()), rejected_rows: rejectedRows });
   });
 
@@ -125,7 +150,11 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
     if (query.status) filter.status = { $in: [...new Set(query.status.split(','))] };
     if (query.agent_id) filter.agent_id = query.agent_id;
     const [items, total] = await Promise.all([
-      Batch.find(filter).sort({ created_at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<BatchDocument[]>(),
+      Batch.find(filter)
+        .sort({ created_at: -1, _id: -1 })
+        .skip(query.skip ?? 0)
+        .limit(query.limit ?? 50)
+        .lean<BatchDocument[]>(),
       Batch.countDocuments(filter),
     ]);
     res.json({ items: items.map(batchView), total });
@@ -160,7 +189,11 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
       filter.$or = [{ number: pattern }, ...(batch.columns ?? []).slice(0, SEARCHED_COLUMNS).map((column) => ({ [`user_data.${column}`]: pattern }))];
     }
     const [items, total] = await Promise.all([
-      BatchContact.find(filter).sort({ _id: 1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<BatchContactDocument[]>(),
+      BatchContact.find(filter)
+        .sort({ _id: 1 })
+        .skip(query.skip ?? 0)
+        .limit(query.limit ?? 50)
+        .lean<BatchContactDocument[]>(),
       BatchContact.countDocuments(filter),
     ]);
     res.json({ items: items.map(batchContactView), total });

@@ -69,14 +69,23 @@ export function billingRoutes(deps: BillingDeps): Router {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as TopupBody;
     if ((body.pack_id === undefined) === (body.amount_paise === undefined)) {
-      throw validationFailed([{ type: 'value_error', loc: ['body'], msg: 'give exactly one of pack_id (a credit pack) and amount_paise (a custom amount)', input: body }]);
+      throw validationFailed([
+        { type: 'value_error', loc: ['body'], msg: 'give exactly one of pack_id (a credit pack) and amount_paise (a custom amount)', input: body },
+      ]);
     }
     const at = deps.now();
-    const payment = await fromProvider(startTopup(deps.gateway, deps.seller, { workspaceId: workspace.id, packId: body.pack_id, amountPaise: body.amount_paise, by: creatorOf(res), at }));
+    const payment = await fromProvider(
+      startTopup(deps.gateway, deps.seller, { workspaceId: workspace.id, packId: body.pack_id, amountPaise: body.amount_paise, by: creatorOf(res), at }),
+    );
     // Before the page gets the order: a paid order is then always completed, even when the page never comes back.
     await startPaymentCheck(
       deps.temporal,
-      { paymentId: payment._id, orderId: payment.order_id, workspaceId: workspace.id, ...(deps.paymentCheckDelaysSeconds ? { checkDelaysSeconds: deps.paymentCheckDelaysSeconds } : {}) },
+      {
+        paymentId: payment._id,
+        orderId: payment.order_id,
+        workspaceId: workspace.id,
+        ...(deps.paymentCheckDelaysSeconds ? { checkDelaysSeconds: deps.paymentCheckDelaysSeconds } : {}),
+      },
       { totalPaise: payment.total_paise },
     );
     await recordWorkspaceAudit(workspace.id, {
@@ -87,13 +96,28 @@ export function billingRoutes(deps: BillingDeps): Router {
       ip: clientIp(req),
       details: { pack_id: payment.pack_id ?? null, value_paise: payment.value_paise, total_paise: payment.total_paise },
     });
-    res.status(201).json({ ...paymentView(payment), checkout: { gateway: deps.gateway.name, key_id: deps.gateway.keyId, order_id: payment.order_id, amount_paise: payment.total_paise, currency: payment.currency } });
+    res.status(201).json({
+      ...paymentView(payment),
+      checkout: {
+        gateway: deps.gateway.name,
+        key_id: deps.gateway.keyId,
+        order_id: payment.order_id,
+        amount_paise: payment.total_paise,
+        currency: payment.currency,
+      },
+    });
   });
 
   router.post('/billing/payments/:payment_id/complete', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as CompletionBody;
-    const outcome = await completePayment(deps.gateway, deps.seller, { workspaceId: workspace.id, paymentId: req.params.payment_id as string, gatewayPaymentId: body.gateway_payment_id, signature: body.signature, now: deps.now });
+    const outcome = await completePayment(deps.gateway, deps.seller, {
+      workspaceId: workspace.id,
+      paymentId: req.params.payment_id as string,
+      gatewayPaymentId: body.gateway_payment_id,
+      signature: body.signature,
+      now: deps.now,
+    });
     switch (outcome.kind) {
       case 'not_found':
         throw new HttpError(404, 'payment not found');
@@ -135,4 +159,3 @@ export function billingRoutes(deps: BillingDeps): Router {
 
   return router;
 }
-

@@ -41,8 +41,14 @@ export function browserCallRoutes(deps: BrowserCallDeps): Router {
   router.post('/calls/browser', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as NewBrowserCallBody;
-    const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(Agent, body.agent_id, { workspace_id: workspace.id }, { name: 1, status: 1, phone_number: 1 });
-    if (!agent) throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'agent_id'], msg: 'no agent with this id in the workspace', input: body.agent_id }]);
+    const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(
+      Agent,
+      body.agent_id,
+      { workspace_id: workspace.id },
+      { name: 1, status: 1, phone_number: 1 },
+    );
+    if (!agent)
+      throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'agent_id'], msg: 'no agent with this id in the workspace', input: body.agent_id }]);
 
     const admission = await admitLiveCall(deps.temporal, deps.now, {
       workspaceId: workspace.id,

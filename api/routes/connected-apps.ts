@@ -54,7 +54,14 @@ export function connectedAppRoutes(deps: { now: () => Date }): Router {
     const now = deps.now();
     if (await revokeFamily(family._id, 'revoked by the member', now)) {
       const target = { type: 'oauth_client', id: family.client_id, name: family.client_name };
-      await recordWorkspaceAudit(family.workspace_id, { action: 'app.revoked', actor: actorOf(res), target, at: now, ip: clientIp(req), details: { connected_app_id: family._id } });
+      await recordWorkspaceAudit(family.workspace_id, {
+        action: 'app.revoked',
+        actor: actorOf(res),
+        target,
+        at: now,
+        ip: clientIp(req),
+        details: { connected_app_id: family._id },
+      });
     }
     res.status(204).end();
   });

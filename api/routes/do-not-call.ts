@@ -1,7 +1,14 @@
 import { type Request, type Response, type Router } from 'express';
 import { apiRouter } from './router';
 import { recordWorkspaceAudit } from '../../domain/audit/audit-log';
-import { addToDoNotCallAs, doNotCallCsv, doNotCallPage, importDoNotCallCsv, removeFromDoNotCallList, type NewDoNotCallBody } from '../../domain/calls/do-not-call';
+import {
+  addToDoNotCallAs,
+  doNotCallCsv,
+  doNotCallPage,
+  importDoNotCallCsv,
+  removeFromDoNotCallList,
+  type NewDoNotCallBody,
+} from '../../domain/calls/do-not-call';
 import { MAX_REPORTED_REJECTIONS } from '../../domain/batches/contacts-csv';
 import { HttpError, validationFailed } from '../../domain/shared/http-error';
 import type { operations } from '../../schemas/api-types';
@@ -34,7 +41,11 @@ export function doNotCallRoutes({ now }: { now: () => Date }): Router {
 
   router.get('/do-not-call/export', async (_req, res) => {
     const { workspace } = workspaceAccessOf(res);
-    res.set({ 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': 'attachment; filename="do-not-call.csv"', 'Cache-Control': 'private, no-store' });
+    res.set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': 'attachment; filename="do-not-call.csv"',
+      'Cache-Control': 'private, no-store',
+    });
     for await (const chunk of doNotCallCsv(workspace.id)) res.write(chunk);
     res.end();
   });
@@ -47,10 +58,21 @@ export function doNotCallRoutes({ now }: { now: () => Date }): Router {
   router.post('/do-not-call/import', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const { content, fileName, numberColumn } = importedFile(req);
-    const result = await importDoNotCallCsv(content, { workspaceId: workspace.id, numberColumn, addedBy: creatorOf(res).name, at: now(), maxReported: MAX_REPORTED_REJECTIONS });
-    if (!result.ok) throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'file'], msg: result.reason, input: fileName }], { rejected_rows: result.rejected_rows });
+    const result = await importDoNotCallCsv(content, {
+      workspaceId: workspace.id,
+      numberColumn,
+      addedBy: creatorOf(res).name,
+      at: now(),
+      maxReported: MAX_REPORTED_REJECTIONS,
+    });
+    if (!result.ok)
+      throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'file'], msg: result.reason, input: fileName }], { rejected_rows: result.rejected_rows });
     const { ok: _ok, ...summary } = result;
-    await audit(req, res, 'do_not_call.imported', fileName, { added: summary.added, already_listed: summary.already_listed, rejected_total: summary.rejected_total });
+    await audit(req, res, 'do_not_call.imported', fileName, {
+      added: summary.added,
+      already_listed: summary.already_listed,
+      rejected_total: summary.rejected_total,
+    });
     res.json(summary);
   });
 
@@ -58,7 +80,14 @@ export function doNotCallRoutes({ now }: { now: () => Date }): Router {
     const { workspace } = workspaceAccessOf(res);
     const number = String(req.params.number);
     if (!E164.test(number)) {
-      throw validationFailed([{ type: 'string_pattern_mismatch', loc: ['path', 'number'], msg: 'an E.164 number (+ and 7 to 15 digits), URL-encoded: %2B919812345678', input: number }]);
+      throw validationFailed([
+        {
+          type: 'string_pattern_mismatch',
+          loc: ['path', 'number'],
+          msg: 'an E.164 number (+ and 7 to 15 digits), URL-encoded: %2B919812345678',
+          input: number,
+        },
+      ]);
     }
     const removed = await removeFromDoNotCallList(workspace.id, number);
     if (!removed) throw new HttpError(404, 'the number is not on the do-not-call list');
@@ -67,7 +96,14 @@ export function doNotCallRoutes({ now }: { now: () => Date }): Router {
   });
 
   async function audit(req: Request, res: Response, action: string, name: string, details: Record<string, unknown>) {
-    await recordWorkspaceAudit(workspaceAccessOf(res).workspace.id, { action, actor: actorOf(res), target: { type: 'do_not_call', id: null, name }, at: now(), ip: clientIp(req), details });
+    await recordWorkspaceAudit(workspaceAccessOf(res).workspace.id, {
+      action,
+      actor: actorOf(res),
+      target: { type: 'do_not_call', id: null, name },
+      at: now(),
+      ip: clientIp(req),
+      details,
+    });
   }
 
   return router;
@@ -80,7 +116,10 @@ function importedFile(req: Request): { content: Buffer | string; fileName: strin
     return { content: req.body, fileName: 'do-not-call.csv', numberColumn };
   }
   const file = ((req.files ?? []) as UploadedFile[]).find((f) => f.fieldname === 'file');
-  if (!file) throw validationFailed([{ type: 'missing', loc: ['body', 'file'], msg: 'a CSV file is required in the form field "file", or send the CSV itself as text/csv', input: null }]);
+  if (!file)
+    throw validationFailed([
+      { type: 'missing', loc: ['body', 'file'], msg: 'a CSV file is required in the form field "file", or send the CSV itself as text/csv', input: null },
+    ]);
   const form = (req.body ?? {}) as { number_column?: string };
   return { content: file.buffer, fileName: file.originalname, numberColumn: form.number_column };
 }

@@ -69,15 +69,31 @@ export function inviteRoutes(deps: AuthDeps): Router {
       accepted_by: null,
     };
     await Invite.create(invite);
-    await recordWorkspaceAudit(workspace.id, { action: 'invite.sent', actor: actorOf(res), target: { type: 'invite', id: invite._id, name: email }, at: now, ip: clientIp(req), details: { role: body.role } });
+    await recordWorkspaceAudit(workspace.id, {
+      action: 'invite.sent',
+      actor: actorOf(res),
+      target: { type: 'invite', id: invite._id, name: email },
+      at: now,
+      ip: clientIp(req),
+      details: { role: body.role },
+    });
     res.status(201).json({ ...inviteView(invite, now), token });
   });
 
   router.delete('/invites/:invite', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
-    const revoked = await Invite.findOneAndUpdate({ _id: req.params.invite, workspace_id: workspace.id, status: 'pending' }, { $set: { status: 'revoked' } }).lean();
+    const revoked = await Invite.findOneAndUpdate(
+      { _id: req.params.invite, workspace_id: workspace.id, status: 'pending' },
+      { $set: { status: 'revoked' } },
+    ).lean();
     if (!revoked) throw new HttpError(404, 'invite not found');
-    await recordWorkspaceAudit(workspace.id, { action: 'invite.revoked', actor: actorOf(res), target: { type: 'invite', id: revoked._id, name: revoked.email }, at: deps.now(), ip: clientIp(req) });
+    await recordWorkspaceAudit(workspace.id, {
+      action: 'invite.revoked',
+      actor: actorOf(res),
+      target: { type: 'invite', id: revoked._id, name: revoked.email },
+      at: deps.now(),
+      ip: clientIp(req),
+    });
     res.status(204).end();
   });
 
@@ -112,7 +128,10 @@ export function inviteRoutes(deps: AuthDeps): Router {
       await assertRoomForMember(workspace._id, workspace.plan, pendingOthers + 1);
     }
     // Claim the invite first: of two concurrent accepts, exactly one joins.
-    const claimed = await Invite.findOneAndUpdate({ _id: invite._id, status: 'pending' }, { $set: { status: 'accepted', accepted_at: now, accepted_by: user._id } }).lean();
+    const claimed = await Invite.findOneAndUpdate(
+      { _id: invite._id, status: 'pending' },
+      { $set: { status: 'accepted', accepted_at: now, accepted_by: user._id } },
+    ).lean();
     if (!claimed) throw new HttpError(409, 'the invite was used meanwhile');
     try {
       await Membership.create({ _id: newId(), workspace_id: workspace._id, user_id: user._id, role: invite.role, joined_at: now });
@@ -157,10 +176,22 @@ export function inviteRoutes(deps: AuthDeps): Router {
     const issues = [];
     if (body.name === undefined) issues.push({ type: 'missing', loc: ['body', 'name'], msg: 'a name is needed to create the account', input: null });
     if (body.password.length < MIN_NEW_PASSWORD) {
-      issues.push({ type: 'string_too_short', loc: ['body', 'password'], msg: `String should have at least ${MIN_NEW_PASSWORD} characters`, input: body.password });
+      issues.push({
+        type: 'string_too_short',
+        loc: ['body', 'password'],
+        msg: `String should have at least ${MIN_NEW_PASSWORD} characters`,
+        input: body.password,
+      });
     }
     if (issues.length) throw validationFailed(issues);
-    const user = { _id: newId(), name: body.name!.trim(), email, password_hash: await hashPassword(body.password, deps.config.passwordHashLogN), created_at: now, updated_at: now };
+    const user = {
+      _id: newId(),
+      name: body.name!.trim(),
+      email,
+      password_hash: await hashPassword(body.password, deps.config.passwordHashLogN),
+      created_at: now,
+      updated_at: now,
+    };
     try {
       await User.create(user);
     } catch (err) {
@@ -182,7 +213,8 @@ async function assertRoomForMember(workspaceId: string, plan: string, pendingInv
   const max = planOf(plan).maxMembers;
   if (max === null) return;
   const members = await Membership.countDocuments({ workspace_id: workspaceId });
-  if (members + pendingInvites > max) throw new HttpError(409, `the ${planOf(plan).name} plan allows ${max} members (pending invites count); remove someone or change plan`);
+  if (members + pendingInvites > max)
+    throw new HttpError(409, `the ${planOf(plan).name} plan allows ${max} members (pending invites count); remove someone or change plan`);
 }
 
 type StoredInvite = Pick<InviteDocument, 'email' | 'role' | 'status' | 'invited_by' | 'created_at' | 'expires_at' | 'accepted_at'> & { _id: string };

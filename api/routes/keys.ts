@@ -58,7 +58,10 @@ export function keyRoutes(deps: AuthDeps): Router {
     const { workspace } = workspaceAccessOf(res);
     const now = deps.now();
     // The next request with the key reads `revoked_at` (credentials.ts), in every process.
-    const revoked = await ApiKey.findOneAndUpdate({ _id: req.params.key_id, workspace_id: workspace.id, revoked_at: null }, { $set: { revoked_at: now } }).lean();
+    const revoked = await ApiKey.findOneAndUpdate(
+      { _id: req.params.key_id, workspace_id: workspace.id, revoked_at: null },
+      { $set: { revoked_at: now } },
+    ).lean();
     if (!revoked) throw new HttpError(404, 'key not found');
     await audit(req, res, 'key.revoked', revoked, now);
     res.status(204).end();
@@ -79,5 +82,11 @@ function keyView(key: StoredKey, lastUsed: Date | null) {
 }
 
 async function audit(req: Request, res: Response, action: 'key.created' | 'key.revoked', key: StoredKey & { workspace_id: string }, at: Date) {
-  await recordWorkspaceAudit(key.workspace_id, { action, actor: actorOf(res), target: { type: 'api_key', id: key._id, name: key.name }, at, ip: clientIp(req) });
+  await recordWorkspaceAudit(key.workspace_id, {
+    action,
+    actor: actorOf(res),
+    target: { type: 'api_key', id: key._id, name: key.name },
+    at,
+    ip: clientIp(req),
+  });
 }

@@ -51,7 +51,14 @@ export function knowledgeBaseRoutes({ now, embeddings }: { now: () => Date; embe
       KnowledgeBase.find({ workspace_id: workspace.id }).sort({ created_at: -1 }).lean(),
       KnowledgeSlot.find({ workspace_id: workspace.id }, { knowledge_base_id: 1, chunk_count: 1 }).lean(),
     ]);
-    res.json(bases.map((base) => knowledgeBaseView(base, slots.filter((s) => s.knowledge_base_id === base._id))));
+    res.json(
+      bases.map((base) =>
+        knowledgeBaseView(
+          base,
+          slots.filter((s) => s.knowledge_base_id === base._id),
+        ),
+      ),
+    );
   });
 
   router.post('/knowledge-bases', async (req, res) => {
@@ -87,7 +94,10 @@ export function knowledgeBaseRoutes({ now, embeddings }: { now: () => Date; embe
     const agents = await Agent.find({ workspace_id: workspace.id, knowledge_base_ids: kbId }, { name: 1 }).lean();
     if (agents.length) {
       const names = agents.map((a) => `"${a.name}" (${a._id})`).join(', ');
-      throw new HttpError(409, `the knowledge base is used by ${agents.length === 1 ? 'the agent' : 'the agents'} ${names}; remove it from their knowledge_base_ids first`);
+      throw new HttpError(
+        409,
+        `the knowledge base is used by ${agents.length === 1 ? 'the agent' : 'the agents'} ${names}; remove it from their knowledge_base_ids first`,
+      );
     }
     if (!(await deleteKnowledgeBase(workspace.id, kbId))) throw notFound();
     res.status(204).end();
@@ -105,7 +115,10 @@ export function knowledgeBaseRoutes({ now, embeddings }: { now: () => Date; embe
     if (!file) throw validationFailed([{ type: 'missing', loc: ['body', 'file'], msg: 'a file is required in the form field "file"', input: null }]);
     const contentType = detectKnowledgeType(file.buffer, file.originalname, file.mimetype);
     if (!contentType) {
-      throw new HttpError(415, `the file is not a PDF, nor UTF-8 text named .txt/.md or declared text/plain or text/markdown (declared type "${file.mimetype}")`);
+      throw new HttpError(
+        415,
+        `the file is not a PDF, nor UTF-8 text named .txt/.md or declared text/plain or text/markdown (declared type "${file.mimetype}")`,
+      );
     }
     try {
       const document = await addDocument({

@@ -146,13 +146,20 @@ export function kycRoutes({ temporal, now }: { temporal: Client; now: () => Date
     // restarts a review whose workflow was lost, e.g. terminated by ops).
     if (record?.status !== 'submitted') {
       const documents = record?.document_ids.length ? await KycDocument.countDocuments({ workspace_id: workspace.id, _id: { $in: record.document_ids } }) : 0;
-      const missing = [...(record?.details ? [] : ['save the business details (PUT /kyc)']), ...(documents ? [] : ['upload at least one document (POST /kyc/documents)'])];
+      const missing = [
+        ...(record?.details ? [] : ['save the business details (PUT /kyc)']),
+        ...(documents ? [] : ['upload at least one document (POST /kyc/documents)']),
+      ];
       if (missing.length) throw new HttpError(409, `the business details cannot be submitted yet: ${missing.join(' and ')}`);
     }
     const submissionId = newId();
     const submittedBy = { id: user.id, name: user.name };
     try {
-      await startKycReview(temporal, { workspaceId: workspace.id, submissionId, submittedBy, ip: clientIp(req) }, { workspaceName: workspace.name, submitterEmail: user.email });
+      await startKycReview(
+        temporal,
+        { workspaceId: workspace.id, submissionId, submittedBy, ip: clientIp(req) },
+        { workspaceName: workspace.name, submitterEmail: user.email },
+      );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw notEditable('submitted');
       throw err;
@@ -205,8 +212,11 @@ function notEditable(status: KycStatus): HttpError {
 
 /** The uploaded name without folders or control characters, or `document.<ext>`. */
 function safeFilename(name: string, extension: string): string {
-  // eslint-disable-next-line no-control-regex
-  const base = (name.split(/[/\\]/).pop() ?? '').replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(0, 200);
+  const base = (name.split(/[/\\]/).pop() ?? '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f"]/g, '')
+    .trim()
+    .slice(0, 200);
   return base || `document.${extension}`;
 }
 

@@ -45,7 +45,14 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     }
     next();
   };
-  const crossOrigin = [PROTECTED_RESOURCE_METADATA_PATH, `${PROTECTED_RESOURCE_METADATA_PATH}${MCP_PATH}`, AUTHORIZATION_SERVER_METADATA_PATH, OAUTH_PATHS.register, OAUTH_PATHS.token, OAUTH_PATHS.revoke];
+  const crossOrigin = [
+    PROTECTED_RESOURCE_METADATA_PATH,
+    `${PROTECTED_RESOURCE_METADATA_PATH}${MCP_PATH}`,
+    AUTHORIZATION_SERVER_METADATA_PATH,
+    OAUTH_PATHS.register,
+    OAUTH_PATHS.token,
+    OAUTH_PATHS.revoke,
+  ];
   router.use(crossOrigin, cors);
 
   router.get(PROTECTED_RESOURCE_METADATA_PATH, (req, res) => {
@@ -60,7 +67,10 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
 
   router.post(OAUTH_PATHS.register, limitByAddress(deps.addressLimiter, 'oauth_register'), async (req, res) => {
     if (!req.is('application/json')) throw new OAuthError('invalid_client_metadata', 'send the client metadata as application/json');
-    res.status(201).set('Cache-Control', 'no-store').json(await registerClient(req.body, deps.now()));
+    res
+      .status(201)
+      .set('Cache-Control', 'no-store')
+      .json(await registerClient(req.body, deps.now()));
   });
 
   router.get(OAUTH_PATHS.authorize, async (req, res) => {
@@ -90,11 +100,16 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     const { user } = consenter;
     const iss = base(req);
     if (decision === 'deny') {
-      res.redirect(303, redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'the member denied access', state: request.state, iss }));
+      res.redirect(
+        303,
+        redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'the member denied access', state: request.state, iss }),
+      );
       return;
     }
     const workspaceId = typeof params.workspace_id === 'string' ? params.workspace_id : '';
-    const membership = /^[0-9a-f]{32}$/.test(workspaceId) ? await Membership.findOne({ workspace_id: workspaceId, user_id: user.id }, { role: 1 }).lean() : null;
+    const membership = /^[0-9a-f]{32}$/.test(workspaceId)
+      ? await Membership.findOne({ workspace_id: workspaceId, user_id: user.id }, { role: 1 }).lean()
+      : null;
     if (!membership) {
       await renderConsent(res, request, params, consenter, 'Pick one of your workspaces.');
       return;
@@ -161,7 +176,11 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     const checked = await checkAuthorizationRequest(params, base(req));
     if (!isProblem(checked)) return checked;
     if (checked.kind === 'page') renderErrorPage(res, checked.message);
-    else res.redirect(303, redirectWith(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: base(req) }));
+    else
+      res.redirect(
+        303,
+        redirectWith(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: base(req) }),
+      );
     return null;
   }
 
@@ -185,7 +204,9 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     if (consentToken) {
       const user = await pageSignedInUser(consentToken, request, deps);
       if (user) return { user, credential: { field: 'consent_token', value: consentToken } };
-      renderSignInStep(res, request, params, { problem: { status: 401, message: 'Your sign-in on this page has expired or is for another request; sign in again.' } });
+      renderSignInStep(res, request, params, {
+        problem: { status: 401, message: 'Your sign-in on this page has expired or is for another request; sign in again.' },
+      });
       return null;
     }
     const sessionToken = presentedSessionToken(req);

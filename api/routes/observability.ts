@@ -5,7 +5,19 @@ import { ServerLog, type ServerLogDocument } from '../../db/models/server-log';
 import type { operations } from '../../schemas/api-types';
 import { workspaceAccessOf } from '../auth/context';
 import { HttpError } from '../../domain/shared/http-error';
-import { dailyStats, dayCount, isCalendarDay, daysBefore, daysBetween, dayInZone, MAX_STATS_DAYS, DEFAULT_STATS_DAYS, nextDay, startOfDayInZone, type CallFacts } from '../observability/daily-stats';
+import {
+  dailyStats,
+  dayCount,
+  isCalendarDay,
+  daysBefore,
+  daysBetween,
+  dayInZone,
+  MAX_STATS_DAYS,
+  DEFAULT_STATS_DAYS,
+  nextDay,
+  startOfDayInZone,
+  type CallFacts,
+} from '../observability/daily-stats';
 import { LOG_SOURCES } from '../observability/log-sources';
 import { mastersOf } from '../observability/masters';
 import { searchableKinds, searchKind, searchTerms, SEARCH_MIN_LENGTH, SEARCH_PER_KIND_DEFAULT, type SearchKind } from '../observability/search';
@@ -26,7 +38,9 @@ function timeRange(from: string | undefined, to: string | undefined): Record<str
 
 /** `404,5xx` as a filter on the status: exact codes, and classes as ranges. */
 function statusFilter(list: string): Record<string, unknown> {
-  const clauses = [...new Set(list.split(','))].map((item) => (item.endsWith('xx') ? { status: { $gte: Number(item[0]) * 100, $lt: Number(item[0]) * 100 + 100 } } : { status: Number(item) }));
+  const clauses = [...new Set(list.split(','))].map((item) =>
+    item.endsWith('xx') ? { status: { $gte: Number(item[0]) * 100, $lt: Number(item[0]) * 100 + 100 } } : { status: Number(item) },
+  );
   return clauses.length === 1 ? clauses[0] : { $or: clauses };
 }
 
@@ -102,7 +116,11 @@ export function observabilityRoutes({ now }: { now: () => Date }): Router {
     if (at) filter.at = at;
     if (and.length) filter.$and = and;
     const [items, total] = await Promise.all([
-      ServerLog.find(filter).sort({ at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 100).lean<ServerLogDocument[]>(),
+      ServerLog.find(filter)
+        .sort({ at: -1, _id: -1 })
+        .skip(query.skip ?? 0)
+        .limit(query.limit ?? 100)
+        .lean<ServerLogDocument[]>(),
       ServerLog.countDocuments(filter),
     ]);
     res.json({ items: items.map(logView), total });
@@ -122,7 +140,11 @@ export function observabilityRoutes({ now }: { now: () => Date }): Router {
     const at = timeRange(query.from, query.to);
     if (at) filter.at = at;
     const [items, total] = await Promise.all([
-      AuditEvent.find(filter).sort({ at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<StoredAuditEvent[]>(),
+      AuditEvent.find(filter)
+        .sort({ at: -1, _id: -1 })
+        .skip(query.skip ?? 0)
+        .limit(query.limit ?? 50)
+        .lean<StoredAuditEvent[]>(),
       AuditEvent.countDocuments(filter),
     ]);
     res.json({ items: items.map(auditView), total });

@@ -73,7 +73,13 @@ export function paymentWebhookRoutes(deps: PaymentWebhookDeps): Router {
         deps.logger.info({ msg: 'payment gateway webhook for an order that is not ours', event, event_id: eventId, order_id: captured.orderId });
         return void res.json({});
       case 'amount_mismatch':
-        deps.logger.error({ msg: 'payment gateway webhook captured another amount than the order; not credited', event, event_id: eventId, order_id: captured.orderId, payment_id: outcome.payment._id });
+        deps.logger.error({
+          msg: 'payment gateway webhook captured another amount than the order; not credited',
+          event,
+          event_id: eventId,
+          order_id: captured.orderId,
+          payment_id: outcome.payment._id,
+        });
         return void res.json({});
       case 'busy':
         // Another completion is at work: a non-2xx makes Razorpay deliver the event again later.

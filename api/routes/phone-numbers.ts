@@ -123,18 +123,23 @@ async function viewOf(workspaceId: string, number: string) {
 /** Records as the API shows them, with the names of their agents. */
 async function views(workspaceId: string, records: ClaimedNumber[]) {
   const agentIds = records.flatMap((r) => (r.agent_id ? [r.agent_id] : []));
-  const agents = agentIds.length ? await Agent.find({ workspace_id: workspaceId, _id: { $in: agentIds } }, { name: 1 }).lean<{ _id: string; name: string }[]>() : [];
+  const agents = agentIds.length
+    ? await Agent.find({ workspace_id: workspaceId, _id: { $in: agentIds } }, { name: 1 }).lean<{ _id: string; name: string }[]>()
+    : [];
   const names = new Map(agents.map((a) => [a._id, a.name]));
-  return records.map((r) => ({
-    number: r.number,
-    agent_id: r.agent_id,
-    agent_name: r.agent_id ? (names.get(r.agent_id) ?? null) : null,
-    region: r.region,
-    number_type: r.number_type,
-    claimed_at: r.claimed_at,
-    claimed_by: r.claimed_by,
-    connected_at: r.connected_at,
-  }) satisfies Record<keyof PhoneNumberView, unknown>);
+  return records.map(
+    (r) =>
+      ({
+        number: r.number,
+        agent_id: r.agent_id,
+        agent_name: r.agent_id ? (names.get(r.agent_id) ?? null) : null,
+        region: r.region,
+        number_type: r.number_type,
+        claimed_at: r.claimed_at,
+        claimed_by: r.claimed_by,
+        connected_at: r.connected_at,
+      }) satisfies Record<keyof PhoneNumberView, unknown>,
+  );
 }
 
 async function audit(req: Request, res: Response, action: string, record: ClaimedNumber, details: Record<string, unknown> = {}) {

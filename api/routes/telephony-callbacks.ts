@@ -61,7 +61,13 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
     const verdict = parseMachineDetection(signedParams(req, deps));
     if (!verdict) throw new HttpError(400, 'not a machine-detection callback: Machine (true or false) and RequestUUID or CallUUID are required');
     const { modifiedCount } = await Call.updateOne({ _id: callId, answered_by: null }, { $set: { answered_by: verdict.answeredBy, updated_at: deps.now() } });
-    deps.logger.info({ msg: 'answering-machine detection', call_id: callId, answered_by: verdict.answeredBy, provider_call_id: verdict.providerCallId, recorded: modifiedCount === 1 });
+    deps.logger.info({
+      msg: 'answering-machine detection',
+      call_id: callId,
+      answered_by: verdict.answeredBy,
+      provider_call_id: verdict.providerCallId,
+      recorded: modifiedCount === 1,
+    });
     res.json({});
   });
 
@@ -113,7 +119,8 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
     const to = String(req.query.to ?? '');
     const timeout = Number(req.query.timeout ?? 30);
     const limit = Number(req.query.limit ?? 14_400);
-    if (!/^\+[1-9]\d{7,14}$/.test(to) || !Number.isInteger(timeout) || !Number.isInteger(limit)) throw new HttpError(400, 'to (E.164), timeout and limit (seconds) are required');
+    if (!/^\+[1-9]\d{7,14}$/.test(to) || !Number.isInteger(timeout) || !Number.isInteger(limit))
+      throw new HttpError(400, 'to (E.164), timeout and limit (seconds) are required');
     const call = await Call.findById(callId, { direction: 1, from_number: 1, to_number: 1 }).lean();
     res.type('application/xml');
     if (!call) return void res.send(HANGUP_ANSWER_XML);
@@ -128,10 +135,16 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
     const callId = req.params.call_id as string;
     const at = deps.now().toISOString();
     const action = params.DialAction;
-    if (action === 'answer' || action === 'connected') await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: params.DialBLegStatus ?? action, at });
+    if (action === 'answer' || action === 'connected')
+      await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: params.DialBLegStatus ?? action, at });
     else if (action === 'hangup') {
       const seconds = params.DialBLegDuration;
-      await signalTransferProgress(deps.temporal, callId, { event: 'ended', status: params.DialBLegStatus ?? 'completed', ...(seconds !== undefined && /^\d+$/.test(seconds) ? { bridgedSeconds: Number(seconds) } : {}), at });
+      await signalTransferProgress(deps.temporal, callId, {
+        event: 'ended',
+        status: params.DialBLegStatus ?? 'completed',
+        ...(seconds !== undefined && /^\d+$/.test(seconds) ? { bridgedSeconds: Number(seconds) } : {}),
+        at,
+      });
     }
     res.json({});
   });
@@ -157,7 +170,11 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
     const callId = req.params.call_id as string;
     const node = String(req.query.node ?? '');
     res.type('application/xml');
-    if (!/^wss?:\/\//.test(node) || !(await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: 'in-progress', at: deps.now().toISOString() }))) return void res.send(HANGUP_ANSWER_XML);
+    if (
+      !/^wss?:\/\//.test(node) ||
+      !(await signalTransferProgress(deps.temporal, callId, { event: 'answered', status: 'in-progress', at: deps.now().toISOString() }))
+    )
+      return void res.send(HANGUP_ANSWER_XML);
     const key = transferLegStreamKey(callId);
     const token = await signStreamToken(deps.streamTokenSecret, key);
     res.send(streamAnswerXml(`${node.replace(/\/$/, '')}/telephony/streams/${encodeURIComponent(key)}?token=${encodeURIComponent(token)}`));
@@ -167,7 +184,11 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
   router.post('/telephony/calls/:call_id/transfer/leg/machine', async (req, res) => {
     const verdict = parseMachineDetection(signedParams(req, deps));
     if (!verdict) throw new HttpError(400, 'not a machine-detection callback: Machine (true or false) and RequestUUID or CallUUID are required');
-    await signalTransferProgress(deps.temporal, req.params.call_id as string, { event: verdict.answeredBy, status: verdict.answeredBy, at: deps.now().toISOString() });
+    await signalTransferProgress(deps.temporal, req.params.call_id as string, {
+      event: verdict.answeredBy,
+      status: verdict.answeredBy,
+      at: deps.now().toISOString(),
+    });
     res.json({});
   });
 
@@ -236,7 +257,12 @@ async function signalStatus(callId: string, callback: StatusCallback, deps: Tele
 async function relayStatus(callId: string, callback: StatusCallback, deps: TelephonyCallbackDeps): Promise<boolean> {
   if (await signalStatus(callId, callback, deps)) return true;
   // A late or repeated status, or no such call.
-  deps.logger.info({ msg: 'telephony callback for a call without a running workflow', call_id: callId, status: callback.status, provider_call_id: callback.providerCallId });
+  deps.logger.info({
+    msg: 'telephony callback for a call without a running workflow',
+    call_id: callId,
+    status: callback.status,
+    provider_call_id: callback.providerCallId,
+  });
   return false;
 }
 

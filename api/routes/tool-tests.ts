@@ -36,7 +36,11 @@ export function toolTestRoutes(deps: ToolTestDeps): Router {
     const { tool, arguments: args = {} } = req.body as ToolTest;
     // A tool given here carries no saved values: a header copied masked from an agent's answer
     // would be sent as the mask. Its saved form is tested at /agents/{id}/tools/{name}/test.
-    const issues = maskedHeaderIssues({ name: tool.name, headers: tool.headers ?? {} }, ['body', 'tool'], 'send the value, or test the saved tool at POST /agents/{agent_id}/tools/{tool_name}/test');
+    const issues = maskedHeaderIssues(
+      { name: tool.name, headers: tool.headers ?? {} },
+      ['body', 'tool'],
+      'send the value, or test the saved tool at POST /agents/{agent_id}/tools/{tool_name}/test',
+    );
     if (issues.length) throw validationFailed(issues);
     res.json(await runHttpTool(tool, args, deps));
   });

@@ -47,7 +47,18 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
     if (!endpoint) throw new HttpError(404, 'webhook endpoint not found');
     const at = now();
     const deliveryId = newDeliveryId();
-    const body = webhookBody({ id: PING_EVENT_ID, type: 'ping', created_at: at, workspace_id: workspace.id, call_id: '', agent_id: '', message: PING_MESSAGE, level: 'info', latency_ms: null, data: {} });
+    const body = webhookBody({
+      id: PING_EVENT_ID,
+      type: 'ping',
+      created_at: at,
+      workspace_id: workspace.id,
+      call_id: '',
+      agent_id: '',
+      message: PING_MESSAGE,
+      level: 'info',
+      latency_ms: null,
+      data: {},
+    });
     await WebhookDelivery.create({
       _id: deliveryId,
       workspace_id: workspace.id,
@@ -62,7 +73,14 @@ export function webhookDeliveryRoutes({ temporal, now }: { temporal: Client; now
       created_at: at,
       updated_at: at,
     });
-    const handle = await startDeliveryWorkflow(temporal, { deliveryId, workspaceId: workspace.id, mode: 'once', trigger: 'test', reuse: 'never', title: { eventType: 'ping', url: endpoint.url } });
+    const handle = await startDeliveryWorkflow(temporal, {
+      deliveryId,
+      workspaceId: workspace.id,
+      mode: 'once',
+      trigger: 'test',
+      reuse: 'never',
+      title: { eventType: 'ping', url: endpoint.url },
+    });
     const done = await resultWithin(temporal, () => handle.result(), ATTEMPT_WAIT_MS);
     if (!done) throw new HttpError(503, `the ping did not end in time: the webhook workers may be down; delivery ${deliveryId} is still queued`);
     res.json(await deliveryDetailView(await deliveryOf(res, deliveryId)));

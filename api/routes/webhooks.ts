@@ -178,7 +178,14 @@ function changesTo(current: WebhookEndpointDocument, body: EndpointChangesBody):
 type EndpointAction = 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.secret_rotated';
 
 /** Audit records name the endpoint and what changed; never a secret. */
-async function audit(req: Request, res: Response, action: EndpointAction, endpoint: Pick<WebhookEndpointDocument, '_id' | 'url'>, at: Date, details?: Record<string, unknown>) {
+async function audit(
+  req: Request,
+  res: Response,
+  action: EndpointAction,
+  endpoint: Pick<WebhookEndpointDocument, '_id' | 'url'>,
+  at: Date,
+  details?: Record<string, unknown>,
+) {
   const { workspace } = workspaceAccessOf(res);
   const target: AuditTarget = { type: 'webhook_endpoint', id: endpoint._id, name: auditNameOf(endpoint.url) };
   await recordWorkspaceAudit(workspace.id, { action, actor: actorOf(res), target, at, ip: clientIp(req), details });

@@ -33,7 +33,13 @@ export function workspaceLimitRoutes({ now }: { now: () => Date }): Router {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as NewLimitRequestBody;
     const at = now();
-    const outcome = await openLimitRequest({ workspaceId: workspace.id, concurrencyLimit: body.concurrency_limit, reason: body.reason, requestedBy: creatorOf(res), at });
+    const outcome = await openLimitRequest({
+      workspaceId: workspace.id,
+      concurrencyLimit: body.concurrency_limit,
+      reason: body.reason,
+      requestedBy: creatorOf(res),
+      at,
+    });
     switch (outcome.kind) {
       case 'no_workspace':
         throw workspaceNotFound();

@@ -42,7 +42,13 @@ export function workspaceRoutes(deps: AuthDeps): Router {
     }
     const wasOn = before?.compliance?.india_calling_hours === true;
     if (compliance?.india_calling_hours !== undefined && compliance.india_calling_hours !== wasOn) {
-      await audit(req, res, 'workspace.compliance_changed', { type: 'workspace', id: workspace.id, name: updated.name }, { india_calling_hours: { from: wasOn, to: compliance.india_calling_hours } });
+      await audit(
+        req,
+        res,
+        'workspace.compliance_changed',
+        { type: 'workspace', id: workspace.id, name: updated.name },
+        { india_calling_hours: { from: wasOn, to: compliance.india_calling_hours } },
+      );
     }
     res.json(workspaceView(updated, role));
   });

@@ -178,7 +178,14 @@ export const agentSettingsFields = {
   welcome_message: { type: String, default: '' },
   system_prompt: { type: String, default: '' },
   llm: { provider: required(String), model: required(String), temperature: required(Number), max_tokens: required(Number) },
-  voice: { provider: required(String), model: required(String), voice_id: nullableString, voice_name: nullableString, language: required(String), speed: required(Number) },
+  voice: {
+    provider: required(String),
+    model: required(String),
+    voice_id: nullableString,
+    voice_name: nullableString,
+    language: required(String),
+    speed: required(Number),
+  },
   transcriber: {
     provider: required(String),
     model: required(String),
@@ -209,7 +216,10 @@ export const agentSettingsFields = {
     voicemail: { detect: { type: Boolean, default: false }, action: { type: String, default: 'hang_up' }, message: { type: String, default: '' } },
     // Agents saved before transfers existed read as transferring nowhere.
     transfer: {
-      destinations: { type: [new Schema({ number: required(String), description: { type: String, default: '' }, mode: { type: String, default: 'cold' } }, { _id: false })], default: [] },
+      destinations: {
+        type: [new Schema({ number: required(String), description: { type: String, default: '' }, mode: { type: String, default: 'cold' } }, { _id: false })],
+        default: [],
+      },
       handover_message: { type: String, default: '' },
       ring_timeout_seconds: { type: Number, default: 30 },
     },

@@ -20,7 +20,12 @@ export async function createAgentAs(caller: Caller, input: AgentInput, now: Date
   const settings = settingsFromInput(input, null);
   if (settings.phone_number !== null) checkMayChangeNumber(caller.principal, access);
   // Nothing saved to keep: a masked header value (copied from another agent's answer) is refused.
-  await checkSettings(access, settings, voices, settings.tools.flatMap((tool, index) => maskedHeaderIssues(tool, ['body', 'tools', index])));
+  await checkSettings(
+    access,
+    settings,
+    voices,
+    settings.tools.flatMap((tool, index) => maskedHeaderIssues(tool, ['body', 'tools', index])),
+  );
   const agent = await createAgent(access.workspace.id, settings, savedBy(caller), now, planOf(access.workspace.plan).maxAgents);
   if (settings.phone_number !== null) await connectNumberOrWithdraw(agent, settings.phone_number);
   return agent;
@@ -53,7 +58,10 @@ export function savedBy(caller: Caller): string {
  * a voice of the speech-synthesis service (502 when it cannot be asked).
  */
 export async function settingsProblems(access: WorkspaceAccess, settings: AgentSettings, voices: VoiceList): Promise<ValidationIssue[]> {
-  const [knowledgeBases, voice] = await Promise.all([unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids), unknownVoiceIssues(voices, settings)]);
+  const [knowledgeBases, voice] = await Promise.all([
+    unknownKnowledgeBaseIssues(access.workspace.id, settings.knowledge_base_ids),
+    unknownVoiceIssues(voices, settings),
+  ]);
   return [...settingsIssues(settings, access.workspace.plan), ...knowledgeBases, ...voice];
 }
 

@@ -40,5 +40,7 @@ export async function releasePhoneNumbers(workspaceId: string, agentId: string):
 export async function unknownKnowledgeBaseIssues(workspaceId: string, ids: string[]): Promise<ValidationIssue[]> {
   if (ids.length === 0) return [];
   const missing = new Set(await missingKnowledgeBases(workspaceId, ids));
-  return ids.flatMap((id, i) => (missing.has(id) ? [{ type: 'value_error', loc: ['body', 'knowledge_base_ids', i], msg: 'no knowledge base with this id in the workspace', input: id }] : []));
+  return ids.flatMap((id, i) =>
+    missing.has(id) ? [{ type: 'value_error', loc: ['body', 'knowledge_base_ids', i], msg: 'no knowledge base with this id in the workspace', input: id }] : [],
+  );
 }

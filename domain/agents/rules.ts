@@ -31,15 +31,25 @@ function modelIssues({ llm, voice }: AgentSettings, plan: string): ValidationIss
   const llmEntry = llmProvider(llm.provider);
   const allowed = llmProvidersAllowed(plan);
   if (!llmEntry) {
-    issues.push(issue(['llm', 'provider'], `unknown language-model provider; the catalog has ${CATALOG.llmProviders.map((p) => p.id).join(', ')}`, llm.provider));
+    issues.push(
+      issue(['llm', 'provider'], `unknown language-model provider; the catalog has ${CATALOG.llmProviders.map((p) => p.id).join(', ')}`, llm.provider),
+    );
   } else if (!allowed.includes(llm.provider)) {
-    issues.push(issue(['llm', 'provider'], `the workspace's plan (${plan}) may not use the language-model provider ${llm.provider}; it may use ${allowed.join(', ')}`, llm.provider));
+    issues.push(
+      issue(
+        ['llm', 'provider'],
+        `the workspace's plan (${plan}) may not use the language-model provider ${llm.provider}; it may use ${allowed.join(', ')}`,
+        llm.provider,
+      ),
+    );
   } else if (!llmEntry.models.some((m) => m.id === llm.model)) {
     issues.push(issue(['llm', 'model'], `not a model of ${llm.provider}; its models are ${llmEntry.models.map((m) => m.id).join(', ')}`, llm.model));
   }
   const ttsEntry = ttsProvider(voice.provider);
   if (!ttsEntry) {
-    issues.push(issue(['voice', 'provider'], `unknown speech-synthesis provider; the catalog has ${CATALOG.ttsProviders.map((p) => p.id).join(', ')}`, voice.provider));
+    issues.push(
+      issue(['voice', 'provider'], `unknown speech-synthesis provider; the catalog has ${CATALOG.ttsProviders.map((p) => p.id).join(', ')}`, voice.provider),
+    );
   } else if (!ttsEntry.models.some((m) => m.id === voice.model)) {
     issues.push(issue(['voice', 'model'], `not a model of ${voice.provider}; its models are ${ttsEntry.models.map((m) => m.id).join(', ')}`, voice.model));
   }
@@ -73,8 +83,10 @@ function transferIssues(transfer: AgentSettings['call']['transfer']): Validation
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   transfer.destinations.forEach((destination, i) => {
-    if (!E164.test(destination.number)) issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'must be an E.164 number such as +919812345678', destination.number));
-    else if (seen.has(destination.number)) issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'another destination has this number; numbers must be unique', destination.number));
+    if (!E164.test(destination.number))
+      issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'must be an E.164 number such as +919812345678', destination.number));
+    else if (seen.has(destination.number))
+      issues.push(issue(['call', 'transfer', 'destinations', i, 'number'], 'another destination has this number; numbers must be unique', destination.number));
     seen.add(destination.number);
   });
   return issues;

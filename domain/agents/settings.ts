@@ -41,7 +41,13 @@ export function settingsFromInput(input: AgentInput, currentPhoneNumber: string 
       model: input.voice?.model ?? ttsProvider(voiceProviderId)?.defaultModel ?? '',
     },
     transcriber: { ...defaults.transcriber, ...input.transcriber, provider: transcriberProvider, model: transcriberModelFor(transcriberProvider) },
-    call: { ...call, timezone: canonicalTimeZone(call.timezone) ?? call.timezone, keypad: { ...defaults.call.keypad, ...input.call?.keypad }, voicemail: { ...defaults.call.voicemail, ...input.call?.voicemail }, transfer: transferOf(input.call?.transfer, defaults.call.transfer) },
+    call: {
+      ...call,
+      timezone: canonicalTimeZone(call.timezone) ?? call.timezone,
+      keypad: { ...defaults.call.keypad, ...input.call?.keypad },
+      voicemail: { ...defaults.call.voicemail, ...input.call?.voicemail },
+      transfer: transferOf(input.call?.transfer, defaults.call.transfer),
+    },
     analytics: {
       summarize: input.analytics?.summarize ?? defaults.analytics.summarize,
       extractions: (input.analytics?.extractions ?? []).map(extractionOf),

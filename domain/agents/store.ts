@@ -35,7 +35,15 @@ export async function listAgents(workspaceId: string): Promise<StoredAgent[]> {
 export async function createAgent(workspaceId: string, settings: AgentSettings, by: string, now: Date, maxAgents: number | null): Promise<StoredAgent> {
   const overLimit = (count: number) => maxAgents !== null && count > maxAgents;
   if (overLimit((await Agent.countDocuments({ workspace_id: workspaceId })) + 1)) throw agentLimitReached(maxAgents);
-  const agent: StoredAgent = { _id: newId(), workspace_id: workspaceId, ...storedSettings(settings), version: 1, updated_by: by, created_at: now, updated_at: now };
+  const agent: StoredAgent = {
+    _id: newId(),
+    workspace_id: workspaceId,
+    ...storedSettings(settings),
+    version: 1,
+    updated_by: by,
+    created_at: now,
+    updated_at: now,
+  };
   await Agent.create(agent);
   if (overLimit(await Agent.countDocuments({ workspace_id: workspaceId }))) {
     await Agent.deleteOne({ _id: agent._id });
@@ -60,7 +68,15 @@ function agentLimitReached(maxAgents: number | null): HttpError {
 export async function saveNewVersion(current: StoredAgent, settings: AgentSettings, by: string, now: Date): Promise<StoredAgent> {
   const version = current.version + 1;
   const update = { ...storedSettings(settings), version, updated_by: by, updated_at: now };
-  const record = { _id: agentVersionId(current._id, version), agent_id: current._id, workspace_id: current.workspace_id, version, settings: settingsOf({ ...current, ...update }), updated_by: by, updated_at: now };
+  const record = {
+    _id: agentVersionId(current._id, version),
+    agent_id: current._id,
+    workspace_id: current.workspace_id,
+    version,
+    settings: settingsOf({ ...current, ...update }),
+    updated_by: by,
+    updated_at: now,
+  };
   await claimVersion(record);
   // The claim alone decides (a filter on `version` would add nothing and, on FerretDB, turn a
   // filtered update into a much slower find-and-modify).

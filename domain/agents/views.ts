@@ -1,4 +1,12 @@
-import { toolOf, type AgentSettings, type AgentTool, type StoredAgentTool, type AgentTransfer, type StoredAgent, type StoredAgentSettings } from '../../db/models/agent';
+import {
+  toolOf,
+  type AgentSettings,
+  type AgentTool,
+  type StoredAgentTool,
+  type AgentTransfer,
+  type StoredAgent,
+  type StoredAgentSettings,
+} from '../../db/models/agent';
 import type { StoredAgentVersion } from '../../db/models/agent-version';
 import type { components } from '../../schemas/api-types';
 import { transcriberModelFor } from './catalog';
@@ -13,12 +21,26 @@ void agentViewMatchesSchema;
 
 /** An agent on the wire: its settings, `variables` and the read-only fields; tools' header values masked (0195). */
 export function agentView(agent: StoredAgent): AgentView {
-  return { id: agent._id, ...settingsView(agent, maskedTool), version: agent.version, updated_by: agent.updated_by, created_at: agent.created_at, updated_at: agent.updated_at };
+  return {
+    id: agent._id,
+    ...settingsView(agent, maskedTool),
+    version: agent.version,
+    updated_by: agent.updated_by,
+    created_at: agent.created_at,
+    updated_at: agent.updated_at,
+  };
 }
 
 /** A kept version on the wire: the agent as it was saved then (its `created_at` never changes). */
 export function versionView(agent: StoredAgent, version: StoredAgentVersion): AgentView {
-  return { id: agent._id, ...settingsView(version.settings, maskedTool), version: version.version, updated_by: version.updated_by, created_at: agent.created_at, updated_at: version.updated_at };
+  return {
+    id: agent._id,
+    ...settingsView(version.settings, maskedTool),
+    version: version.version,
+    updated_by: version.updated_by,
+    created_at: agent.created_at,
+    updated_at: version.updated_at,
+  };
 }
 
 /** The settings a stored agent or version holds, as a body for saving them again: header values opened, for sealing again. */
@@ -43,8 +65,22 @@ function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool
     welcome_message: s.welcome_message,
     system_prompt: s.system_prompt,
     llm: { provider: llm.provider, model: llm.model, temperature: llm.temperature, max_tokens: llm.max_tokens },
-    voice: { provider: voice.provider, model: voice.model, voice_id: voice.voice_id ?? null, voice_name: voice.voice_name ?? null, language: voice.language, speed: voice.speed },
-    transcriber: { provider: t.provider, model: transcriberModelFor(t.provider), turn_detection: t.turn_detection, language: t.language, endpointing_ms: t.endpointing_ms, keyterms: [...t.keyterms] },
+    voice: {
+      provider: voice.provider,
+      model: voice.model,
+      voice_id: voice.voice_id ?? null,
+      voice_name: voice.voice_name ?? null,
+      language: voice.language,
+      speed: voice.speed,
+    },
+    transcriber: {
+      provider: t.provider,
+      model: transcriberModelFor(t.provider),
+      turn_detection: t.turn_detection,
+      language: t.language,
+      endpointing_ms: t.endpointing_ms,
+      keyterms: [...t.keyterms],
+    },
     call: {
       max_duration_seconds: c.max_duration_seconds,
       hangup_after_silence_seconds: c.hangup_after_silence_seconds,
@@ -73,12 +109,27 @@ function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool
     },
     analytics: {
       summarize: analytics.summarize,
-      extractions: analytics.extractions.map((e) => ({ key: e.key, label: e.label, type: e.type, description: e.description, choices: e.choices.map((ch) => ({ value: ch.value, when: ch.when })) })),
+      extractions: analytics.extractions.map((e) => ({
+        key: e.key,
+        label: e.label,
+        type: e.type,
+        description: e.description,
+        choices: e.choices.map((ch) => ({ value: ch.value, when: ch.when })),
+      })),
       extraction_prompt: analytics.extraction_prompt,
     },
     tools: s.tools.map((stored) => {
       const tool = toolFrom(stored);
-      return { name: tool.name, description: tool.description, parameters: tool.parameters, method: tool.method, url: tool.url, headers: tool.headers, pre_call_message: tool.pre_call_message, timeout_seconds: tool.timeout_seconds };
+      return {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+        method: tool.method,
+        url: tool.url,
+        headers: tool.headers,
+        pre_call_message: tool.pre_call_message,
+        timeout_seconds: tool.timeout_seconds,
+      };
     }),
     knowledge_base_ids: [...s.knowledge_base_ids],
     webhook_url: s.webhook_url ?? null,

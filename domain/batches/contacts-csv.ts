@@ -47,7 +47,13 @@ export function parseContactsCsv(content: Buffer | string, numberColumn?: string
   let records: { record: string[]; raw: string }[];
   try {
     // With `raw`, each record comes as `{ record, raw }` (the parser's types do not follow the option).
-    records = parse(content, { bom: true, relax_column_count: true, skip_empty_lines: true, raw: true, record_delimiter: ['\r\n', '\n', '\r'] }) as unknown as typeof records;
+    records = parse(content, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      raw: true,
+      record_delimiter: ['\r\n', '\n', '\r'],
+    }) as unknown as typeof records;
   } catch (error) {
     return { ok: false, reason: `not a readable CSV file: ${(error as Error).message}` };
   }
@@ -57,9 +63,18 @@ export function parseContactsCsv(content: Buffer | string, numberColumn?: string
   const header = headerRecord.record.map((name) => name.trim());
   const headerIssue = headerProblem(header);
   if (headerIssue) return { ok: false, reason: headerIssue };
-  const numberAt = numberColumn === undefined ? header.findIndex((name) => (NUMBER_COLUMN_NAMES as readonly string[]).includes(name.toLowerCase())) : header.indexOf(numberColumn);
+  const numberAt =
+    numberColumn === undefined
+      ? header.findIndex((name) => (NUMBER_COLUMN_NAMES as readonly string[]).includes(name.toLowerCase()))
+      : header.indexOf(numberColumn);
   if (numberAt < 0) {
-    return { ok: false, reason: numberColumn === undefined ? `no number column: name one with number_column, or call a column one of ${NUMBER_COLUMN_NAMES.join(', ')}` : `no column "${numberColumn}" in the header` };
+    return {
+      ok: false,
+      reason:
+        numberColumn === undefined
+          ? `no number column: name one with number_column, or call a column one of ${NUMBER_COLUMN_NAMES.join(', ')}`
+          : `no column "${numberColumn}" in the header`,
+    };
   }
   const columns = header.filter((_, i) => i !== numberAt);
   if (columns.length > MAX_VALUE_COLUMNS) return { ok: false, reason: `too many columns: at most ${MAX_VALUE_COLUMNS} besides the number column` };

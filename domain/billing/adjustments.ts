@@ -49,7 +49,12 @@ export async function adjustCredits(adjustment: Adjustment): Promise<AdjustmentO
       actor: { type: 'staff', id: null, name: adjustment.by },
       target: { type: 'ledger_item', id: item._id, name: null },
       ip: null,
-      details: { amount_paise: adjustment.amountPaise, note: adjustment.note, balance_after_paise: item.balance_after_paise, reference: adjustment.reference ?? null },
+      details: {
+        amount_paise: adjustment.amountPaise,
+        note: adjustment.note,
+        balance_after_paise: item.balance_after_paise,
+        reference: adjustment.reference ?? null,
+      },
     });
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;

@@ -92,7 +92,9 @@ class LineWriter {
   }
 
   private draw(text: string, x: number, size: number, font?: 'bold'): void {
-    this.style(size, font).fillColor('black').text(text, x, A4_HEIGHT - this.y, { baseline: 'alphabetic', lineBreak: false });
+    this.style(size, font)
+      .fillColor('black')
+      .text(text, x, A4_HEIGHT - this.y, { baseline: 'alphabetic', lineBreak: false });
   }
 
   private style(size: number, font?: 'bold'): PDFKit.PDFDocument {

@@ -57,10 +57,16 @@ export async function issueInvoice(payment: PaymentDocument & { _id: string }, s
     const financialYear = financialYearOf(at);
     const seq = await takeInvoiceSeq(financialYear);
     placed =
-      (await Payment.findOneAndUpdate({ _id: payment._id, invoice_seq: null }, { $set: { invoice_seq: seq, invoice_fy: financialYear, invoice_issued_at: at } }, { returnDocument: 'after' }).lean<typeof payment>()) ??
-      (await Payment.findById(payment._id).lean<typeof payment>())!;
+      (await Payment.findOneAndUpdate(
+        { _id: payment._id, invoice_seq: null },
+        { $set: { invoice_seq: seq, invoice_fy: financialYear, invoice_issued_at: at } },
+        { returnDocument: 'after' },
+      ).lean<typeof payment>()) ?? (await Payment.findById(payment._id).lean<typeof payment>())!;
   }
-  const [kyc, workspace] = await Promise.all([KycRecord.findById(payment.workspace_id, { details: 1 }).lean(), Workspace.findById(payment.workspace_id, { name: 1 }).lean()]);
+  const [kyc, workspace] = await Promise.all([
+    KycRecord.findById(payment.workspace_id, { details: 1 }).lean(),
+    Workspace.findById(payment.workspace_id, { name: 1 }).lean(),
+  ]);
   const details = kyc?.details;
   const address = details?.address;
   const invoice = {

@@ -5,7 +5,11 @@ import { LedgerHead, LedgerItem, type LedgerItemDocument } from '../../db/models
  * (the unique `(workspace_id, seq)` index and the append loop make them so), so the page is a
  * range of `seq` and `total` is the head's `seq`, read by id rather than counted.
  */
-export async function ledgerPage(workspaceId: string, limit: number, skip: number): Promise<{ items: (LedgerItemDocument & { _id: string })[]; total: number }> {
+export async function ledgerPage(
+  workspaceId: string,
+  limit: number,
+  skip: number,
+): Promise<{ items: (LedgerItemDocument & { _id: string })[]; total: number }> {
   const head = await LedgerHead.findById(workspaceId, { seq: 1 }).lean();
   const total = head?.seq ?? (await LedgerItem.countDocuments({ workspace_id: workspaceId }));
   const highest = total - skip;

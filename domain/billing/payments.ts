@@ -38,7 +38,12 @@ export async function startTopup(gateway: PaymentGateway, seller: Seller, reques
   const tax = gstFor(valuePaise, kyc?.details?.address?.state ?? null, seller.state);
   const totalPaise = valuePaise + taxTotal(tax);
   const id = newId();
-  const { orderId } = await gateway.createOrder({ amountPaise: totalPaise, currency: 'INR', receipt: id, notes: { workspace_id: request.workspaceId, payment_id: id } });
+  const { orderId } = await gateway.createOrder({
+    amountPaise: totalPaise,
+    currency: 'INR',
+    receipt: id,
+    notes: { workspace_id: request.workspaceId, payment_id: id },
+  });
   const payment = await Payment.create({
     _id: id,
     workspace_id: request.workspaceId,
@@ -58,11 +63,7 @@ export async function startTopup(gateway: PaymentGateway, seller: Seller, reques
   return payment.toObject<StoredPayment>();
 }
 
-export type Completion =
-  | { kind: 'not_found' }
-  | { kind: 'bad_signature' }
-  | { kind: 'busy' }
-  | { kind: 'completed'; payment: StoredPayment; now: boolean };
+export type Completion = { kind: 'not_found' } | { kind: 'bad_signature' } | { kind: 'busy' } | { kind: 'completed'; payment: StoredPayment; now: boolean };
 
 /** What proved the payment: the customer's page (its signature), the gateway's webhook, or the gateway's own answer about the order. */
 export type CompletionSource = { via: 'checkout' } | { via: 'webhook'; eventId: string | null } | { via: 'gateway_check' };
@@ -108,7 +109,11 @@ export async function completePaidOrder(
  * the claim are idempotent on the payment id, so a completion that takes over a crashed one
  * (its lease ran out) finishes the work without doing any of it twice.
  */
-async function settlePayment(payment: StoredPayment, seller: Seller, input: { gatewayPaymentId: string; source: CompletionSource; now: () => Date }): Promise<Completion> {
+async function settlePayment(
+  payment: StoredPayment,
+  seller: Seller,
+  input: { gatewayPaymentId: string; source: CompletionSource; now: () => Date },
+): Promise<Completion> {
   if (payment.status === 'paid') return { kind: 'completed', payment, now: false };
   const at = input.now();
   const claimed = await Payment.findOneAndUpdate(

@@ -115,7 +115,11 @@ export interface LiveCallRecord {
   updated_at: Date;
 }
 
-export function liveCallRecord(callId: string, at: Date, request: Omit<LiveCallRequest, 'agent' | 'callId'> & { agent: { _id: string; name: string } | null }): LiveCallRecord {
+export function liveCallRecord(
+  callId: string,
+  at: Date,
+  request: Omit<LiveCallRequest, 'agent' | 'callId'> & { agent: { _id: string; name: string } | null },
+): LiveCallRecord {
   return {
     _id: callId,
     workspace_id: request.workspaceId,
@@ -143,7 +147,18 @@ export async function recordRefusedCall(temporal: Client, record: LiveCallRecord
   const at = record.created_at;
   await Call.create({ ...record, status: 'failed' as CallStatus, ended_at: at, hangup_by: 'system', hangup_reason: reason });
   await recordEvent(
-    { workspaceId: record.workspace_id, callId: record._id, agentId: record.agent_id, sequence: 0, type: 'call.ended', message: reason, level: REFUSAL_LEVELS[reason], latencyMs: null, data: {}, createdAt: at.toISOString() },
+    {
+      workspaceId: record.workspace_id,
+      callId: record._id,
+      agentId: record.agent_id,
+      sequence: 0,
+      type: 'call.ended',
+      message: reason,
+      level: REFUSAL_LEVELS[reason],
+      latencyMs: null,
+      data: {},
+      createdAt: at.toISOString(),
+    },
     { temporal, now: () => new Date() },
   );
 }

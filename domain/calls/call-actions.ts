@@ -26,7 +26,14 @@ export async function placeCallAs(temporal: Client, caller: Caller, body: NewCal
   const workspaceId = caller.access.workspace.id;
   const { agent, fromNumber } = await outboundCaller(workspaceId, body.agent_id, body.from_number);
   if (await isOnDoNotCallList(workspaceId, body.to_number)) {
-    throw validationFailed([{ type: 'value_error', loc: ['body', 'to_number'], msg: `${body.to_number} is on the workspace's do-not-call list: it may not be called (DELETE /do-not-call/{number} takes it off)`, input: body.to_number }]);
+    throw validationFailed([
+      {
+        type: 'value_error',
+        loc: ['body', 'to_number'],
+        msg: `${body.to_number} is on the workspace's do-not-call list: it may not be called (DELETE /do-not-call/{number} takes it off)`,
+        input: body.to_number,
+      },
+    ]);
   }
   const { record, input } = await createQueuedCall({
     callId: newId(),
@@ -54,7 +61,11 @@ export async function listCallsOf(workspaceId: string, query: CallQuery): Promis
     filter.created_at = { ...(query.from ? { $gte: new Date(query.from) } : {}), ...(query.to ? { $lt: new Date(query.to) } : {}) };
   }
   const [items, total] = await Promise.all([
-    Call.find(filter, { transcript: 0 }).sort({ created_at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<CallDocument[]>(),
+    Call.find(filter, { transcript: 0 })
+      .sort({ created_at: -1, _id: -1 })
+      .skip(query.skip ?? 0)
+      .limit(query.limit ?? 50)
+      .lean<CallDocument[]>(),
     Call.countDocuments(filter),
   ]);
   return { items: items.map(callView), total };

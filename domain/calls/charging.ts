@@ -16,7 +16,7 @@ export interface CallCap {
 
 export function callCost(durationSeconds: number, pricePerMinutePaise: number): number {
   // Rounded to the microsecond first, so that 0.1 + 0.2 style float noise never adds a paisa.
-  return Math.ceil(Math.round(durationSeconds * pricePerMinutePaise * 1e6 / 60) / 1e6);
+  return Math.ceil(Math.round((durationSeconds * pricePerMinutePaise * 1e6) / 60) / 1e6);
 }
 
 async function pricePerMinute(workspaceId: string): Promise<number> {
@@ -29,7 +29,9 @@ async function pricePerMinute(workspaceId: string): Promise<number> {
 export async function callCapOf(workspaceId: string, maxDurationSeconds: number): Promise<CallCap> {
   const [price, balance] = await Promise.all([pricePerMinute(workspaceId), balanceOf(workspaceId)]);
   const affordable = Math.max(0, Math.floor((balance * 60) / price));
-  return affordable < maxDurationSeconds ? { capSeconds: affordable, capReason: 'credits ran out' } : { capSeconds: maxDurationSeconds, capReason: 'max duration reached' };
+  return affordable < maxDurationSeconds
+    ? { capSeconds: affordable, capReason: 'credits ran out' }
+    : { capSeconds: maxDurationSeconds, capReason: 'max duration reached' };
 }
 
 export interface CallCharge {
@@ -41,7 +43,13 @@ export interface CallCharge {
  * Takes a connected call's cost from the ledger once: the item's idempotency key is the call
  * id, so a retry finds the first item and writes nothing again. Answers what was charged.
  */
-export async function chargeLedgerForCall(input: { callId: string; workspaceId: string; durationSeconds: number; bridgedSeconds?: number; endedAt: string }): Promise<CallCharge> {
+export async function chargeLedgerForCall(input: {
+  callId: string;
+  workspaceId: string;
+  durationSeconds: number;
+  bridgedSeconds?: number;
+  endedAt: string;
+}): Promise<CallCharge> {
   const price = await pricePerMinute(input.workspaceId);
   // A call transferred to a person: the bridged time at the same price, in the same item
   // (docs/decisions/0160): ceil((duration_seconds + bridged_seconds) * price / 60).
@@ -53,7 +61,9 @@ export async function chargeLedgerForCall(input: { callId: string; workspaceId: 
     amountPaise: -cost,
     idempotencyKey: `call:${input.callId}`,
     at: new Date(input.endedAt),
-    note: bridged ? `call ${input.callId}: ${input.durationSeconds} s live + ${bridged} s bridged at ${price} paise a minute` : `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
+    note: bridged
+      ? `call ${input.callId}: ${input.durationSeconds} s live + ${bridged} s bridged at ${price} paise a minute`
+      : `call ${input.callId}: ${input.durationSeconds} s at ${price} paise a minute`,
     callId: input.callId,
   });
   return { costPaise: -item.amount_paise, balanceAfterPaise: item.balance_after_paise };

@@ -30,7 +30,16 @@ export async function isOnDoNotCallList(workspaceId: string, number: string): Pr
 /** Adds a number; `added` is false (and the entry the one already there) when it was listed before. */
 export async function addToDoNotCallList(entry: NewDoNotCallEntry): Promise<{ entry: DoNotCallDocument; added: boolean }> {
   const _id = doNotCallId(entry.workspaceId, entry.number);
-  const document = { _id, workspace_id: entry.workspaceId, number: entry.number, reason: entry.reason, source: entry.source, added_by: entry.addedBy, call_id: entry.callId ?? null, created_at: entry.at };
+  const document = {
+    _id,
+    workspace_id: entry.workspaceId,
+    number: entry.number,
+    reason: entry.reason,
+    source: entry.source,
+    added_by: entry.addedBy,
+    call_id: entry.callId ?? null,
+    created_at: entry.at,
+  };
   // An upsert that only inserts: two adds at once (a caller's opt-out and an import) leave one entry.
   const result = await DoNotCall.updateOne({ _id }, { $setOnInsert: document }, { upsert: true });
   const stored = await DoNotCall.findById(_id).lean<DoNotCallDocument>();
@@ -42,12 +51,31 @@ export async function addToDoNotCallList(entry: NewDoNotCallEntry): Promise<{ en
  * POST /do-not-call and its MCP tool: `source` defaults to `manual` for a person and `api` for a
  * key or connected app; a number added (not one listed already) goes in the audit log.
  */
-export async function addToDoNotCallAs(caller: Caller, body: NewDoNotCallBody, at: Date, ip: string | null = null): Promise<{ entry: ReturnType<typeof doNotCallView>; added: boolean }> {
+export async function addToDoNotCallAs(
+  caller: Caller,
+  body: NewDoNotCallBody,
+  at: Date,
+  ip: string | null = null,
+): Promise<{ entry: ReturnType<typeof doNotCallView>; added: boolean }> {
   const workspaceId = caller.access.workspace.id;
   const source = body.source ?? (caller.principal.credential.kind === 'session' ? 'manual' : 'api');
-  const { entry, added } = await addToDoNotCallList({ workspaceId, number: body.number, reason: body.reason?.trim() ?? '', source, addedBy: creatorFor(caller.principal).name, at });
+  const { entry, added } = await addToDoNotCallList({
+    workspaceId,
+    number: body.number,
+    reason: body.reason?.trim() ?? '',
+    source,
+    addedBy: creatorFor(caller.principal).name,
+    at,
+  });
   if (added) {
-    await recordWorkspaceAudit(workspaceId, { action: 'do_not_call.added', actor: actorFor(caller.principal), target: { type: 'do_not_call', id: null, name: entry.number }, at, ip, details: { source, reason: entry.reason } });
+    await recordWorkspaceAudit(workspaceId, {
+      action: 'do_not_call.added',
+      actor: actorFor(caller.principal),
+      target: { type: 'do_not_call', id: null, name: entry.number },
+      at,
+      ip,
+      details: { source, reason: entry.reason },
+    });
   }
   return { entry: doNotCallView(entry), added };
 }
@@ -58,17 +86,31 @@ export async function removeFromDoNotCallList(workspaceId: string, number: strin
 }
 
 /** One page of the list, newest first, and the count of all. */
-export async function doNotCallPage(workspaceId: string, page: { limit?: number; skip?: number }): Promise<{ items: ReturnType<typeof doNotCallView>[]; total: number }> {
+export async function doNotCallPage(
+  workspaceId: string,
+  page: { limit?: number; skip?: number },
+): Promise<{ items: ReturnType<typeof doNotCallView>[]; total: number }> {
   const filter = { workspace_id: workspaceId };
   const [items, total] = await Promise.all([
-    DoNotCall.find(filter).sort({ created_at: -1, _id: -1 }).skip(page.skip ?? 0).limit(page.limit ?? 50).lean<DoNotCallDocument[]>(),
+    DoNotCall.find(filter)
+      .sort({ created_at: -1, _id: -1 })
+      .skip(page.skip ?? 0)
+      .limit(page.limit ?? 50)
+      .lean<DoNotCallDocument[]>(),
     DoNotCall.countDocuments(filter),
   ]);
   return { items: items.map(doNotCallView), total };
 }
 
 export function doNotCallView(entry: DoNotCallDocument) {
-  return { number: entry.number, reason: entry.reason ?? '', source: entry.source, added_by: entry.added_by, call_id: entry.call_id ?? null, created_at: entry.created_at };
+  return {
+    number: entry.number,
+    reason: entry.reason ?? '',
+    source: entry.source,
+    added_by: entry.added_by,
+    call_id: entry.call_id ?? null,
+    created_at: entry.created_at,
+  };
 }
 
 /** The column of an import that holds each number's reason (any case); other columns are ignored. */
@@ -86,11 +128,15 @@ export type DoNotCallImport =
  * named), numbers in E.164 after separators are dropped, bad and repeated rows reported with
  * their file line; an optional `reason` column. Listed numbers stay as they were.
  */
-export async function importDoNotCallCsv(content: Buffer | string, options: { workspaceId: string; numberColumn?: string; addedBy: string; at: Date; maxReported: number }): Promise<DoNotCallImport> {
+export async function importDoNotCallCsv(
+  content: Buffer | string,
+  options: { workspaceId: string; numberColumn?: string; addedBy: string; at: Date; maxReported: number },
+): Promise<DoNotCallImport> {
   const parsed = parseContactsCsv(content, options.numberColumn);
   if (!parsed.ok) return { ok: false, reason: parsed.reason, rejected_rows: [] };
   const rejectedRows = parsed.rejected.slice(0, options.maxReported);
-  if (!parsed.contacts.length) return { ok: false, reason: 'no number to list: the file has no rows, or every row was rejected (see rejected_rows)', rejected_rows: rejectedRows };
+  if (!parsed.contacts.length)
+    return { ok: false, reason: 'no number to list: the file has no rows, or every row was rejected (see rejected_rows)', rejected_rows: rejectedRows };
   const reasonColumn = parsed.columns.find((column) => column.toLowerCase() === REASON_COLUMN);
   let added = 0;
   for (let start = 0; start < parsed.contacts.length; start += IMPORT_CHUNK) {
@@ -99,7 +145,16 @@ export async function importDoNotCallCsv(content: Buffer | string, options: { wo
       chunk.map((contact) => {
         const _id = doNotCallId(options.workspaceId, contact.number);
         const reason = reasonColumn ? (contact.user_data[reasonColumn] ?? '') : '';
-        const document = { _id, workspace_id: options.workspaceId, number: contact.number, reason, source: 'import', added_by: options.addedBy, call_id: null, created_at: options.at };
+        const document = {
+          _id,
+          workspace_id: options.workspaceId,
+          number: contact.number,
+          reason,
+          source: 'import',
+          added_by: options.addedBy,
+          call_id: null,
+          created_at: options.at,
+        };
         return { updateOne: { filter: { _id }, update: { $setOnInsert: document }, upsert: true } };
       }),
       { ordered: false },

@@ -36,7 +36,10 @@ const TYPE_HINTS: Record<ExtractionType, string> = {
 
 /** The system message of the extraction request: the keys, their types and the agent's instruction. */
 export function extractionInstructions(extractions: AgentExtraction[], extractionPrompt: string): string {
-  const lines = ['You extract data from the transcript of a phone call between a voice agent (assistant) and a caller (user).', 'Answer with one JSON object and nothing else.'];
+  const lines = [
+    'You extract data from the transcript of a phone call between a voice agent (assistant) and a caller (user).',
+    'Answer with one JSON object and nothing else.',
+  ];
   if (extractions.length > 0) {
     lines.push('Use exactly these keys; use null for a value the call does not tell.', '');
     for (const item of extractions) {
@@ -147,7 +150,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 const storableKey = (key: string) => !key.startsWith('$') && !key.includes('.');
 
 function storableObject(object: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(object).filter(([key]) => storableKey(key)).map(([key, value]) => [key, storable(value)]));
+  return Object.fromEntries(
+    Object.entries(object)
+      .filter(([key]) => storableKey(key))
+      .map(([key, value]) => [key, storable(value)]),
+  );
 }
 
 function storable(value: unknown): unknown {

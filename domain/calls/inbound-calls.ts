@@ -25,7 +25,9 @@ export interface InboundCallRequest {
  * by an earlier answer request of the same call), or reject it. `callId` is null for a number
  * no workspace holds, which is only logged.
  */
-export type InboundDecision = { answer: true; callId: string; /** This request admitted the call (not a repeat of the first). */ admittedHere: boolean } | { answer: false; reason: CallRefusal | 'number unknown'; callId: string | null };
+export type InboundDecision =
+  | { answer: true; callId: string; /** This request admitted the call (not a repeat of the first). */ admittedHere: boolean }
+  | { answer: false; reason: CallRefusal | 'number unknown'; callId: string | null };
 
 export interface InboundCallDeps {
   temporal: Client;
@@ -57,8 +59,18 @@ export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRe
     return { answer: true, callId: first.call_id, admittedHere: false };
   }
 
-  const request = { workspaceId: number.workspace_id, channel: 'inbound' as const, toNumber: call.to, fromNumber: call.from, userData: {}, placedBy: call.from, providerCallId: call.providerCallId };
-  const agent = number.agent_id ? await findByIdOwned<{ _id: string; name: string; status: string }>(Agent, number.agent_id, { workspace_id: number.workspace_id }, { name: 1, status: 1 }) : null;
+  const request = {
+    workspaceId: number.workspace_id,
+    channel: 'inbound' as const,
+    toNumber: call.to,
+    fromNumber: call.from,
+    userData: {},
+    placedBy: call.from,
+    providerCallId: call.providerCallId,
+  };
+  const agent = number.agent_id
+    ? await findByIdOwned<{ _id: string; name: string; status: string }>(Agent, number.agent_id, { workspace_id: number.workspace_id }, { name: 1, status: 1 })
+    : null;
   if (!agent) {
     await recordRefusedCall(deps.temporal, liveCallRecord(callId, deps.now(), { ...request, agent: null }), 'number not connected');
     return { answer: false, reason: 'number not connected', callId };

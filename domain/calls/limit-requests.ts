@@ -162,7 +162,10 @@ export type KeeperNotice = 'signalled' | 'not_running';
  * closes it, audits `limits.approved` and tells the slot keeper. The limit is written first:
  * if the process dies after it, approving again finishes the decision.
  */
-export async function approveLimitRequest(deps: StaffDeps, input: { requestId: string; limit?: number; by: string; at: Date }): Promise<{ request: LimitRequestDocument; limit: number; keeper: KeeperNotice }> {
+export async function approveLimitRequest(
+  deps: StaffDeps,
+  input: { requestId: string; limit?: number; by: string; at: Date },
+): Promise<{ request: LimitRequestDocument; limit: number; keeper: KeeperNotice }> {
   const request = await pendingRequest(input.requestId);
   const limit = input.limit ?? request.concurrency_limit;
   assertStaffLimit(limit);
@@ -200,7 +203,10 @@ export async function rejectLimitRequest(input: { requestId: string; note: strin
  * Sets a workspace's limit without a request; `null` goes back to the plan's. An open request
  * stays open (staff decide it separately). Answers the limit now in force.
  */
-export async function setConcurrencyLimit(deps: StaffDeps, input: { workspaceId: string; limit: number | null; by: string; at: Date }): Promise<{ limit: number; keeper: KeeperNotice }> {
+export async function setConcurrencyLimit(
+  deps: StaffDeps,
+  input: { workspaceId: string; limit: number | null; by: string; at: Date },
+): Promise<{ limit: number; keeper: KeeperNotice }> {
   if (input.limit !== null) assertStaffLimit(input.limit);
   const previous = await writeLimit(input.workspaceId, input.limit, input.at);
   const limit = limitInForce({ plan: previous.plan, concurrency_limit: input.limit });
@@ -220,14 +226,23 @@ async function pendingRequest(requestId: string): Promise<LimitRequestDocument> 
   if (request.status !== 'pending') {
     // A decision that died before closing the request left its marker: clear it now.
     await releaseMarker(request.workspace_id, request._id);
-    throw new LimitDecisionError(`limit request ${requestId} is already ${request.status} (by ${request.decided_by ?? 'unknown'} at ${request.decided_at?.toISOString() ?? '?'})`);
+    throw new LimitDecisionError(
+      `limit request ${requestId} is already ${request.status} (by ${request.decided_by ?? 'unknown'} at ${request.decided_at?.toISOString() ?? '?'})`,
+    );
   }
   return request;
 }
 
 /** Records the decision, then closes the request so the workspace may open another. */
-async function decide(request: LimitRequestDocument, decision: Pick<LimitRequestDocument, 'status' | 'decided_at' | 'decided_by' | 'decision_note'>): Promise<LimitRequestDocument> {
-  const decided = await LimitRequest.findOneAndUpdate({ _id: request._id, status: 'pending' }, { $set: decision }, { returnDocument: 'after' }).lean<LimitRequestDocument>();
+async function decide(
+  request: LimitRequestDocument,
+  decision: Pick<LimitRequestDocument, 'status' | 'decided_at' | 'decided_by' | 'decision_note'>,
+): Promise<LimitRequestDocument> {
+  const decided = await LimitRequest.findOneAndUpdate(
+    { _id: request._id, status: 'pending' },
+    { $set: decision },
+    { returnDocument: 'after' },
+  ).lean<LimitRequestDocument>();
   if (!decided) throw new LimitDecisionError(`limit request ${request._id} was decided by someone else meanwhile; check it before acting again`);
   await releaseMarker(request.workspace_id, request._id);
   return decided;

@@ -29,7 +29,11 @@ export interface MediaNodeRegistration {
  * holds) until `stop`. A failed write is retried at the next beat: a node that cannot reach the
  * database for a few seconds drops out of the choice, and comes back.
  */
-export async function registerMediaNode(node: MediaNodeIdentity, liveCalls: () => number, onError: (error: unknown) => void = () => undefined): Promise<MediaNodeRegistration> {
+export async function registerMediaNode(
+  node: MediaNodeIdentity,
+  liveCalls: () => number,
+  onError: (error: unknown) => void = () => undefined,
+): Promise<MediaNodeRegistration> {
   const write = (draining: boolean) =>
     MediaNode.updateOne(
       { _id: node.id },
@@ -58,7 +62,10 @@ export async function registerMediaNode(node: MediaNodeIdentity, liveCalls: () =
  * when no node is alive.
  */
 export async function chooseMediaNode(now: Date = new Date(), random: () => number = Math.random): Promise<MediaNodeChoice | null> {
-  const nodes = await MediaNode.find({ seen_at: { $gte: new Date(now.getTime() - MEDIA_NODE_STALE_MS) }, draining: false }, { url: 1, task_queue: 1, live_calls: 1 }).lean();
+  const nodes = await MediaNode.find(
+    { seen_at: { $gte: new Date(now.getTime() - MEDIA_NODE_STALE_MS) }, draining: false },
+    { url: 1, task_queue: 1, live_calls: 1 },
+  ).lean();
   if (nodes.length === 0) return null;
   const weights = nodes.map((n) => 1 / (1 + Math.max(0, n.live_calls)));
   let pick = random() * weights.reduce((a, b) => a + b, 0);
@@ -74,7 +81,11 @@ export async function chooseMediaNode(now: Date = new Date(), random: () => numb
  */
 export async function claimMediaNode(callId: string, chosen: MediaNodeChoice): Promise<MediaNodeChoice | 'call-over'> {
   // No projection on the update: FerretDB's findAndModify takes none (the record is small while it rings).
-  const claimed = await Call.findOneAndUpdate({ _id: callId, media_node_url: null }, { $set: { media_node_url: chosen.url, media_node_task_queue: chosen.taskQueue } }, { returnDocument: 'after' }).lean();
+  const claimed = await Call.findOneAndUpdate(
+    { _id: callId, media_node_url: null },
+    { $set: { media_node_url: chosen.url, media_node_task_queue: chosen.taskQueue } },
+    { returnDocument: 'after' },
+  ).lean();
   const call = claimed ?? (await Call.findById(callId, { status: 1, media_node_url: 1, media_node_task_queue: 1 }).lean());
   if (!call || FINAL_CALL_STATUSES.includes(call.status)) return 'call-over';
   return claimed ? chosen : { url: call.media_node_url!, taskQueue: call.media_node_task_queue! };

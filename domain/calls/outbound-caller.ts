@@ -10,8 +10,17 @@ import { HttpError } from '../shared/http-error';
  * (`from_number`, else the agent's; 400 without, and 400 when the workspace does not hold it),
  * and credits (402 at or below zero).
  */
-export async function outboundCaller(workspaceId: string, agentId: string, fromNumber: string | undefined): Promise<{ agent: { _id: string; name: string }; fromNumber: string }> {
-  const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { name: 1, status: 1, phone_number: 1 });
+export async function outboundCaller(
+  workspaceId: string,
+  agentId: string,
+  fromNumber: string | undefined,
+): Promise<{ agent: { _id: string; name: string }; fromNumber: string }> {
+  const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(
+    Agent,
+    agentId,
+    { workspace_id: workspaceId },
+    { name: 1, status: 1, phone_number: 1 },
+  );
   if (!agent) throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'agent_id'], msg: 'no agent with this id in the workspace', input: agentId }]);
   if (agent.status === 'paused') throw new HttpError(409, `the agent "${agent.name}" is paused and takes no calls; set its status to active first`);
   const from = fromNumber ?? agent.phone_number;

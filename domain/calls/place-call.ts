@@ -36,7 +36,10 @@ export async function createQueuedCall(call: NewOutboundCall): Promise<{ record:
     created_at: call.at,
     updated_at: call.at,
   };
-  const [created] = await Promise.all([insertOnce(Call, record), insertOnce(QueuedCall, { _id: call.callId, workspace_id: call.workspaceId, queued_at: call.at })]);
+  const [created] = await Promise.all([
+    insertOnce(Call, record),
+    insertOnce(QueuedCall, { _id: call.callId, workspace_id: call.workspaceId, queued_at: call.at }),
+  ]);
   const input: CallWorkflowInput = {
     callId: call.callId,
     workspaceId: call.workspaceId,

@@ -79,7 +79,11 @@ export async function queuePositionOf(workspaceId: string, queuedAt: Date): Prom
  * `toNumber` the do-not-call list: a number listed while the call waited), with the agent as it
  * is now. Without a number (a batch's checks before it queues calls) the list is not read.
  */
-export async function dialRefusalOf(workspaceId: string, agentId: string, toNumber?: string): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
+export async function dialRefusalOf(
+  workspaceId: string,
+  agentId: string,
+  toNumber?: string,
+): Promise<{ refusal: CallRefusal; agent: CallAgent | null } | { refusal: null; agent: CallAgent }> {
   const [workspace, agent, balance, listed] = await Promise.all([
     Workspace.findById(workspaceId, { status: 1 }).lean(),
     readCallAgent(workspaceId, agentId),
@@ -101,7 +105,8 @@ export async function dialRefusalOf(workspaceId: string, agentId: string, toNumb
 export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const set: Record<string, unknown> = { ...extra, updated_at: now };
   for (const [key, value] of Object.entries(changes)) set[key] = DATE_FIELDS.has(key) && typeof value === 'string' ? new Date(value) : value;
-  if (changes.transfer) set.transfer = { ...changes.transfer, transferred_at: changes.transfer.transferred_at ? new Date(changes.transfer.transferred_at) : null };
+  if (changes.transfer)
+    set.transfer = { ...changes.transfer, transferred_at: changes.transfer.transferred_at ? new Date(changes.transfer.transferred_at) : null };
   const leftQueue = changes.dequeued_at !== undefined || (changes.status !== undefined && FINAL_CALL_STATUSES.includes(changes.status));
   await Promise.all([Call.updateOne({ _id: callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: callId })]);
 }
@@ -109,16 +114,19 @@ export async function writeCallChanges(callId: string, changes: CallChanges, now
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */
 export async function readCallAgent(workspaceId: string, agentId: string): Promise<CallAgent | null> {
   type Model = { provider: string; model: string };
-  const [agent, workspace] = await Promise.all([Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
-    workspace_id: string;
-    name: string;
-    status: 'active' | 'paused';
-    call: CallingHours & { max_duration_seconds: number; voicemail?: { detect?: boolean } };
-    llm: Model;
-    voice: Model;
-    transcriber: Model;
-    webhook_url?: string | null;
-  }>(), Workspace.findById(workspaceId, { compliance: 1 }).lean<{ compliance?: { india_calling_hours?: boolean } }>()]);
+  const [agent, workspace] = await Promise.all([
+    Agent.findById(agentId, { workspace_id: 1, name: 1, status: 1, call: 1, llm: 1, voice: 1, transcriber: 1, webhook_url: 1 }).lean<{
+      workspace_id: string;
+      name: string;
+      status: 'active' | 'paused';
+      call: CallingHours & { max_duration_seconds: number; voicemail?: { detect?: boolean } };
+      llm: Model;
+      voice: Model;
+      transcriber: Model;
+      webhook_url?: string | null;
+    }>(),
+    Workspace.findById(workspaceId, { compliance: 1 }).lean<{ compliance?: { india_calling_hours?: boolean } }>(),
+  ]);
   if (!agent || agent.workspace_id !== workspaceId) return null;
   const { call_start_hour, call_end_hour, timezone } = agent.call;
   const descriptor = (m: Model) => `${m.provider}/${m.model}`;

@@ -62,7 +62,15 @@ export async function saveRecording(recording: { callId: string; workspaceId: st
     // held up the live calls' audio. The driver stores a Buffer as BSON binary data as is.
     await RecordingChunk.db.collection<{ _id: string; data: Buffer }>(COLLECTION).replaceOne({ _id: chunkId(callId, n) }, { data }, { upsert: true });
   }
-  const header = { _id: callId, workspace_id: workspaceId, content_type: RECORDING_CONTENT_TYPE, chunks, bytes: wav.length, duration_ms: Math.round(recording.durationMs), created_at: new Date() };
+  const header = {
+    _id: callId,
+    workspace_id: workspaceId,
+    content_type: RECORDING_CONTENT_TYPE,
+    chunks,
+    bytes: wav.length,
+    duration_ms: Math.round(recording.durationMs),
+    created_at: new Date(),
+  };
   await RecordingHeader.replaceOne({ _id: callId }, header, { upsert: true });
   return { callId, contentType: header.content_type, bytes: header.bytes, durationMs: header.duration_ms, chunks };
 }

@@ -161,7 +161,11 @@ function slotKeeperStart(workspaceId: string) {
 }
 
 /** Signal-with-start: the keeper starts on a workspace's first call and keeps running. */
-export async function signalKeeper(temporal: Client, workspaceId: string, send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] }): Promise<void> {
+export async function signalKeeper(
+  temporal: Client,
+  workspaceId: string,
+  send: { signal: typeof enqueueSignal; args: [EnqueueCall] } | { signal: typeof releaseSignal; args: [ReleaseCall] },
+): Promise<void> {
   await temporal.workflow.signalWithStart<SlotKeeperWorkflow, [EnqueueCall] | [ReleaseCall]>('slotKeeperWorkflow', {
     ...slotKeeperStart(workspaceId),
     signal: send.signal,
@@ -173,7 +177,10 @@ export async function signalKeeper(temporal: Client, workspaceId: string, send: 
 export async function tryAcquireSlot(temporal: Client, workspaceId: string, request: AcquireSlot): Promise<boolean> {
   const slot = await temporal.workflow.executeUpdateWithStart(tryAcquireUpdate, {
     args: [request],
-    startWorkflowOperation: new WithStartWorkflowOperation<SlotKeeperWorkflow>('slotKeeperWorkflow', { ...slotKeeperStart(workspaceId), workflowIdConflictPolicy: 'USE_EXISTING' }),
+    startWorkflowOperation: new WithStartWorkflowOperation<SlotKeeperWorkflow>('slotKeeperWorkflow', {
+      ...slotKeeperStart(workspaceId),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
   });
   return slot.granted;
 }

@@ -54,5 +54,13 @@ export interface StoredCallEvent {
 }
 
 export function callEventView(e: StoredCallEvent) {
-  return { id: e._id, type: e.type, message: e.message, level: e.level, latency_ms: e.latency_ms ?? null, data: JSON.parse(e.data_json || '{}') as Record<string, unknown>, at: e.created_at };
+  return {
+    id: e._id,
+    type: e.type,
+    message: e.message,
+    level: e.level,
+    latency_ms: e.latency_ms ?? null,
+    data: JSON.parse(e.data_json || '{}') as Record<string, unknown>,
+    at: e.created_at,
+  };
 }

@@ -9,7 +9,10 @@ import { TASK_QUEUES } from '../../contracts/task-queues';
  * a workflow that writes to MongoDB through an activity and waits on a durable timer, so that
  * its answer proves the API, Temporal, a worker and the store all work together.
  */
-export async function startRoundTripProbe(temporal: Client, probe: { probeId: string; note: string; delaySeconds: number }): Promise<WorkflowHandleWithFirstExecutionRunId<typeof roundTripWorkflow>> {
+export async function startRoundTripProbe(
+  temporal: Client,
+  probe: { probeId: string; note: string; delaySeconds: number },
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof roundTripWorkflow>> {
   return temporal.workflow.start<typeof roundTripWorkflow>('roundTripWorkflow', {
     taskQueue: TASK_QUEUES.ops,
     workflowId: workflowIds.roundTrip(probe.probeId),

@@ -57,7 +57,9 @@ export function forgetBaseIndex(knowledgeBaseId: string): void {
 async function loadIndex(knowledgeBaseId: string, revision: string): Promise<BaseIndex> {
   const slots = await slotsOf(knowledgeBaseId);
   const groups = await Promise.all(
-    slots.flatMap((slot) => chunkGroupIds(slot.document_id, slot.chunk_count).map(async (id) => ({ slot, group: await KnowledgeChunkGroup.findById(id).lean() }))),
+    slots.flatMap((slot) =>
+      chunkGroupIds(slot.document_id, slot.chunk_count).map(async (id) => ({ slot, group: await KnowledgeChunkGroup.findById(id).lean() })),
+    ),
   );
   const chunks: IndexedChunk[] = [];
   for (const { slot, group } of groups) {

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { newId } from '../../db/ids';
-import { CHUNKS_PER_GROUP, chunkGroupIds, KnowledgeBase, KnowledgeChunkGroup, KnowledgeDocument, KnowledgeSlot, type KnowledgeContentType } from '../../db/models/knowledge-base';
+import {
+  CHUNKS_PER_GROUP,
+  chunkGroupIds,
+  KnowledgeBase,
+  KnowledgeChunkGroup,
+  KnowledgeDocument,
+  KnowledgeSlot,
+  type KnowledgeContentType,
+} from '../../db/models/knowledge-base';
 import { baseIndex, forgetBaseIndex, type IndexedChunk } from './base-index';
 import { bm25Score, mergeStats } from './bm25';
 import { chunkText } from './chunker';
@@ -69,7 +77,13 @@ export async function missingKnowledgeBases(workspaceId: string, ids: string[]):
  * deleted meanwhile. Without embeddings, with chunks lacking vectors, or when the endpoint
  * fails (a live call must not wait on it), the ranking is BM25 alone.
  */
-export async function retrieve(request: { workspaceId: string; knowledgeBaseIds: string[]; query: string; limit: number; embeddings: EmbeddingsConfig | null }): Promise<RetrievedChunk[]> {
+export async function retrieve(request: {
+  workspaceId: string;
+  knowledgeBaseIds: string[];
+  query: string;
+  limit: number;
+  embeddings: EmbeddingsConfig | null;
+}): Promise<RetrievedChunk[]> {
   return (await searchKnowledgeBases(request)).results;
 }
 
@@ -89,7 +103,9 @@ export async function searchKnowledgeBases({
 }): Promise<{ mode: RetrievalMode; results: RetrievedChunk[] }> {
   if (!query.trim()) return { mode: 'bm25', results: [] };
   const count = Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_RETRIEVAL_LIMIT);
-  const bases = await Promise.all([...new Set(knowledgeBaseIds)].map((id) => KnowledgeBase.findOne({ _id: id, workspace_id: workspaceId }, { revision: 1 }).lean()));
+  const bases = await Promise.all(
+    [...new Set(knowledgeBaseIds)].map((id) => KnowledgeBase.findOne({ _id: id, workspace_id: workspaceId }, { revision: 1 }).lean()),
+  );
   const indexes = await Promise.all(bases.filter((b) => b !== null).map((b) => baseIndex(b)));
   const chunks = indexes.flatMap((index) => index.chunks);
   if (!chunks.length) return { mode: 'bm25', results: [] };
@@ -99,7 +115,12 @@ export async function searchKnowledgeBases({
   const lexical = ranked(chunks.map((chunk) => ({ chunk, score: bm25Score(queryTerms, chunk.terms, stats) })).filter((s) => s.score > 0));
   const semantic = await semanticRanking(embeddings, query, chunks);
   if (!semantic) return { mode: 'bm25', results: lexical.slice(0, count).map(({ chunk, score }) => view(chunk, score)) };
-  return { mode: 'hybrid', results: fuseByRank([lexical, semantic]).slice(0, count).map(({ chunk, score }) => view(chunk, score)) };
+  return {
+    mode: 'hybrid',
+    results: fuseByRank([lexical, semantic])
+      .slice(0, count)
+      .map(({ chunk, score }) => view(chunk, score)),
+  };
 }
 
 interface Scored {
@@ -185,11 +206,19 @@ export async function addDocument(input: {
   if (slots.length >= MAX_DOCUMENTS_PER_BASE) throw documentsFull();
   const chunksBefore = slots.reduce((sum, slot) => sum + slot.chunk_count, 0);
   if (chunksBefore + chunks.length > MAX_CHUNKS_PER_BASE) {
-    throw new KnowledgeBaseFullError(`a knowledge base holds at most ${MAX_CHUNKS_PER_BASE} chunks (about ${MAX_CHUNKS_PER_BASE * 800} characters); it has ${chunksBefore} and this document needs ${chunks.length}`);
+    throw new KnowledgeBaseFullError(
+      `a knowledge base holds at most ${MAX_CHUNKS_PER_BASE} chunks (about ${MAX_CHUNKS_PER_BASE * 800} characters); it has ${chunksBefore} and this document needs ${chunks.length}`,
+    );
   }
 
   const { embeddings } = input;
-  const vectors = embeddings ? await embedTexts(embeddings, chunks.map((c) => c.text), UPLOAD_REQUEST) : null;
+  const vectors = embeddings
+    ? await embedTexts(
+        embeddings,
+        chunks.map((c) => c.text),
+        UPLOAD_REQUEST,
+      )
+    : null;
   const document = {
     _id: newId(),
     workspace_id: workspaceId,
@@ -229,9 +258,18 @@ export async function addDocument(input: {
       })),
     );
     await KnowledgeDocument.create(document);
-    const claimed = await claimSlot({ workspace_id: workspaceId, knowledge_base_id: knowledgeBaseId, document_id: document._id, chunk_count: chunks.length, embedding_model: document.embedding_model });
+    const claimed = await claimSlot({
+      workspace_id: workspaceId,
+      knowledge_base_id: knowledgeBaseId,
+      document_id: document._id,
+      chunk_count: chunks.length,
+      embedding_model: document.embedding_model,
+    });
     if (!claimed) throw documentsFull();
-    const base = await KnowledgeBase.findOneAndUpdate({ _id: knowledgeBaseId, workspace_id: workspaceId }, { $set: { revision: newId(), updated_at: input.at } }).lean();
+    const base = await KnowledgeBase.findOneAndUpdate(
+      { _id: knowledgeBaseId, workspace_id: workspaceId },
+      { $set: { revision: newId(), updated_at: input.at } },
+    ).lean();
     if (!base) throw new KnowledgeBaseNotFoundError('knowledge base not found');
   } catch (err) {
     await releaseSlot(knowledgeBaseId, document._id);

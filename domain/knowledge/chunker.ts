@@ -96,7 +96,10 @@ function unitsOf(body: string, budget: number): Unit[] {
 
 function splitLong(sentence: string, budget: number): string[] {
   if (sentence.length <= budget) return [sentence];
-  const lines = sentence.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = sentence
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines.length > 1) return lines.flatMap((line) => splitLong(line, budget));
   const pieces: string[] = [];
   let piece = '';

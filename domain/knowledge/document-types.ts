@@ -38,7 +38,10 @@ const EXTENSION_OF: Record<KnowledgeContentType, string> = { 'application/pdf': 
 
 /** The uploaded name without folders or control characters (results quote it), or `document.<ext>`. */
 export function documentName(filename: string, type: KnowledgeContentType): string {
-  // eslint-disable-next-line no-control-regex
-  const base = (filename.split(/[/\\]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  const base = (filename.split(/[/\\]/).pop() ?? '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200);
   return base || `document.${EXTENSION_OF[type]}`;
 }

@@ -18,7 +18,10 @@ export async function pdfText(bytes: Uint8Array): Promise<string> {
     // only, instead of warnings about damaged files on stdout.
     document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0, isEvalSupported: false });
     const { text } = await extractText(document, { mergePages: false });
-    return text.map((page) => page.trim()).filter(Boolean).join('\n\n');
+    return text
+      .map((page) => page.trim())
+      .filter(Boolean)
+      .join('\n\n');
   } catch (err) {
     throw new UnreadablePdfError(`the PDF could not be read (${(err as Error).message})`);
   } finally {

@@ -49,7 +49,12 @@ export function businessRuleIssues(details: Details): ValidationIssue[] {
     if (gstin.slice(2, 12) !== details.pan) {
       issues.push({ type: 'value_error', loc: ['body', 'gstin'], msg: 'characters 3 to 12 of the GSTIN must be the PAN', input: gstin });
     } else if (gstinCheckCharacter(gstin.slice(0, 14)) !== gstin[14]) {
-      issues.push({ type: 'value_error', loc: ['body', 'gstin'], msg: 'the GSTIN check character (the last one) does not match; check for a typing mistake', input: gstin });
+      issues.push({
+        type: 'value_error',
+        loc: ['body', 'gstin'],
+        msg: 'the GSTIN check character (the last one) does not match; check for a typing mistake',
+        input: gstin,
+      });
     }
   }
   return issues;

@@ -60,7 +60,10 @@ export async function decide(input: KycDecisionInput, status: Extract<KycStatus,
       { returnDocument: 'after' },
     ).lean()) ?? (await KycRecord.findOne({ ...key, status }).lean());
   if (!record?.decided_at) {
-    throw ApplicationFailure.nonRetryable(`the KYC submission ${input.submissionId} of workspace ${input.workspaceId} is no longer awaiting review`, 'KycNotSubmitted');
+    throw ApplicationFailure.nonRetryable(
+      `the KYC submission ${input.submissionId} of workspace ${input.workspaceId} is no longer awaiting review`,
+      'KycNotSubmitted',
+    );
   }
   return record.decided_at;
 }

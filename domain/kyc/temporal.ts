@@ -41,12 +41,16 @@ export async function sendKycDecision(temporal: Client, workspaceId: string, dec
     status = (await handle.describe()).status.name;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
-      throw new Error(`no KYC review for this workspace: workflow ${workflowId} does not exist in namespace "${temporal.options.namespace}" (has the owner submitted the business details?)`);
+      throw new Error(
+        `no KYC review for this workspace: workflow ${workflowId} does not exist in namespace "${temporal.options.namespace}" (has the owner submitted the business details?)`,
+      );
     }
     throw err;
   }
   if (status !== 'RUNNING') {
-    throw new Error(`workflow ${workflowId} is not waiting for a decision: its latest run is ${status}${status === 'COMPLETED' ? ' (already decided; a new submission starts a new run)' : ''}`);
+    throw new Error(
+      `workflow ${workflowId} is not waiting for a decision: its latest run is ${status}${status === 'COMPLETED' ? ' (already decided; a new submission starts a new run)' : ''}`,
+    );
   }
   const state = await handle.query(stateQuery);
   if (state.decidedBy) throw new Error(`workflow ${workflowId} has already been decided (${state.status} by ${state.decidedBy})`);

@@ -43,7 +43,9 @@ export function kycDocumentView(document: KycDocumentFields) {
  */
 export async function kycView(record: KycRecordFields | null) {
   const documents = record?.document_ids.length
-    ? await KycDocument.find({ workspace_id: record._id, _id: { $in: record.document_ids } }, { data: 0 }).sort({ uploaded_at: 1, _id: 1 }).lean()
+    ? await KycDocument.find({ workspace_id: record._id, _id: { $in: record.document_ids } }, { data: 0 })
+        .sort({ uploaded_at: 1, _id: 1 })
+        .lean()
     : [];
   const details = record?.details;
   return {

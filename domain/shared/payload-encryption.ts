@@ -72,7 +72,8 @@ export class EncryptionCodec implements PayloadCodec {
     const key = this.keys.get(keyId);
     if (!key) throw new PayloadDecryptionError(`a payload is encrypted with key "${keyId}", which TEMPORAL_PAYLOAD_KEYS does not hold`);
     const data = payload.data ?? new Uint8Array();
-    if (data.length < NONCE_BYTES + TAG_BYTES) throw new PayloadDecryptionError(`a payload encrypted with key "${keyId}" is too short to hold a nonce and a tag`);
+    if (data.length < NONCE_BYTES + TAG_BYTES)
+      throw new PayloadDecryptionError(`a payload encrypted with key "${keyId}" is too short to hold a nonce and a tag`);
     const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, NONCE_BYTES));
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     let plaintext: Buffer;
@@ -112,7 +113,14 @@ export function payloadEncryption(keys: PayloadKeysConfig): PayloadEncryption {
   const install = <T extends { dataConverter?: DataConverter }>(options: T): T => {
     const given = options.dataConverter;
     if (given?.payloadCodecs?.includes(codec)) return options;
-    return { ...options, dataConverter: { ...given, payloadCodecs: [...(given?.payloadCodecs ?? []), codec], failureConverterPath: given?.failureConverterPath ?? FAILURE_CONVERTER_PATH } };
+    return {
+      ...options,
+      dataConverter: {
+        ...given,
+        payloadCodecs: [...(given?.payloadCodecs ?? []), codec],
+        failureConverterPath: given?.failureConverterPath ?? FAILURE_CONVERTER_PATH,
+      },
+    };
   };
   return {
     codec,
@@ -126,6 +134,9 @@ export function payloadEncryption(keys: PayloadKeysConfig): PayloadEncryption {
  * without keys it refuses to start rather than write callers' data in plaintext.
  */
 export function requirePayloadEncryption(keys: PayloadKeysConfig | null): PayloadEncryption {
-  if (!keys) throw new Error('TEMPORAL_PAYLOAD_KEYS is not set: Temporal payloads are encrypted (README, "Callers\' data in Temporal"). `npm start` makes a local key in .data/; elsewhere set TEMPORAL_PAYLOAD_KEYS=<id>:<base64 of 32 random bytes>');
+  if (!keys)
+    throw new Error(
+      'TEMPORAL_PAYLOAD_KEYS is not set: Temporal payloads are encrypted (README, "Callers\' data in Temporal"). `npm start` makes a local key in .data/; elsewhere set TEMPORAL_PAYLOAD_KEYS=<id>:<base64 of 32 random bytes>',
+    );
   return payloadEncryption(keys);
 }

@@ -10,7 +10,8 @@ export async function fromProvider<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    if (err instanceof ProviderUnavailableError || err instanceof ProviderRefusedError || err instanceof ProviderNotConfiguredError) throw new HttpError(502, err.message);
+    if (err instanceof ProviderUnavailableError || err instanceof ProviderRefusedError || err instanceof ProviderNotConfiguredError)
+      throw new HttpError(502, err.message);
     throw err;
   }
 }

@@ -8,7 +8,12 @@ import type { PayloadEncryption } from './payload-encryption';
  * health reports Temporal as down) even while the Temporal server is unavailable.
  * `encryption` null only for a client that reads and writes no payloads (a health ping).
  */
-export function createTemporalClient(address: string, namespace: string, security: TemporalSecurityConfig | null, encryption: PayloadEncryption | null): Client {
+export function createTemporalClient(
+  address: string,
+  namespace: string,
+  security: TemporalSecurityConfig | null,
+  encryption: PayloadEncryption | null,
+): Client {
   return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security, encryption)), namespace });
 }
 
@@ -29,7 +34,9 @@ export function temporalConnectionOptions(address: string, namespace: string, se
     tls: {
       ...(security.serverName ? { serverNameOverride: security.serverName } : {}),
       ...(security.caFile ? { serverRootCACertificate: read(security.caFile) } : {}),
-      ...(security.clientCertFile && security.clientKeyFile ? { clientCertPair: { crt: read(security.clientCertFile), key: read(security.clientKeyFile) } } : {}),
+      ...(security.clientCertFile && security.clientKeyFile
+        ? { clientCertPair: { crt: read(security.clientCertFile), key: read(security.clientKeyFile) } }
+        : {}),
     },
     ...(security.apiKey ? { apiKey: security.apiKey, metadata: { 'temporal-namespace': namespace } } : {}),
   };

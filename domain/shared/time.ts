@@ -61,7 +61,10 @@ function offsetMinutes(date: Date, zone: string): number {
   const key = `${zone}|${Math.floor(date.getTime() / OFFSET_SLOT_MS)}`;
   let offset = offsetCache.get(key);
   if (offset === undefined) {
-    const name = offsetFormatterFor(zone).formatToParts(date).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+    const name =
+      offsetFormatterFor(zone)
+        .formatToParts(date)
+        .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
     // longOffset reads "GMT+05:30", or just "GMT" at offset zero.
     const match = /^GMT([+-])(\d{2}):(\d{2})/.exec(name);
     offset = match ? (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) : 0;

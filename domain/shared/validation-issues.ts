@@ -83,8 +83,7 @@ export function issueLoc(path: string): (string | number)[] {
 
 function valueAt(req: Request, loc: (string | number)[]): unknown {
   const [location, ...rest] = loc;
-  let current: unknown =
-    location === 'body' ? req.body : location === 'query' ? req.query : location === 'path' ? req.params : req.headers;
+  let current: unknown = location === 'body' ? req.body : location === 'query' ? req.query : location === 'path' ? req.params : req.headers;
   if (location === 'header' && typeof rest[0] === 'string') rest[0] = rest[0].toLowerCase();
   for (const key of rest) {
     if (current === null || typeof current !== 'object') return null;

@@ -78,11 +78,24 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     ? { _id: fresh.deliveryId, request_body: fresh.requestBody, event_type: fresh.eventType }
     : { _id: stored!._id, request_body: stored!.request_body, event_type: stored!.event_type };
 
-  const lookup: TargetLookup = fresh ? { target: { url: fresh.url, secret: fresh.secret, active: fresh.active }, gone: null } : await targetOf(stored!, deps.now());
+  const lookup: TargetLookup = fresh
+    ? { target: { url: fresh.url, secret: fresh.secret, active: fresh.active }, gone: null }
+    : await targetOf(stored!, deps.now());
   if (lookup.gone !== null) {
     const at = deps.now();
     await failDelivery(delivery._id, lookup.gone, at);
-    return { attemptId: input.attemptId, trigger: input.trigger, at: at.toISOString(), ok: false, status_code: null, latency_ms: 0, error: lookup.gone, response_excerpt: '', status: 'failed', targetGone: true };
+    return {
+      attemptId: input.attemptId,
+      trigger: input.trigger,
+      at: at.toISOString(),
+      ok: false,
+      status_code: null,
+      latency_ms: 0,
+      error: lookup.gone,
+      response_excerpt: '',
+      status: 'failed',
+      targetGone: true,
+    };
   }
 
   const at = deps.now();
@@ -90,14 +103,32 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const response = inactive
     ? { ok: false, status_code: null, latency_ms: 0, error: 'the endpoint is inactive: nothing was sent', response_excerpt: '', signed_at: null }
     : await postWebhook(
-        { url: lookup.target.url, rawBody: delivery.request_body, eventType: delivery.event_type, deliveryId: delivery._id, secret: lookup.target.secret, now: at, timeoutMs: deps.timeoutMs },
+        {
+          url: lookup.target.url,
+          rawBody: delivery.request_body,
+          eventType: delivery.event_type,
+          deliveryId: delivery._id,
+          secret: lookup.target.secret,
+          now: at,
+          timeoutMs: deps.timeoutMs,
+        },
         deps.guard,
       );
   const finishedAt = new Date(at.getTime() + response.latency_ms);
   if (!inactive) recordTargetAnswer(delivery._id, lookup.target.url, { latencyMs: response.latency_ms, answered: response.status_code !== null });
 
   assertInTime();
-  await keepAttempt({ _id: input.attemptId, delivery_id: delivery._id, trigger: input.trigger, at, status_code: response.status_code, latency_ms: response.latency_ms, error: response.error, response_excerpt: response.response_excerpt, signed_at: response.signed_at });
+  await keepAttempt({
+    _id: input.attemptId,
+    delivery_id: delivery._id,
+    trigger: input.trigger,
+    at,
+    status_code: response.status_code,
+    latency_ms: response.latency_ms,
+    error: response.error,
+    response_excerpt: response.response_excerpt,
+    signed_at: response.signed_at,
+  });
 
   const status: DeliveryStatus = response.ok ? 'delivered' : input.ifFailed.status;
   const set: Record<string, unknown> = {
@@ -132,7 +163,17 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
  * Keeps the attempt under its id: an insert (one write; on FerretDB an upsert is a read and a
  * write), or, when a retried run of the same attempt already kept it, a replacement.
  */
-async function keepAttempt(attempt: { _id: string; delivery_id: string; trigger: AttemptTrigger; at: Date; status_code: number | null; latency_ms: number; error: string | null; response_excerpt: string; signed_at: number | null }): Promise<void> {
+async function keepAttempt(attempt: {
+  _id: string;
+  delivery_id: string;
+  trigger: AttemptTrigger;
+  at: Date;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string;
+  signed_at: number | null;
+}): Promise<void> {
   try {
     await WebhookAttempt.collection.insertOne(attempt as unknown as Parameters<typeof WebhookAttempt.collection.insertOne>[0]);
   } catch (error) {
@@ -170,7 +211,9 @@ async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<T
   if (delivery.target_deleted_at) return { target: null, gone: ENDPOINT_DELETED };
   if (delivery.target === 'endpoint') {
     const endpoint = await WebhookEndpoint.findById(delivery.endpoint_id, { url: 1, secret: 1, active: 1 }).lean();
-    return endpoint ? { target: { url: endpoint.url, secret: openSecret(endpoint.secret), active: endpoint.active }, gone: null } : { target: null, gone: ENDPOINT_DELETED };
+    return endpoint
+      ? { target: { url: endpoint.url, secret: openSecret(endpoint.secret), active: endpoint.active }, gone: null }
+      : { target: null, gone: ENDPOINT_DELETED };
   }
   const agent = await findByIdOwned<{ webhook_url: string | null }>(Agent, delivery.agent_id, { workspace_id: delivery.workspace_id }, { webhook_url: 1 });
   if (!agent) return { target: null, gone: 'agent deleted' };

@@ -27,7 +27,11 @@ export async function listDeliveriesOf(workspaceId: string, query: DeliveryQuery
   if (query.status) filter.status = { $in: [...new Set(query.status.split(','))] as DeliveryStatus[] };
   if (query.call_id) filter.call_id = query.call_id;
   const [items, total] = await Promise.all([
-    WebhookDelivery.find(filter, DELIVERY_LIST_FIELDS).sort({ created_at: -1, _id: -1 }).skip(query.skip ?? 0).limit(query.limit ?? 50).lean<WebhookDeliveryDocument[]>(),
+    WebhookDelivery.find(filter, DELIVERY_LIST_FIELDS)
+      .sort({ created_at: -1, _id: -1 })
+      .skip(query.skip ?? 0)
+      .limit(query.limit ?? 50)
+      .lean<WebhookDeliveryDocument[]>(),
     WebhookDelivery.countDocuments(filter),
   ]);
   return { items: items.map(deliveryView), total };
@@ -44,7 +48,8 @@ export async function retryDeliveryOf(temporal: Client, workspaceId: string, del
   const delivery = await findDeliveryOf(workspaceId, deliveryId);
   if (delivery.target_deleted_at) throw new HttpError(409, 'the endpoint of this delivery was deleted: there is nowhere to send it');
   const done = await resultWithin(temporal, () => retryNow(temporal, delivery), ATTEMPT_WAIT_MS);
-  if (!done) throw new HttpError(503, 'the attempt did not end in time: the webhook workers may be down; it is still queued and will be made when they are back');
+  if (!done)
+    throw new HttpError(503, 'the attempt did not end in time: the webhook workers may be down; it is still queued and will be made when they are back');
   return deliveryDetailView(await findDeliveryOf(workspaceId, delivery._id));
 }
 

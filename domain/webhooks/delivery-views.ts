@@ -38,8 +38,23 @@ export async function deliveryDetailView(d: WebhookDeliveryDocument) {
   return {
     ...deliveryView(d),
     request_body: JSON.parse(d.request_body) as Record<string, unknown>,
-    last_response: last?.at ? { at: last.at, status_code: last.status_code ?? null, latency_ms: last.latency_ms ?? 0, error: last.error ?? null, body_excerpt: last.body_excerpt ?? '' } : null,
-    attempts: attempts.map((a) => ({ at: a.at, trigger: a.trigger, status_code: a.status_code ?? null, latency_ms: a.latency_ms, error: a.error ?? null, response_excerpt: a.response_excerpt ?? '' })),
+    last_response: last?.at
+      ? {
+          at: last.at,
+          status_code: last.status_code ?? null,
+          latency_ms: last.latency_ms ?? 0,
+          error: last.error ?? null,
+          body_excerpt: last.body_excerpt ?? '',
+        }
+      : null,
+    attempts: attempts.map((a) => ({
+      at: a.at,
+      trigger: a.trigger,
+      status_code: a.status_code ?? null,
+      latency_ms: a.latency_ms,
+      error: a.error ?? null,
+      response_excerpt: a.response_excerpt ?? '',
+    })),
   } satisfies Record<keyof DeliveryDetailView, unknown>;
 }
 

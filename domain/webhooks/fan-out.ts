@@ -80,7 +80,9 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
       if (await createDelivery(deliveryId, target, eventId, event, body, now())) {
-        const local = target.secret !== null && reserveLocalFirstAttempt({ deliveryId, eventType: event.type, requestBody: body, url: target.url, secret: target.secret, active: true });
+        const local =
+          target.secret !== null &&
+          reserveLocalFirstAttempt({ deliveryId, eventType: event.type, requestBody: body, url: target.url, secret: target.secret, active: true });
         await startQuietly(temporal, deliveryId, event.workspace_id, { eventType: event.type, url: target.url, callId: event.call_id }, local);
       }
       return deliveryId;
@@ -89,7 +91,17 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
   return { eventId, deliveryIds };
 }
 
-type SavedEvent = { workspace_id: string; call_id: string; agent_id: string; type: string; message: string; level: EventLevel; latency_ms: number | null; data_json: string; created_at: Date };
+type SavedEvent = {
+  workspace_id: string;
+  call_id: string;
+  agent_id: string;
+  type: string;
+  message: string;
+  level: EventLevel;
+  latency_ms: number | null;
+  data_json: string;
+  created_at: Date;
+};
 
 /** The timeline entry, inserted once; a retry reads back the first run's entry. */
 async function saveEvent(eventId: string, input: RecordEventInput): Promise<SavedEvent> {
@@ -121,11 +133,21 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
 async function targetsOf(workspaceId: string, agentId: string, type: string, agentWebhookUrl: string | null | undefined): Promise<Target[]> {
   const [endpoints, agent] = await Promise.all([
     WebhookEndpoint.find({ workspace_id: workspaceId, active: true }, { url: 1, events: 1, secret: 1 }).lean(),
-    !agentId ? null : agentWebhookUrl !== undefined ? { _id: agentId, webhook_url: agentWebhookUrl } : findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }),
+    !agentId
+      ? null
+      : agentWebhookUrl !== undefined
+        ? { _id: agentId, webhook_url: agentWebhookUrl }
+        : findByIdOwned<{ _id: string; webhook_url: string | null }>(Agent, agentId, { workspace_id: workspaceId }, { webhook_url: 1 }),
   ]);
   const targets: Target[] = endpoints
     .filter((endpoint) => endpoint.events.includes(ALL_EVENTS) || endpoint.events.includes(type))
-    .map((endpoint) => ({ key: `endpoint:${endpoint._id}`, kind: 'endpoint', endpointId: endpoint._id, url: endpoint.url, secret: openSecret(endpoint.secret) }));
+    .map((endpoint) => ({
+      key: `endpoint:${endpoint._id}`,
+      kind: 'endpoint',
+      endpointId: endpoint._id,
+      url: endpoint.url,
+      secret: openSecret(endpoint.secret),
+    }));
   if (agent?.webhook_url) targets.push({ key: `agent:${agent._id}`, kind: 'agent', endpointId: null, url: agent.webhook_url, secret: null });
   return targets;
 }

@@ -29,7 +29,12 @@ export function webhookBody(event: WebhookEvent): string {
     workspace_id: event.workspace_id,
     call_id: event.call_id,
     agent_id: event.agent_id,
-    data: { message: event.message, level: event.level, latency_ms: event.latency_ms, ...withoutCommonFields(renderDates(event.data, 'UTC') as Record<string, unknown>) },
+    data: {
+      message: event.message,
+      level: event.level,
+      latency_ms: event.latency_ms,
+      ...withoutCommonFields(renderDates(event.data, 'UTC') as Record<string, unknown>),
+    },
   });
 }
 

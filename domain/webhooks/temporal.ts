@@ -1,5 +1,14 @@
 import { InternalConnectionLikeSymbol, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
-import { deliveryDetails, retryNowUpdate, deliverySummary, type DeliveryTitle, type DeliveryWorkflowInput, type RedeliveryInput, type WebhookDeliveryWorkflow, type WebhookRedeliveryWorkflow } from '../../contracts/webhooks';
+import {
+  deliveryDetails,
+  retryNowUpdate,
+  deliverySummary,
+  type DeliveryTitle,
+  type DeliveryWorkflowInput,
+  type RedeliveryInput,
+  type WebhookDeliveryWorkflow,
+  type WebhookRedeliveryWorkflow,
+} from '../../contracts/webhooks';
 import { ignoreWorkflowNotFound } from '../shared/temporal';
 import { Kind, WorkspaceId } from '../../contracts/search-attributes';
 import { TASK_QUEUES } from '../../contracts/task-queues';
@@ -27,7 +36,15 @@ export function startDeliveryWorkflow(temporal: Client, start: StartDelivery): P
   return temporal.workflow.start<WebhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
     taskQueue: TASK_QUEUES.webhooks,
     workflowId: start.deliveryId,
-    args: [{ deliveryId: start.deliveryId, mode: start.mode, trigger: start.trigger, attemptsBefore: start.attemptsBefore, ...(start.localFirstAttempt ? { firstAttempt: 'local' as const } : {}) }],
+    args: [
+      {
+        deliveryId: start.deliveryId,
+        mode: start.mode,
+        trigger: start.trigger,
+        attemptsBefore: start.attemptsBefore,
+        ...(start.localFirstAttempt ? { firstAttempt: 'local' as const } : {}),
+      },
+    ],
     // Straight to a worker of this process when there is one with a free slot (the client
     // shares the worker's NativeConnection); otherwise the server dispatches it as usual.
     requestEagerStart: supportsEagerStart(temporal),

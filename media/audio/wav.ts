@@ -42,7 +42,7 @@ export interface ParsedWav {
 export function parseWav(buffer: Buffer): ParsedWav {
   if (buffer.length < 12 || buffer.toString('ascii', 0, 4) !== 'RIFF' || buffer.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a RIFF/WAVE file');
   let format: { sampleRate: number; channels: number } | null = null;
-  for (let at = 12; at + 8 <= buffer.length; ) {
+  for (let at = 12; at + 8 <= buffer.length;) {
     const id = buffer.toString('ascii', at, at + 4);
     const size = buffer.readUInt32LE(at + 4);
     const body = buffer.subarray(at + 8, Math.min(buffer.length, at + 8 + size));

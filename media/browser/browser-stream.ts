@@ -46,7 +46,8 @@ export class BrowserAudioStream extends SocketAudioStream<BrowserServerFrame> {
   }
 
   play(mulaw: Buffer): void {
-    for (let at = 0; at < mulaw.length; at += MAX_PLAY_BYTES) this.send({ event: 'playAudio', payload: mulaw.subarray(at, at + MAX_PLAY_BYTES).toString('base64') });
+    for (let at = 0; at < mulaw.length; at += MAX_PLAY_BYTES)
+      this.send({ event: 'playAudio', payload: mulaw.subarray(at, at + MAX_PLAY_BYTES).toString('base64') });
   }
 
   mark(name: string): void {

@@ -42,7 +42,10 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
         session = await deps.sessions.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';
         progress.liveSince = session.liveSince;
-        session.claim({ workspaceId: input.workspaceId, sequenceBase: input.sequenceBase, capSeconds: input.capSeconds, capReason: input.capReason }, context.cancellationSignal);
+        session.claim(
+          { workspaceId: input.workspaceId, sequenceBase: input.sequenceBase, capSeconds: input.capSeconds, capReason: input.capReason },
+          context.cancellationSignal,
+        );
         const ended = await session.ended.catch((error: Error) => {
           throw ApplicationFailure.nonRetryable(error.message, 'ConversationGone');
         });
@@ -63,7 +66,10 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
         // Saved before the outcome goes back, so that the recording is there when the call's end is announced.
         const toSave = recording && { callId: input.callId, workspaceId: input.workspaceId, wav: recording.toWav(), durationMs: recording.durationMs };
         await Promise.all([
-          Call.updateOne({ _id: input.callId }, { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } }),
+          Call.updateOne(
+            { _id: input.callId },
+            { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } },
+          ),
           toSave && saveWithRetry(() => saveRecording(toSave), 'the recording of a call could not be saved'),
         ]);
         return outcome;

@@ -18,7 +18,9 @@ import { fillVariables } from './variables';
 import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../contracts/conversation';
 
 /** A call's settings as the engine runs them: the agent's, with its tools. */
-export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & { tools: AgentTool[] };
+export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & {
+  tools: AgentTool[];
+};
 
 export type EventLevel = 'info' | 'warning' | 'error';
 
@@ -243,7 +245,10 @@ export class Conversation {
         this.deps.onCallerAudio?.(mulaw, this.deps.now() - this.startedAtMs);
       });
       if (agent.call.keypad?.caller_digits && audio.onDigits) {
-        const digits = new CallerDigits((pressed) => this.heardTurn('', pressed), () => this.callerSpeaking);
+        const digits = new CallerDigits(
+          (pressed) => this.heardTurn('', pressed),
+          () => this.callerSpeaking,
+        );
         this.callerDigits = digits;
         audio.onDigits((digit) => {
           if (this.ending) return;
@@ -270,7 +275,9 @@ export class Conversation {
       endedAtMs: this.endedAtMs,
       transcript: this.transcript,
       usage: this.usage,
-      avgFirstAudioMs: this.firstAudioLatencies.length ? Math.round(this.firstAudioLatencies.reduce((a, b) => a + b, 0) / this.firstAudioLatencies.length) : null,
+      avgFirstAudioMs: this.firstAudioLatencies.length
+        ? Math.round(this.firstAudioLatencies.reduce((a, b) => a + b, 0) / this.firstAudioLatencies.length)
+        : null,
       voicemailAction: this.voicemail?.machine && this.ending!.reason === 'voicemail' ? agent.call.voicemail.action : null,
     };
   }
@@ -369,11 +376,16 @@ export class Conversation {
     let optedOut = false;
     let firstToken = true;
     for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall && !handedOver && !optedOut; round++) {
-      const { text, toolCalls } = await this.generate(reply, passages, (modelMs) => {
-        if (!firstToken) return;
-        firstToken = false;
-        this.deps.emit({ type: 'llm.first_token', message: '', level: 'info', latencyMs: this.deps.now() - turnEndedAtMs, data: { model_ms: modelMs } });
-      }, turnEndedAtMs);
+      const { text, toolCalls } = await this.generate(
+        reply,
+        passages,
+        (modelMs) => {
+          if (!firstToken) return;
+          firstToken = false;
+          this.deps.emit({ type: 'llm.first_token', message: '', level: 'info', latencyMs: this.deps.now() - turnEndedAtMs, data: { model_ms: modelMs } });
+        },
+        turnEndedAtMs,
+      );
       if (reply.abort.signal.aborted) return this.endReply(reply);
       if (text) this.deps.emit({ type: 'agent.reply', message: text, level: 'info', latencyMs: null });
       if (!toolCalls.length) break;
@@ -389,7 +401,8 @@ export class Conversation {
       for (const [index, call] of toolCalls.entries()) {
         if (reply.abort.signal.aborted) {
           // Interrupted: the rest never run, yet each call of the message needs its answer.
-          for (const skipped of toolCalls.slice(index)) this.history.push({ role: 'tool', tool_call_id: skipped.id, content: 'not run: the caller interrupted' });
+          for (const skipped of toolCalls.slice(index))
+            this.history.push({ role: 'tool', tool_call_id: skipped.id, content: 'not run: the caller interrupted' });
           return this.endReply(reply);
         }
         if (call.name === PRESS_DIGITS && this.options.agent.call.keypad?.press_digits) {
@@ -433,10 +446,19 @@ export class Conversation {
   }
 
   /** One model round: streams the text into speech as sentences complete; answers the text and tool calls. */
-  private async generate(reply: Reply, passages: string[], onFirstToken: (modelMs: number) => void, turnEndedAtMs: number | null): Promise<{ text: string; toolCalls: LlmToolCall[] }> {
+  private async generate(
+    reply: Reply,
+    passages: string[],
+    onFirstToken: (modelMs: number) => void,
+    turnEndedAtMs: number | null,
+  ): Promise<{ text: string; toolCalls: LlmToolCall[] }> {
     const { llm } = this.options.agent;
     const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt }];
-    if (passages.length) messages.push({ role: 'system', content: `Passages from the knowledge base that may help with the caller's last words:\n\n${passages.join('\n\n---\n\n')}` });
+    if (passages.length)
+      messages.push({
+        role: 'system',
+        content: `Passages from the knowledge base that may help with the caller's last words:\n\n${passages.join('\n\n---\n\n')}`,
+      });
     messages.push(...this.history);
     const chunker = new SentenceChunker();
     const speech = this.speechQueue(reply, turnEndedAtMs);
@@ -445,7 +467,14 @@ export class Conversation {
     const toolCalls: LlmToolCall[] = [];
     this.usage.llm_calls++;
     try {
-      for await (const event of this.deps.languageModel.stream({ model: llm.model, messages, tools: this.tools, temperature: llm.temperature, maxTokens: llm.max_tokens, signal: reply.abort.signal })) {
+      for await (const event of this.deps.languageModel.stream({
+        model: llm.model,
+        messages,
+        tools: this.tools,
+        temperature: llm.temperature,
+        maxTokens: llm.max_tokens,
+        signal: reply.abort.signal,
+      })) {
         if (event.type === 'text') {
           onFirstToken(this.deps.now() - sentAt);
           text += event.text;
@@ -494,13 +523,25 @@ export class Conversation {
     if (run.error?.kind === 'canceled') {
       const result = TOOL_CANCELED;
       // The contract: warning unless the status is 2xx (status 0: no answer arrived).
-      this.deps.emit({ type: 'tool.result', message: `${call.name}: canceled`, level: 'warning', latencyMs: run.latency_ms, data: { name: call.name, status: 0, result } });
+      this.deps.emit({
+        type: 'tool.result',
+        message: `${call.name}: canceled`,
+        level: 'warning',
+        latencyMs: run.latency_ms,
+        data: { name: call.name, status: 0, result },
+      });
       this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
       return;
     }
     const status = run.status ?? 0;
     const result = run.error && run.status === null ? `the tool did not answer (${run.error.kind}: ${run.error.message})` : run.result;
-    this.deps.emit({ type: 'tool.result', message: `${call.name}: ${status}`, level: run.ok ? 'info' : 'warning', latencyMs: run.latency_ms, data: { name: call.name, status, result } });
+    this.deps.emit({
+      type: 'tool.result',
+      message: `${call.name}: ${status}`,
+      level: run.ok ? 'info' : 'warning',
+      latencyMs: run.latency_ms,
+      data: { name: call.name, status, result },
+    });
     this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
   }
 
@@ -533,7 +574,13 @@ export class Conversation {
       } else result = digitsSent(asked.digits);
     }
     const latencyMs = this.deps.now() - startedAt;
-    this.deps.emit({ type: 'tool.result', message: `${PRESS_DIGITS}: ${status}`, level: status === 200 ? 'info' : 'warning', latencyMs, data: { name: PRESS_DIGITS, status, result } });
+    this.deps.emit({
+      type: 'tool.result',
+      message: `${PRESS_DIGITS}: ${status}`,
+      level: status === 200 ? 'info' : 'warning',
+      latencyMs,
+      data: { name: PRESS_DIGITS, status, result },
+    });
     this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
   }
 
@@ -550,7 +597,13 @@ export class Conversation {
     const startedAt = this.deps.now();
     const chosen = transferOf(args, settings);
     const answer = (status: number, result: string) => {
-      this.deps.emit({ type: 'tool.result', message: `${TRANSFER_TOOL_NAME}: ${status}`, level: status === 200 ? 'info' : 'warning', latencyMs: this.deps.now() - startedAt, data: { name: TRANSFER_TOOL_NAME, status, result } });
+      this.deps.emit({
+        type: 'tool.result',
+        message: `${TRANSFER_TOOL_NAME}: ${status}`,
+        level: status === 200 ? 'info' : 'warning',
+        latencyMs: this.deps.now() - startedAt,
+        data: { name: TRANSFER_TOOL_NAME, status, result },
+      });
       this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
     };
     if ('problem' in chosen) {
@@ -568,10 +621,24 @@ export class Conversation {
       await this.untilFarEndPlayed(reply);
     }
     if (this.ending) return false;
-    this.deps.emit({ type: 'call.transfer_started', message: `transferring to ${destination.number}`, level: 'info', latencyMs: null, data: { destination: destination.number, mode: destination.mode, reason } });
+    this.deps.emit({
+      type: 'call.transfer_started',
+      message: `transferring to ${destination.number}`,
+      level: 'info',
+      latencyMs: null,
+      data: { destination: destination.number, mode: destination.mode, reason },
+    });
     this.transferring = true;
-    const request: TransferRequest = { destination: destination.number, description: destination.description, mode: destination.mode, reason, ringTimeoutSeconds: settings.ring_timeout_seconds };
-    let result: TransferResult = this.deps.transfer ? await this.deps.transfer(request).catch((): TransferResult => ({ outcome: 'failed', reason: 'error' })) : { outcome: 'failed', reason: 'error' };
+    const request: TransferRequest = {
+      destination: destination.number,
+      description: destination.description,
+      mode: destination.mode,
+      reason,
+      ringTimeoutSeconds: settings.ring_timeout_seconds,
+    };
+    let result: TransferResult = this.deps.transfer
+      ? await this.deps.transfer(request).catch((): TransferResult => ({ outcome: 'failed', reason: 'error' }))
+      : { outcome: 'failed', reason: 'error' };
     let briefing = '';
     if (result.outcome === 'answered') {
       // Warm: a person took the second call; brief them, then join the two.
@@ -586,7 +653,13 @@ export class Conversation {
     this.transferring = false;
     this.goodbye = false;
     const why = result.reason ?? 'error';
-    this.deps.emit({ type: 'call.transfer_failed', message: `the transfer to ${destination.number} failed: ${why}`, level: 'warning', latencyMs: null, data: { destination: destination.number, mode: destination.mode, reason: why } });
+    this.deps.emit({
+      type: 'call.transfer_failed',
+      message: `the transfer to ${destination.number} failed: ${why}`,
+      level: 'warning',
+      latencyMs: null,
+      data: { destination: destination.number, mode: destination.mode, reason: why },
+    });
     answer(0, `the transfer failed (${why}): the caller is still with you; tell them`);
     return false;
   }
@@ -610,7 +683,14 @@ export class Conversation {
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     let playMs = 0;
     this.usage.tts_characters += summary.length;
-    for await (const pcm of this.deps.synthesizer.synthesize({ text: summary, voice: voice.voice_id ?? '', model: voice.model, speed: voice.speed, language: voice.language, signal: this.options.signal })) {
+    for await (const pcm of this.deps.synthesizer.synthesize({
+      text: summary,
+      voice: voice.voice_id ?? '',
+      model: voice.model,
+      speed: voice.speed,
+      language: voice.language,
+      signal: this.options.signal,
+    })) {
       const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
       if (!mulaw.length) continue;
       leg.play(mulaw);
@@ -631,7 +711,11 @@ export class Conversation {
     const { call } = this.options.agent;
     const lines = this.transcript.map((t) => `${t.role}: ${t.text}`).join('\n');
     const question = `${call.hangup_prompt || 'Is the conversation over?'}\n\nAnswer Yes or No.`;
-    const answer = await this.askModel(16, 'You decide whether a phone conversation is over. Answer Yes or No only.', `Conversation so far:\n${lines}\n\n${question}`);
+    const answer = await this.askModel(
+      16,
+      'You decide whether a phone conversation is over. Answer Yes or No only.',
+      `Conversation so far:\n${lines}\n\n${question}`,
+    );
     return /^\s*yes\b/i.test(answer);
   }
 
@@ -656,7 +740,12 @@ export class Conversation {
 
   /** Starts screening the call: the provider's verdict, the callee's first words and audio. */
   private screenForVoicemail(deps: VoicemailDeps): VoicemailScreen {
-    const screen = new VoicemailScreen(this.options.agent.call.voicemail, deps, () => this.deps.now(), (by) => void this.answerMachine(by));
+    const screen = new VoicemailScreen(
+      this.options.agent.call.voicemail,
+      deps,
+      () => this.deps.now(),
+      (by) => void this.answerMachine(by),
+    );
     this.voicemail = screen;
     this.deps.audio.onAudio((mulaw) => screen.hearAudio(mulaw));
     screen.start();
@@ -682,7 +771,13 @@ export class Conversation {
     }
     this.turns.length = 0;
     const found = detectedBy === 'provider' ? "the provider's answering-machine detection" : 'the greeting in the transcript';
-    this.deps.emit({ type: 'call.voicemail', message: `an answering machine answered (${found}); ${action === 'hang_up' ? 'hanging up' : 'leaving the message after the beep'}`, level: 'info', latencyMs: null, data: { detected_by: detectedBy, action } });
+    this.deps.emit({
+      type: 'call.voicemail',
+      message: `an answering machine answered (${found}); ${action === 'hang_up' ? 'hanging up' : 'leaving the message after the beep'}`,
+      level: 'info',
+      latencyMs: null,
+      data: { detected_by: detectedBy, action },
+    });
     if (action === 'hang_up') return this.end('agent', 'voicemail', 'info');
     try {
       await this.voicemail!.untilGreetingEnds(() => this.ending !== null);
@@ -725,13 +820,31 @@ export class Conversation {
     try {
       const { number } = await this.deps.optOut!();
       const result = 'the number is on the do-not-call list; the call ends after the confirmation';
-      this.deps.emit({ type: 'tool.result', message: `${OPT_OUT_TOOL_NAME}: 200`, level: 'info', latencyMs: this.deps.now() - startedAt, data: { name: OPT_OUT_TOOL_NAME, status: 200, result } });
+      this.deps.emit({
+        type: 'tool.result',
+        message: `${OPT_OUT_TOOL_NAME}: 200`,
+        level: 'info',
+        latencyMs: this.deps.now() - startedAt,
+        data: { name: OPT_OUT_TOOL_NAME, status: 200, result },
+      });
       this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
-      this.deps.emit({ type: 'call.opted_out', message: `the caller asked not to be called again: ${number} is on the do-not-call list`, level: 'info', latencyMs: null, data: { number, source: 'opt_out' } });
+      this.deps.emit({
+        type: 'call.opted_out',
+        message: `the caller asked not to be called again: ${number} is on the do-not-call list`,
+        level: 'info',
+        latencyMs: null,
+        data: { number, source: 'opt_out' },
+      });
       return true;
     } catch (error) {
       const result = `the number could not be listed: ${error instanceof Error ? error.message : String(error)}`;
-      this.deps.emit({ type: 'tool.result', message: `${OPT_OUT_TOOL_NAME}: 0`, level: 'warning', latencyMs: this.deps.now() - startedAt, data: { name: OPT_OUT_TOOL_NAME, status: 0, result } });
+      this.deps.emit({
+        type: 'tool.result',
+        message: `${OPT_OUT_TOOL_NAME}: 0`,
+        level: 'warning',
+        latencyMs: this.deps.now() - startedAt,
+        data: { name: OPT_OUT_TOOL_NAME, status: 0, result },
+      });
       this.history.push({ role: 'tool', tool_call_id: call.id, content: result });
       return false;
     }
@@ -789,7 +902,15 @@ export class Conversation {
 
   private startReply(interruptible: boolean): Reply {
     this.playback.reset();
-    const reply: Reply = { abort: new AbortController(), audible: false, interruptible: interruptible && this.options.agent.call.allow_interruptions, interrupted: false, spoken: [], entry: null, historyEntry: null };
+    const reply: Reply = {
+      abort: new AbortController(),
+      audible: false,
+      interruptible: interruptible && this.options.agent.call.allow_interruptions,
+      interrupted: false,
+      spoken: [],
+      entry: null,
+      historyEntry: null,
+    };
     this.reply = reply;
     return reply;
   }
@@ -842,7 +963,14 @@ export class Conversation {
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     this.usage.tts_characters += sentence.length;
     let started = false;
-    for await (const pcm of this.deps.synthesizer.synthesize({ text: sentence, voice: voice.voice_id ?? '', model: voice.model, speed: voice.speed, language: voice.language, signal: reply.abort.signal })) {
+    for await (const pcm of this.deps.synthesizer.synthesize({
+      text: sentence,
+      voice: voice.voice_id ?? '',
+      model: voice.model,
+      speed: voice.speed,
+      language: voice.language,
+      signal: reply.abort.signal,
+    })) {
       if (reply.abort.signal.aborted || this.ending) return;
       const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
       if (!mulaw.length) continue;

@@ -18,7 +18,13 @@ export const PRESS_DIGITS_TOOL: LlmTool = {
     'Use it when an automated menu says which key to press. `w` waits half a second and `W` one second between keys.',
   parameters: {
     type: 'object',
-    properties: { digits: { type: 'string', pattern: DIGITS_PATTERN.source, description: 'The keys in order: 0-9, * and #; w and W are pauses. For example "2" or "1234#".' } },
+    properties: {
+      digits: {
+        type: 'string',
+        pattern: DIGITS_PATTERN.source,
+        description: 'The keys in order: 0-9, * and #; w and W are pauses. For example "2" or "1234#".',
+      },
+    },
     required: ['digits'],
     additionalProperties: false,
   },

@@ -15,7 +15,7 @@ export const OPTED_OUT_REASON = 'opted out';
 export const OPT_OUT_TOOL: LlmTool = {
   name: OPT_OUT_TOOL_NAME,
   description:
-    'Put the caller\'s number on the do-not-call list, then the call ends. Use it only when the caller asks not to be called again ' +
+    "Put the caller's number on the do-not-call list, then the call ends. Use it only when the caller asks not to be called again " +
     '(for example "don\'t call me", "remove my number", "stop calling me", "मुझे फ़ोन मत करना"). Do not use it for a caller who is only busy now.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
 };

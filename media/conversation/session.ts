@@ -142,7 +142,19 @@ export class ConversationSession {
       if (event.level === 'error') console.error(`call ${callId}: ${event.type}: ${event.message}`);
       events = events.then(async () => {
         const { sequenceBase } = await this.attachment;
-        const entry = { workspaceId, callId, agentId: call.agent_id, sequence: sequenceBase + index, type: event.type, message: event.message, level: event.level, latencyMs: event.latencyMs, data: event.data ?? {}, createdAt, agentWebhookUrl: agentDoc.webhook_url ?? null };
+        const entry = {
+          workspaceId,
+          callId,
+          agentId: call.agent_id,
+          sequence: sequenceBase + index,
+          type: event.type,
+          message: event.message,
+          level: event.level,
+          latencyMs: event.latencyMs,
+          data: event.data ?? {},
+          createdAt,
+          agentWebhookUrl: agentDoc.webhook_url ?? null,
+        };
         await saveWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() }), 'a call event could not be recorded');
       });
     };
@@ -152,14 +164,23 @@ export class ConversationSession {
     const signal = this.abort.signal;
     // Until the workflow gives the cap (from the balance), the agent's own limit holds.
     const conversation = new Conversation(
-      { agent, userData: (call.user_data ?? {}) as Record<string, unknown>, capSeconds: agent.call.max_duration_seconds, capReason: 'max duration reached', signal },
+      {
+        agent,
+        userData: (call.user_data ?? {}) as Record<string, unknown>,
+        capSeconds: agent.call.max_duration_seconds,
+        capReason: 'max duration reached',
+        signal,
+      },
       {
         audio: this.audio,
         transcriber: deps.transcriber,
         languageModel: deps.languageModelFor(agent.llm.provider),
         synthesizer,
         runTool: (tool, args, toolSignal) => runHttpTool(tool, args, { allowPrivateNetworks: deps.toolsAllowPrivateNetworks, signal: toolSignal }),
-        retrieve: async (query) => (await retrieve({ workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES, embeddings: deps.embeddings })).map((chunk) => chunk.text),
+        retrieve: async (query) =>
+          (await retrieve({ workspaceId, knowledgeBaseIds: agent.knowledge_base_ids, query, limit: KNOWLEDGE_PASSAGES, embeddings: deps.embeddings })).map(
+            (chunk) => chunk.text,
+          ),
         emit,
         now: () => Date.now(),
         // `transfer_call`: the call's workflow drives the provider (docs/decisions/0160).
@@ -191,10 +212,25 @@ function optOutNumberOf(call: { direction: string; to_number?: string | null; fr
 /** Lists the number (source `opt_out`, added by the call) and records it in the audit log, as a person's add is. */
 async function optOutOf(workspaceId: string, callId: string, number: string): Promise<{ number: string }> {
   const at = new Date();
-  const { added } = await addToDoNotCallList({ workspaceId, number, reason: 'the caller asked not to be called again', source: 'opt_out', addedBy: `call:${callId}`, callId, at });
+  const { added } = await addToDoNotCallList({
+    workspaceId,
+    number,
+    reason: 'the caller asked not to be called again',
+    source: 'opt_out',
+    addedBy: `call:${callId}`,
+    callId,
+    at,
+  });
   if (added) {
     await saveWithRetry(
-      () => recordWorkspaceAudit(workspaceId, { action: 'do_not_call.added', actor: { type: 'anonymous', id: null, name: `caller (call ${callId})` }, target: { type: 'do_not_call', id: null, name: number }, at, details: { source: 'opt_out', call_id: callId } }),
+      () =>
+        recordWorkspaceAudit(workspaceId, {
+          action: 'do_not_call.added',
+          actor: { type: 'anonymous', id: null, name: `caller (call ${callId})` },
+          target: { type: 'do_not_call', id: null, name: number },
+          at,
+          details: { source: 'opt_out', call_id: callId },
+        }),
       'the audit event of an opt-out could not be recorded',
     );
   }
@@ -263,7 +299,10 @@ function voicemailDeps(callId: string): VoicemailDeps {
       return (found?.answered_by ?? null) as AnsweredBy;
     },
     async recordMachine() {
-      await saveWithRetry(() => Call.updateOne({ _id: callId }, { $set: { answered_by: 'machine', updated_at: new Date() } }), 'answered_by of a call could not be saved');
+      await saveWithRetry(
+        () => Call.updateOne({ _id: callId }, { $set: { answered_by: 'machine', updated_at: new Date() } }),
+        'answered_by of a call could not be saved',
+      );
     },
   };
 }

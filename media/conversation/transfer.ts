@@ -12,7 +12,11 @@ export const TRANSFER_TOOL_NAME = 'transfer_call';
 /** `call.transfer`, with what agents saved before transfers existed read as (no destinations). */
 export function transferSettingsOf(call: AgentSettings['call']): AgentTransfer {
   const transfer = (call as Partial<AgentSettings['call']>).transfer;
-  return { destinations: transfer?.destinations ?? [], handover_message: transfer?.handover_message ?? '', ring_timeout_seconds: transfer?.ring_timeout_seconds ?? 30 };
+  return {
+    destinations: transfer?.destinations ?? [],
+    handover_message: transfer?.handover_message ?? '',
+    ring_timeout_seconds: transfer?.ring_timeout_seconds ?? 30,
+  };
 }
 
 /** The tool the model is offered when the agent has destinations; null otherwise. */

@@ -54,7 +54,11 @@ const GREETING_PHRASES: RegExp[] = [
 
 /** True when `text` reads like an answering machine's greeting. */
 export function soundsLikeVoicemail(text: string): boolean {
-  const words = text.toLowerCase().replace(/[’`]/g, "'").replace(/[^a-z0-9' ]+/g, ' ').replace(/\s+/g, ' ');
+  const words = text
+    .toLowerCase()
+    .replace(/[’`]/g, "'")
+    .replace(/[^a-z0-9' ]+/g, ' ')
+    .replace(/\s+/g, ' ');
   return GREETING_PHRASES.some((phrase) => phrase.test(words));
 }
 

@@ -1,12 +1,6 @@
 import WebSocket from 'ws';
 import { SocketAudioStream } from '../conversation/socket-audio-stream';
-import {
-  STREAM_CONTENT_TYPE,
-  STREAM_SAMPLE_RATE,
-  parseStreamFrame,
-  type AgentStreamFrame,
-  type StreamStartFrame,
-} from '../../contracts/telephony-stream';
+import { STREAM_CONTENT_TYPE, STREAM_SAMPLE_RATE, parseStreamFrame, type AgentStreamFrame, type StreamStartFrame } from '../../contracts/telephony-stream';
 
 /** What the provider's `start` frame says about the stream. */
 export type PlivoStreamStart = StreamStartFrame['start'];

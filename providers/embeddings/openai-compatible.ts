@@ -33,7 +33,11 @@ function clientFor(config: EmbeddingsConfig): OpenAI {
 }
 
 /** Unit-length vectors of the texts, in order (cosine similarity is then a dot product). */
-export async function embedTexts(config: EmbeddingsConfig, texts: readonly string[], request: { timeoutMs: number; maxRetries: number }): Promise<Float32Array[]> {
+export async function embedTexts(
+  config: EmbeddingsConfig,
+  texts: readonly string[],
+  request: { timeoutMs: number; maxRetries: number },
+): Promise<Float32Array[]> {
   const vectors: Float32Array[] = [];
   for (let start = 0; start < texts.length; start += BATCH_SIZE) {
     const input = texts.slice(start, start + BATCH_SIZE);

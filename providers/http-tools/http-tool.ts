@@ -94,7 +94,10 @@ export async function runHttpTool(tool: HttpTool, args: ToolArguments, options: 
   });
   if ('kind' in prepared) return run({ error: prepared });
 
-  const outcome = await sendGuarded({ ...prepared, method, timeoutMs: timeoutSeconds * 1000, bodyLimitBytes: BODY_READ_LIMIT_BYTES, signal: options.signal }, options);
+  const outcome = await sendGuarded(
+    { ...prepared, method, timeoutMs: timeoutSeconds * 1000, bodyLimitBytes: BODY_READ_LIMIT_BYTES, signal: options.signal },
+    options,
+  );
   if (outcome.failure) return run({ error: outcome.failure });
   const { response } = outcome;
   const text = prettyJson(response.text) ?? response.text;

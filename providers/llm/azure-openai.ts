@@ -54,10 +54,14 @@ export class AzureOpenAiLanguageModel extends ChatCompletionsLanguageModel {
    */
   protected override refusedSetting(err: APIError, request: LlmRequest): RefusedSetting | null {
     if (err.code === 'DeploymentNotFound') {
-      return { refused: `the deployment '${this.deploymentOf(request.model)}' for the agent's model '${request.model}'`, setting: 'server setting LLM_AZURE_DEPLOYMENTS (or LLM_AZURE_DEPLOYMENT)' };
+      return {
+        refused: `the deployment '${this.deploymentOf(request.model)}' for the agent's model '${request.model}'`,
+        setting: 'server setting LLM_AZURE_DEPLOYMENTS (or LLM_AZURE_DEPLOYMENT)',
+      };
     }
     if (err.status === 404) return { refused: 'the chat-completions path', setting: 'server settings LLM_AZURE_ENDPOINT, LLM_AZURE_API_VERSION' };
-    if (err.status === 400 && /api.?version/i.test(err.message)) return { refused: `the api-version '${this.options.apiVersion}'`, setting: 'server setting LLM_AZURE_API_VERSION' };
+    if (err.status === 400 && /api.?version/i.test(err.message))
+      return { refused: `the api-version '${this.options.apiVersion}'`, setting: 'server setting LLM_AZURE_API_VERSION' };
     return null;
   }
 }

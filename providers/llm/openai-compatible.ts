@@ -42,7 +42,13 @@ export interface ChatTarget {
 
 const SERVICE = 'language model';
 /** The agent setting behind each field of a chat request, for a refusal that names the field (OpenAI's `param`). */
-const AGENT_SETTING_OF_PARAM: Record<string, string> = { model: 'llm.model', temperature: 'llm.temperature', max_tokens: 'llm.max_tokens', tools: 'tools', messages: 'system_prompt' };
+const AGENT_SETTING_OF_PARAM: Record<string, string> = {
+  model: 'llm.model',
+  temperature: 'llm.temperature',
+  max_tokens: 'llm.max_tokens',
+  tools: 'tools',
+  messages: 'system_prompt',
+};
 
 /**
  * A chat-completions service through the `openai` package: streaming replies with tool calls,
@@ -103,13 +109,19 @@ export abstract class ChatCompletionsLanguageModel implements LanguageModel {
     const guard = new RequestGuard(this.timeoutMs, request, (err) => this.refusalOfRequest(err, request));
     try {
       const { client, model } = this.target(request.model);
-      const body: WholeChatRequest = { ...wireParams(request, model), stream: false, ...(request.jsonObject ? { response_format: { type: 'json_object' as const } } : {}) };
+      const body: WholeChatRequest = {
+        ...wireParams(request, model),
+        stream: false,
+        ...(request.jsonObject ? { response_format: { type: 'json_object' as const } } : {}),
+      };
       const completion = await guard.within(client.chat.completions.create(body, { signal: guard.signal }));
       const message = completion.choices?.[0]?.message;
       if (!message) throw new ProviderUnavailableError(SERVICE, 'answered a completion without a choice');
       return {
         text: message.content ?? '',
-        toolCalls: (message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [])),
+        toolCalls: (message.tool_calls ?? []).flatMap((c) =>
+          c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
+        ),
         usage: completion.usage ? toUsage(completion.usage) : { inputTokens: 0, outputTokens: 0 },
       };
     } finally {
@@ -173,7 +185,10 @@ export class OpenAiCompatibleLanguageModel extends ChatCompletionsLanguageModel 
     // A 404 about nothing named: no such path at this base URL, or (Ollama) no such model.
     if (baseUrlSetting && err.status === 404 && !aboutModel) {
       return serverModel
-        ? { refused: `the chat-completions path or the model '${serverModel.name ?? request.model}'`, setting: `server settings ${baseUrlSetting}, ${serverModel.setting}` }
+        ? {
+            refused: `the chat-completions path or the model '${serverModel.name ?? request.model}'`,
+            setting: `server settings ${baseUrlSetting}, ${serverModel.setting}`,
+          }
         : { refused: 'the chat-completions path', setting: `server setting ${baseUrlSetting}` };
     }
     return null;
@@ -287,7 +302,8 @@ function wireParams(request: LlmRequest, model: string) {
 }
 
 function toWireMessage(message: ChatMessage): WireMessage {
-  if (message.role !== 'assistant' || !message.tool_calls?.length) return message.role === 'assistant' ? { role: 'assistant', content: message.content } : message;
+  if (message.role !== 'assistant' || !message.tool_calls?.length)
+    return message.role === 'assistant' ? { role: 'assistant', content: message.content } : message;
   return {
     role: 'assistant',
     content: message.content,

@@ -46,10 +46,7 @@ export interface LlmUsage {
   outputTokens: number;
 }
 
-export type LlmStreamEvent =
-  | { type: 'text'; text: string }
-  | { type: 'tool_call'; call: LlmToolCall }
-  | { type: 'usage'; usage: LlmUsage };
+export type LlmStreamEvent = { type: 'text'; text: string } | { type: 'tool_call'; call: LlmToolCall } | { type: 'usage'; usage: LlmUsage };
 
 export interface LlmCompletion {
   text: string;

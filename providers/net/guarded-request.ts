@@ -91,7 +91,12 @@ async function send(request: GuardedRequest, addresses: CheckedAddress[], signal
   }
 }
 
-function sendOnce({ url, method, headers, body }: GuardedRequest, addresses: CheckedAddress[], agent: http.Agent | false, signal: AbortSignal): Promise<IncomingMessage> {
+function sendOnce(
+  { url, method, headers, body }: GuardedRequest,
+  addresses: CheckedAddress[],
+  agent: http.Agent | false,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     // agent: false - no pooled keep-alive socket, so every request connects through its own pinned lookup.
     const outgoing = (url.protocol === 'https:' ? https : http).request(url, { method, headers, lookup: pinnedLookup(addresses), signal, agent }, resolve);
@@ -113,7 +118,10 @@ const pools = new Map<string, http.Agent>();
  * an address that this request's check did not pass.
  */
 function pooledAgent(url: URL, addresses: CheckedAddress[]): http.Agent {
-  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).sort().join(',')}`;
+  const key = `${url.protocol}//${url.host}|${addresses
+    .map((a) => a.address)
+    .sort()
+    .join(',')}`;
   let agent = pools.get(key);
   if (agent) {
     pools.delete(key);
@@ -183,7 +191,10 @@ function failureOf(error: unknown, url: URL): RequestFailure {
     return { kind: 'refused', message: `${url.hostname}:${port} refused the connection (nothing listens there)` };
   }
   const reason = error instanceof Error ? readableReason(error) : String(error);
-  return { kind: 'network', message: `the request to ${url.hostname}:${port} failed: ${reason}${codes[0] && !reason.includes(codes[0]) ? ` (${codes[0]})` : ''}` };
+  return {
+    kind: 'network',
+    message: `the request to ${url.hostname}:${port} failed: ${reason}${codes[0] && !reason.includes(codes[0]) ? ` (${codes[0]})` : ''}`,
+  };
 }
 
 /** OpenSSL's messages carry source paths and hex ids; its reason phrase is what a person needs. */

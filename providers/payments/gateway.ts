@@ -59,18 +59,37 @@ export class RazorpayGateway implements PaymentGateway {
   }
 
   async createOrder(order: { amountPaise: number; currency: string; receipt: string; notes: Record<string, string> }): Promise<{ orderId: string }> {
-    const body = (await this.request('POST', '/v1/orders', { amount: order.amountPaise, currency: order.currency, receipt: order.receipt, notes: order.notes })) as { id?: unknown; amount?: unknown } | null;
-    if (typeof body?.id !== 'string' || body.amount !== order.amountPaise) throw new ProviderUnavailableError(SERVICE, 'answered an order without its id or amount');
+    const body = (await this.request('POST', '/v1/orders', {
+      amount: order.amountPaise,
+      currency: order.currency,
+      receipt: order.receipt,
+      notes: order.notes,
+    })) as { id?: unknown; amount?: unknown } | null;
+    if (typeof body?.id !== 'string' || body.amount !== order.amountPaise)
+      throw new ProviderUnavailableError(SERVICE, 'answered an order without its id or amount');
     return { orderId: body.id };
   }
 
   async fetchOrder(orderId: string): Promise<GatewayOrder> {
     const path = `/v1/orders/${encodeURIComponent(orderId)}`;
     const order = (await this.request('GET', path)) as { id?: unknown; status?: unknown; amount?: unknown; amount_paid?: unknown; currency?: unknown } | null;
-    if (order?.id !== orderId || typeof order.status !== 'string' || !Number.isInteger(order.amount) || !Number.isInteger(order.amount_paid) || typeof order.currency !== 'string') {
+    if (
+      order?.id !== orderId ||
+      typeof order.status !== 'string' ||
+      !Number.isInteger(order.amount) ||
+      !Number.isInteger(order.amount_paid) ||
+      typeof order.currency !== 'string'
+    ) {
       throw new ProviderUnavailableError(SERVICE, 'answered an order without its id, status, amounts or currency');
     }
-    const view: GatewayOrder = { id: orderId, status: order.status, amountPaise: order.amount as number, amountPaidPaise: order.amount_paid as number, currency: order.currency, capturedPayment: null };
+    const view: GatewayOrder = {
+      id: orderId,
+      status: order.status,
+      amountPaise: order.amount as number,
+      amountPaidPaise: order.amount_paid as number,
+      currency: order.currency,
+      capturedPayment: null,
+    };
     if (view.status !== 'paid') return view;
     // A paid order has exactly one captured payment; failed attempts are listed beside it.
     const payments = (await this.request('GET', `${path}/payments`)) as { items?: unknown } | null;

@@ -25,7 +25,10 @@ const SERVICE = 'speech recognition';
 /** The server setting holding the key (config/env.ts), named when the provider refuses it. */
 const CREDENTIALS_SETTING = 'STT_API_KEY';
 /** What a refused stream request asks for: the model, the language and the keyterms come from the agent. */
-const REFUSED_STREAM = { refused: "the agent's speech-recognition settings", setting: 'agent settings transcriber.provider, transcriber.language, transcriber.keyterms, transcriber.endpointing_ms' };
+const REFUSED_STREAM = {
+  refused: "the agent's speech-recognition settings",
+  setting: 'agent settings transcriber.provider, transcriber.language, transcriber.keyterms, transcriber.endpointing_ms',
+};
 const BYTES_PER_SECOND = 8000;
 /**
  * The least `utterance_end_ms`: Deepgram advises 1000 or more, since its interim results come
@@ -115,7 +118,11 @@ function connect(url: string, apiKey: string, timeoutMs: number): Promise<Opened
       settled = true;
       clearTimeout(timer);
       socket.terminate();
-      reject(status !== undefined && isRefusal(status) ? refusalOf(SERVICE, status, reason, CREDENTIALS_SETTING, REFUSED_STREAM) : new ProviderUnavailableError(SERVICE, reason));
+      reject(
+        status !== undefined && isRefusal(status)
+          ? refusalOf(SERVICE, status, reason, CREDENTIALS_SETTING, REFUSED_STREAM)
+          : new ProviderUnavailableError(SERVICE, reason),
+      );
     };
     const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms`), timeoutMs);
     // Errors after the outcome (the aborted handshake's own) have nobody left to tell.
@@ -318,9 +325,12 @@ class ListenStream implements RecognitionStream {
 
   /** Deepgram hangs up on a stream without audio for 10 s, and a caller on hold sends none. */
   private startKeepAlive(keepAliveMs: number): void {
-    this.keepAlive = setInterval(() => {
-      if (Date.now() - this.lastSentAt >= keepAliveMs) this.sendText({ type: 'KeepAlive' });
-    }, Math.max(10, keepAliveMs / 2));
+    this.keepAlive = setInterval(
+      () => {
+        if (Date.now() - this.lastSentAt >= keepAliveMs) this.sendText({ type: 'KeepAlive' });
+      },
+      Math.max(10, keepAliveMs / 2),
+    );
     this.keepAlive.unref();
   }
 
@@ -332,7 +342,11 @@ class ListenStream implements RecognitionStream {
 
 function parse(data: RawData): ServerMessage | null {
   try {
-    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data).toString('utf8');
     const value = JSON.parse(text) as unknown;
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as ServerMessage) : null;
   } catch {

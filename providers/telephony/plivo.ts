@@ -129,7 +129,13 @@ export class PlivoTelephony implements Telephony {
     const headers: Record<string, string> = { Accept: 'application/json', ...this.authorization() };
     if (body) headers['Content-Type'] = 'application/json';
     try {
-      const res = await fetch(this.urlOf(resource), { method, headers, body: body && JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+      const res = await fetch(this.urlOf(resource), {
+        method,
+        headers,
+        body: body && JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      });
       return { status: res.status, body: parseJsonOrNull(await res.text()) };
     } catch (err) {
       const error = err as Error & { cause?: { code?: string } };

@@ -237,7 +237,11 @@ function openAiBody(request: SpeechRequest): SpeechBody {
 
 function voiceListFailure(answer: { status: number; body: unknown }): Error {
   const reason = `answered ${answer.status}${messagePart(providerError(answer.body).message)}`;
-  if (isRefusal(answer.status)) return refusalOf(SERVICE, answer.status, reason, CREDENTIALS_SETTING, { refused: 'the voice list request', setting: `server settings ${ADDRESS_SETTING}, ${FLAVOUR_SETTING}` });
+  if (isRefusal(answer.status))
+    return refusalOf(SERVICE, answer.status, reason, CREDENTIALS_SETTING, {
+      refused: 'the voice list request',
+      setting: `server settings ${ADDRESS_SETTING}, ${FLAVOUR_SETTING}`,
+    });
   return new ProviderUnavailableError(SERVICE, reason);
 }
 

@@ -11,4 +11,9 @@ import type { Voice } from './types';
  */
 export const OPENAI_VOICE_IDS = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse', 'marin', 'cedar'] as const;
 
-export const OPENAI_VOICES: readonly Voice[] = OPENAI_VOICE_IDS.map((id) => ({ id, name: id.charAt(0).toUpperCase() + id.slice(1), language: null, gender: null }));
+export const OPENAI_VOICES: readonly Voice[] = OPENAI_VOICE_IDS.map((id) => ({
+  id,
+  name: id.charAt(0).toUpperCase() + id.slice(1),
+  language: null,
+  gender: null,
+}));

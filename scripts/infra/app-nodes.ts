@@ -40,7 +40,14 @@ export async function startAppNode(options: AppNodeOptions): Promise<AppNode> {
     env.MEDIA_PORT = String(options.port);
     env.MEDIA_PUBLIC_URL = `ws://${options.host}:${options.port}`;
   }
-  const proc = startProcess({ name, command: process.execPath, args: appEntryArgs(options.role), env: { ...env, HOST: options.host }, output: options.output, ownProcessGroup: options.ownProcessGroup });
+  const proc = startProcess({
+    name,
+    command: process.execPath,
+    args: appEntryArgs(options.role),
+    env: { ...env, HOST: options.host },
+    output: options.output,
+    ownProcessGroup: options.ownProcessGroup,
+  });
   // Generous: several nodes start at once, each compiling its code (tsx) or loading it.
   if (options.port !== undefined) await waitForPort(options.host, options.port, 180_000, proc);
   return { role: options.role, name, port: options.port, process: proc };

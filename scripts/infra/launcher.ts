@@ -58,10 +58,20 @@ export function redact(uri: string): string {
  * FerretDB with its data in `dataDir/ferretdb`, unless MONGODB_URI names a store to use: added
  * to `infrastructure`, supervised, and its URI (null when one was given).
  */
-export async function startStoreUnlessGiven(env: NodeJS.ProcessEnv, dataDir: string, launcher: Pick<Launcher, 'superviseExit'>, infrastructure: ManagedProcess[]): Promise<string | null> {
+export async function startStoreUnlessGiven(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+  launcher: Pick<Launcher, 'superviseExit'>,
+  infrastructure: ManagedProcess[],
+): Promise<string | null> {
   if (env.MONGODB_URI) return null;
   console.log(`[launcher] starting FerretDB (data in ${path.join(dataDir, 'ferretdb')})`);
-  const ferret = await startFerretDb({ port: parsePort(env, 'MONGODB_PORT', 27017), dataDir: path.join(dataDir, 'ferretdb'), output: 'inherit-prefixed', ownProcessGroup: true });
+  const ferret = await startFerretDb({
+    port: parsePort(env, 'MONGODB_PORT', 27017),
+    dataDir: path.join(dataDir, 'ferretdb'),
+    output: 'inherit-prefixed',
+    ownProcessGroup: true,
+  });
   infrastructure.push(ferret);
   launcher.superviseExit(ferret);
   return ferret.uri(DATABASE_NAME);

@@ -30,7 +30,8 @@ export function ensureLocalPayloadKey(dataDir: string): PayloadKeysConfig {
 export function readLocalPayloadKey(dataDir: string): PayloadKeysConfig | null {
   const file = path.join(dataDir, LOCAL_PAYLOAD_KEY_FILE);
   if (!fs.existsSync(file)) return null;
-  if (process.platform !== 'win32' && (fs.statSync(file).mode & 0o077) !== 0) throw new Error(`${file} is readable by other users; make it private (chmod 600 ${file})`);
+  if (process.platform !== 'win32' && (fs.statSync(file).mode & 0o077) !== 0)
+    throw new Error(`${file} is readable by other users; make it private (chmod 600 ${file})`);
   const keys = payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: fs.readFileSync(file, 'utf8').trim() }, false);
   if (!keys) throw new Error(`${file} holds no key; delete it only if no history written with it matters`);
   return keys;

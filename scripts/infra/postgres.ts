@@ -33,7 +33,10 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
       fs.chownSync(options.dataDir, runAs.uid, runAs.gid);
       makeTraversable(options.dataDir);
     }
-    execFileSync(path.join(bin, 'initdb'), ['-D', options.dataDir, '-U', POSTGRES_USER, '--auth=trust', '-E', 'UTF8', '--locale=C'], { stdio: 'pipe', ...runAs });
+    execFileSync(path.join(bin, 'initdb'), ['-D', options.dataDir, '-U', POSTGRES_USER, '--auth=trust', '-E', 'UTF8', '--locale=C'], {
+      stdio: 'pipe',
+      ...runAs,
+    });
   }
   const settings = [
     `listen_addresses=${host}`,
@@ -65,7 +68,10 @@ export function postgresBinDir(): string {
   if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
   const debian = '/usr/lib/postgresql';
   if (fs.existsSync(debian)) {
-    const versions = fs.readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = fs
+      .readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((v) => path.join(debian, v, 'bin')));
   }
   try {
@@ -74,14 +80,20 @@ export function postgresBinDir(): string {
     // no pg_config on PATH: the other candidates decide
   }
   const found = candidates.find((dir) => fs.existsSync(path.join(dir, 'postgres')) && fs.existsSync(path.join(dir, 'initdb')));
-  if (!found) throw new Error('PostgreSQL 12 or newer is missing: install it (Debian: apt-get install postgresql) or set PG_BIN to the folder holding `postgres` and `initdb`');
+  if (!found)
+    throw new Error(
+      'PostgreSQL 12 or newer is missing: install it (Debian: apt-get install postgresql) or set PG_BIN to the folder holding `postgres` and `initdb`',
+    );
   return found;
 }
 
 /** The postgres system user when running as root (PostgreSQL will not run as root), else none. */
 function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((entry) => entry.startsWith('postgres:'));
+  const line = fs
+    .readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('postgres:'));
   if (!line) throw new Error('running as root, PostgreSQL needs the `postgres` system user (Debian: apt-get install postgresql creates it)');
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };

@@ -23,7 +23,8 @@ const CLUSTER_TOOLS = new Set<keyof typeof TOOL_PATHS>(['temporalServer', 'tempo
 
 export function requireTool(tool: keyof typeof TOOL_PATHS): string {
   const file = TOOL_PATHS[tool];
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing; run \`npm run tools${CLUSTER_TOOLS.has(tool) ? ' -- cluster' : ''}\` (scripts/install-tools.sh)`);
+  if (!fs.existsSync(file))
+    throw new Error(`${file} is missing; run \`npm run tools${CLUSTER_TOOLS.has(tool) ? ' -- cluster' : ''}\` (scripts/install-tools.sh)`);
   return file;
 }
 

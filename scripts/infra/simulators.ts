@@ -5,7 +5,13 @@ import { KEYPAD_DEMO_CALLEES, TRANSFER_DEMO_CALLEES, VOICEMAIL_DEMO_CALLEES } fr
 import { LLM_SIMULATOR_API_KEY, startLanguageModelSimulator } from '../../simulators/llm/simulator';
 import { RECOGNITION_SIMULATOR_API_KEY, startRecognitionSimulator } from '../../simulators/stt/simulator';
 import { DEFAULT_AZURE_API_VERSION, languageModelsEnv, type LanguageModelsConfig } from '../../config/env';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, PAYMENT_SIMULATOR_WEBHOOK_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
+import {
+  PAYMENT_SIMULATOR_KEY_ID,
+  PAYMENT_SIMULATOR_KEY_SECRET,
+  PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+  startPaymentSimulator,
+  type PaymentSimulator,
+} from '../../simulators/payments/simulator';
 
 export interface LocalSimulators {
   /** Variables that point the services at the simulators (TELEPHONY_BASE_URL, ...). */
@@ -60,9 +66,18 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
     const llm = await startLanguageModelSimulator({ latencyMs: 200 });
     running.push(llm);
     const simulated = simulatedLanguageModels(llm.url, LLM_SIMULATOR_API_KEY);
-    Object.assign(result.env, languageModelsEnv({ openai: unset.openai ? simulated.openai : null, azureOpenai: unset.azureOpenai ? simulated.azureOpenai : null, local: unset.local ? simulated.local : null }));
+    Object.assign(
+      result.env,
+      languageModelsEnv({
+        openai: unset.openai ? simulated.openai : null,
+        azureOpenai: unset.azureOpenai ? simulated.azureOpenai : null,
+        local: unset.local ? simulated.local : null,
+      }),
+    );
     const names = [unset.openai && 'openai', unset.azureOpenai && 'azure_openai', unset.local && 'local'].filter(Boolean).join(', ');
-    result.lines.push(`  Language     ${llm.url} (language-model simulator for ${names}; LLM_OPENAI_API_KEY, LLM_AZURE_ENDPOINT, LLM_LOCAL_BASE_URL to use real ones)`);
+    result.lines.push(
+      `  Language     ${llm.url} (language-model simulator for ${names}; LLM_OPENAI_API_KEY, LLM_AZURE_ENDPOINT, LLM_LOCAL_BASE_URL to use real ones)`,
+    );
   }
   if (!env.STT_BASE_URL) {
     const recognition = await startRecognitionSimulator({ latencyMs: 100 });
@@ -74,7 +89,12 @@ export async function startLocalSimulators(env: NodeJS.ProcessEnv): Promise<Loca
     const payments = await startPaymentSimulator();
     running.push(payments);
     result.payments = payments;
-    Object.assign(result.env, { PAYMENTS_BASE_URL: payments.url, RAZORPAY_KEY_ID: PAYMENT_SIMULATOR_KEY_ID, RAZORPAY_KEY_SECRET: PAYMENT_SIMULATOR_KEY_SECRET, RAZORPAY_WEBHOOK_SECRET: PAYMENT_SIMULATOR_WEBHOOK_SECRET });
+    Object.assign(result.env, {
+      PAYMENTS_BASE_URL: payments.url,
+      RAZORPAY_KEY_ID: PAYMENT_SIMULATOR_KEY_ID,
+      RAZORPAY_KEY_SECRET: PAYMENT_SIMULATOR_KEY_SECRET,
+      RAZORPAY_WEBHOOK_SECRET: PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+    });
     result.lines.push(`  Payments     ${payments.url} (Razorpay simulator; PAYMENTS_BASE_URL to use a real account)`);
   }
   return result;

@@ -124,14 +124,25 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const host = options.host ?? '127.0.0.1';
   // Whoever reaches the frontend or the UI reads and changes every workflow; neither has sign-in
   // here (docs/decisions/0202): this machine only.
-  if (!isLoopbackAddress(host)) throw new Error(`the Temporal cluster binds only to a loopback address, not ${host}: its frontend and Web UI have no sign-in (README, "Callers' data in Temporal")`);
-  const output = (name: string): StartOptions['output'] => (options.output === 'inherit-prefixed' ? 'inherit-prefixed' : { file: path.join(options.output.dir, `${name}.log`) });
+  if (!isLoopbackAddress(host))
+    throw new Error(
+      `the Temporal cluster binds only to a loopback address, not ${host}: its frontend and Web UI have no sign-in (README, "Callers' data in Temporal")`,
+    );
+  const output = (name: string): StartOptions['output'] =>
+    options.output === 'inherit-prefixed' ? 'inherit-prefixed' : { file: path.join(options.output.dir, `${name}.log`) };
   const started: ManagedProcess[] = [];
   const stopAll = async () => {
     for (const proc of [...started].reverse()) await proc.stop();
   };
   try {
-    const postgres = await startPostgres({ host, port: options.postgresPort, dataDir: path.join(options.dataDir, 'postgres'), fast: options.fast, output: output('postgres'), ownProcessGroup: options.ownProcessGroup });
+    const postgres = await startPostgres({
+      host,
+      port: options.postgresPort,
+      dataDir: path.join(options.dataDir, 'postgres'),
+      fast: options.fast,
+      output: output('postgres'),
+      ownProcessGroup: options.ownProcessGroup,
+    });
     started.push(postgres);
     await setUpTemporalSchemas(host, options.postgresPort);
 
@@ -155,7 +166,13 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     if (options.ui) {
       const uiRoot = path.join(options.dataDir, 'temporal-ui');
       writeUiConfig(uiRoot, { host, port: options.ports.ui, temporalAddress: address, namespace: options.namespace, codecEndpoint: options.codecEndpoint });
-      const ui = startProcess({ name: 'temporal-ui', command: requireTool('temporalUiServer'), args: ['--root', uiRoot, '--env', 'cluster', 'start'], output: output('temporal-ui'), ownProcessGroup: options.ownProcessGroup });
+      const ui = startProcess({
+        name: 'temporal-ui',
+        command: requireTool('temporalUiServer'),
+        args: ['--root', uiRoot, '--env', 'cluster', 'start'],
+        output: output('temporal-ui'),
+        ownProcessGroup: options.ownProcessGroup,
+      });
       started.push(ui);
       await waitForPort(host, options.ports.ui, 30_000, ui);
       uiUrl = `http://${host}:${options.ports.ui}`;
@@ -200,7 +217,22 @@ export async function setUpTemporalSchemas(host: string, port: number): Promise<
     [TEMPORAL_DATABASES.persistence, 'postgresql/v12/temporal'],
     [TEMPORAL_DATABASES.visibility, 'postgresql/v12/visibility'],
   ] as const) {
-    const sql = (args: string[]) => run(tool, ['--plugin', 'postgres12', '--ep', host, '--port', String(port), '--user', POSTGRES_USER, '--password', 'unused-with-trust', '--db', database, ...args]);
+    const sql = (args: string[]) =>
+      run(tool, [
+        '--plugin',
+        'postgres12',
+        '--ep',
+        host,
+        '--port',
+        String(port),
+        '--user',
+        POSTGRES_USER,
+        '--password',
+        'unused-with-trust',
+        '--db',
+        database,
+        ...args,
+      ]);
     const exists = await sql(['create-database']).then(
       () => false,
       (err: Error & { stderr?: string }) => {
@@ -235,9 +267,21 @@ export function writeServerConfig(root: string, input: ServerConfigInput): void 
 export function temporalServerConfig(input: ServerConfigInput, dynamicConfigFile: string): Record<string, unknown> {
   const { host, ports } = input;
   const store = (database: string, maxConns: number) => ({
-    sql: { pluginName: 'postgres12', databaseName: database, connectAddr: `${host}:${input.postgresPort}`, connectProtocol: 'tcp', user: POSTGRES_USER, password: 'unused-with-trust', maxConns, maxIdleConns: maxConns, maxConnLifetime: '1h' },
+    sql: {
+      pluginName: 'postgres12',
+      databaseName: database,
+      connectAddr: `${host}:${input.postgresPort}`,
+      connectProtocol: 'tcp',
+      user: POSTGRES_USER,
+      password: 'unused-with-trust',
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
   });
-  const service = (grpcPort: number, membershipPort: number, extra: Record<string, unknown> = {}) => ({ rpc: { grpcPort, membershipPort, bindOnIP: host, ...extra } });
+  const service = (grpcPort: number, membershipPort: number, extra: Record<string, unknown> = {}) => ({
+    rpc: { grpcPort, membershipPort, bindOnIP: host, ...extra },
+  });
   return {
     log: { stdout: true, level: 'error' },
     persistence: {
@@ -258,7 +302,15 @@ export function temporalServerConfig(input: ServerConfigInput, dynamicConfigFile
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${host}:${ports.frontend}`, httpAddress: `${host}:${ports.frontendHttp}` } },
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `${host}:${ports.frontend}`,
+          httpAddress: `${host}:${ports.frontendHttp}`,
+        },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: dynamicConfigFile, pollInterval: '10s' },
@@ -276,7 +328,13 @@ export const CLUSTER_DYNAMIC_CONFIG = {
   'limit.maxIDLength': [{ value: 255 }],
 };
 
-function startTemporalServer(root: string, host: string, frontendPort: number, output: StartOptions['output'], ownProcessGroup?: boolean): Promise<ManagedProcess> {
+function startTemporalServer(
+  root: string,
+  host: string,
+  frontendPort: number,
+  output: StartOptions['output'],
+  ownProcessGroup?: boolean,
+): Promise<ManagedProcess> {
   const proc = startProcess({
     name: 'temporal-server',
     command: requireTool('temporalServer'),

@@ -120,7 +120,11 @@ export function defaultRespond(request: ChatCompletionRequestBody): SimulatedRep
   const transfer = tools.find((t) => t.function.name === TRANSFER_CALL);
   if (transfer && WANTS_A_PERSON.test(lastUser)) {
     const destination = transferDestinationFor(transfer.function, lastUser);
-    if (destination) return { text: 'Let me connect you to someone who can help.', toolCalls: [{ name: TRANSFER_CALL, arguments: { destination, reason: cut(lastUser.trim(), 200) } }] };
+    if (destination)
+      return {
+        text: 'Let me connect you to someone who can help.',
+        toolCalls: [{ name: TRANSFER_CALL, arguments: { destination, reason: cut(lastUser.trim(), 200) } }],
+      };
   }
   const pressed = PRESSED_ONLY.exec(lastUser);
   if (pressed) return { text: `You pressed ${pressed[1]}.` };
@@ -157,7 +161,7 @@ function transferDestinationFor(tool: ChatCompletionRequestTool['function'], tur
   const properties = (tool.parameters?.properties ?? {}) as Record<string, { enum?: unknown }>;
   const numbers = Array.isArray(properties.destination?.enum) ? properties.destination.enum.filter((n): n is string => typeof n === 'string') : [];
   if (!numbers.length) return null;
-  const words = new Set((turn.toLowerCase().match(/[a-z]{4,}/g) ?? []));
+  const words = new Set(turn.toLowerCase().match(/[a-z]{4,}/g) ?? []);
   let best = numbers[0]!;
   let bestScore = 0;
   for (const number of numbers) {

@@ -5,7 +5,14 @@ import { listenOnLoopback, readBody, withLiveSettings, type RunningSimulator, ty
 import { defaultRespond, messageText, type ChatCompletionRequestBody, type RespondHook, type SimulatedReply } from './simulated-replies';
 import { countTokens, splitIntoTokens } from './simulated-tokens';
 
-export { defaultRespond, type ChatCompletionRequestBody, type ChatCompletionRequestMessage, type ChatCompletionRequestTool, type RespondHook, type SimulatedReply } from './simulated-replies';
+export {
+  defaultRespond,
+  type ChatCompletionRequestBody,
+  type ChatCompletionRequestMessage,
+  type ChatCompletionRequestTool,
+  type RespondHook,
+  type SimulatedReply,
+} from './simulated-replies';
 export { countTokens, splitIntoTokens } from './simulated-tokens';
 
 export interface LanguageModelSimulatorOptions extends SimulatorOptions {
@@ -145,10 +152,20 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     if (req.method !== 'POST' || !deployment || !apiVersion) return sendAzureError(res, 404, '404', 'Resource not found');
     if (!AZURE_API_VERSION.test(apiVersion)) return sendAzureError(res, 400, 'BadRequest', 'API version not supported');
     if (state.apiKey && req.headers['api-key'] !== state.apiKey) {
-      return sendAzureError(res, 401, '401', 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.');
+      return sendAzureError(
+        res,
+        401,
+        '401',
+        'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+      );
     }
     if (!azureDeployments.has(decodeURIComponent(deployment))) {
-      return sendAzureError(res, 404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
+      return sendAzureError(
+        res,
+        404,
+        'DeploymentNotFound',
+        'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.',
+      );
     }
     const body = parseRequest(text, decodeURIComponent(deployment));
     if (typeof body === 'string') return sendAzureError(res, 400, 'BadRequest', body);
@@ -168,7 +185,15 @@ export async function startLanguageModelSimulator(options: LanguageModelSimulato
     if (body.stream === true) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
       res.flushHeaders();
-      const sent = await streamCompletion(res, plan, body.stream_options?.include_usage === true, reply.latencyMs ?? state.latencyMs, state.tokenIntervalMs, gone, route.api === 'azure');
+      const sent = await streamCompletion(
+        res,
+        plan,
+        body.stream_options?.include_usage === true,
+        reply.latencyMs ?? state.latencyMs,
+        state.tokenIntervalMs,
+        gone,
+        route.api === 'azure',
+      );
       if (gone.aborted) interruptedStreams.push({ request: body, piecesSent: sent, piecesPlanned: countPieces(plan) });
       return;
     }
@@ -209,9 +234,10 @@ function parseRequest(text: string, deployment?: string): ChatCompletionRequestB
   const body = value as Record<string, unknown>;
   // On Azure the deployment names the model; the body's is optional.
   if (deployment !== undefined && body.model === undefined) body.model = deployment;
-  if (typeof body.model !== 'string' || !body.model) return "you must provide a model parameter";
+  if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
-  if (!body.messages.every((m) => typeof m === 'object' && m !== null && typeof (m as { role?: unknown }).role === 'string')) return "each of 'messages' needs a 'role'";
+  if (!body.messages.every((m) => typeof m === 'object' && m !== null && typeof (m as { role?: unknown }).role === 'string'))
+    return "each of 'messages' needs a 'role'";
   for (const field of ['max_tokens', 'max_completion_tokens']) {
     const limit = body[field];
     if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 1)) return `'${field}' must be an integer of at least 1`;
@@ -262,7 +288,12 @@ function wholeCompletion(plan: PlannedCompletion) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text || (toolCalls.length > 0 ? null : ''), refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: text || (toolCalls.length > 0 ? null : ''),
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: plan.finishReason,
       },
@@ -279,9 +310,27 @@ function countPieces(plan: PlannedCompletion): number {
  * Writes the reply as server-sent chunks, stopping as soon as the client is `gone`. Returns how
  * many text and tool-call pieces went out.
  */
-async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, includeUsage: boolean, latencyMs: number, intervalMs: number, gone: AbortSignal, azure: boolean): Promise<number> {
-  const base = { id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: plan.model, system_fingerprint: null, ...(includeUsage ? { usage: null } : {}) };
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+async function streamCompletion(
+  res: ServerResponse,
+  plan: PlannedCompletion,
+  includeUsage: boolean,
+  latencyMs: number,
+  intervalMs: number,
+  gone: AbortSignal,
+  azure: boolean,
+): Promise<number> {
+  const base = {
+    id: plan.id,
+    object: 'chat.completion.chunk',
+    created: plan.created,
+    model: plan.model,
+    system_fingerprint: null,
+    ...(includeUsage ? { usage: null } : {}),
+  };
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  });
   const deltas: Record<string, unknown>[] = [
     ...plan.textPieces.map((content) => ({ content })),
     ...plan.toolCalls.flatMap((call, index) => [
@@ -296,7 +345,8 @@ async function streamCompletion(res: ServerResponse, plan: PlannedCompletion, in
   const untilDue = (index: number) => startedAt + latencyMs + index * intervalMs - performance.now();
   if (!(await pause(untilDue(0), gone))) return 0;
   // Azure's content filter speaks first: its verdict on the prompt, in a chunk without choices.
-  if (azure) writeEvent(res, { id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] });
+  if (azure)
+    writeEvent(res, { id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] });
   writeEvent(res, chunk({ role: 'assistant', content: '', refusal: null }));
   let sent = 0;
   for (const delta of deltas) {
@@ -336,7 +386,6 @@ async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
     return false;
   }
 }
-
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (!res.destroyed) res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));

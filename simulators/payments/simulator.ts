@@ -180,7 +180,10 @@ function hmacHex(secret: string, text: string): string {
 
 /** 14 characters as Razorpay's ids carry after their prefix. */
 function gatewayId(): string {
-  return randomBytes(14).toString('base64').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 14);
+  return randomBytes(14)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, 'x')
+    .slice(0, 14);
 }
 
 function orderEntity(order: SimulatedOrder) {

@@ -72,7 +72,14 @@ export class TurnListener {
     const text = this.turnStartSeconds !== null && (heard.text || periodic) ? normalizeTranscript(this.turnText) : '';
     if (text) {
       this.lastProgressMs = nowMs;
-      events.push({ kind: 'progress', text, grew: heard.text !== '', atWordEnd: /\s$/.test(this.turnText), startSeconds: this.turnStartSeconds!, atSeconds: this.audioSeconds });
+      events.push({
+        kind: 'progress',
+        text,
+        grew: heard.text !== '',
+        atWordEnd: /\s$/.test(this.turnText),
+        startSeconds: this.turnStartSeconds!,
+        atSeconds: this.audioSeconds,
+      });
     }
     if (this.endSilenceMs !== null && heard.trailingSilenceMs >= this.endSilenceMs) events.push(...this.endTurn());
     return events;

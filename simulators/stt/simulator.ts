@@ -26,11 +26,35 @@ export interface RecognitionSimulatorOptions extends SimulatorOptions {
 export const STREAMING_MODELS: Readonly<Record<ListenPath, readonly string[]>> = {
   '/v2/listen': ['flux-general-en', 'flux-general-multi'],
   '/v1/listen': [
-    'nova-3', 'nova-3-general', 'nova-3-medical',
-    'nova-2', 'nova-2-general', 'nova-2-meeting', 'nova-2-finance', 'nova-2-conversationalai', 'nova-2-voicemail', 'nova-2-video', 'nova-2-medical', 'nova-2-drivethru', 'nova-2-automotive',
-    'nova', 'nova-general', 'nova-phonecall', 'nova-medical',
-    'enhanced', 'enhanced-general', 'enhanced-meeting', 'enhanced-phonecall', 'enhanced-finance',
-    'base', 'meeting', 'phonecall', 'finance', 'conversationalai', 'voicemail', 'video',
+    'nova-3',
+    'nova-3-general',
+    'nova-3-medical',
+    'nova-2',
+    'nova-2-general',
+    'nova-2-meeting',
+    'nova-2-finance',
+    'nova-2-conversationalai',
+    'nova-2-voicemail',
+    'nova-2-video',
+    'nova-2-medical',
+    'nova-2-drivethru',
+    'nova-2-automotive',
+    'nova',
+    'nova-general',
+    'nova-phonecall',
+    'nova-medical',
+    'enhanced',
+    'enhanced-general',
+    'enhanced-meeting',
+    'enhanced-phonecall',
+    'enhanced-finance',
+    'base',
+    'meeting',
+    'phonecall',
+    'finance',
+    'conversationalai',
+    'voicemail',
+    'video',
   ],
 };
 
@@ -144,7 +168,9 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
   const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode, noisy: options.noisy ?? false };
   const sessions: SimulatedRecognitionSession[] = [];
   const server = http.createServer((_req, res) => {
-    res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ err_code: 'NOT_FOUND', err_msg: 'the simulator answers WebSocket upgrades only' }));
+    res
+      .writeHead(404, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ err_code: 'NOT_FOUND', err_msg: 'the simulator answers WebSocket upgrades only' }));
   });
   const sockets = new WebSocketServer({ noServer: true });
   sockets.on('error', () => undefined);
@@ -187,7 +213,9 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
 /** Answers an upgrade with an HTTP error in Deepgram's shape, and hangs up. */
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ err_code: code, err_msg: message, request_id: randomUUID() });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 type ListenParams = Pick<
@@ -209,12 +237,25 @@ function listenParams(path: ListenPath, query: URLSearchParams): ListenParams | 
     if ((query.get('channels') ?? '1') !== '1') return 'the simulator takes channels=1 only';
     const endpointing = query.get('endpointing');
     const endpointingMs = endpointing === null ? DEFAULT_ENDPOINTING_MS : endpointing === 'false' ? null : Number(endpointing);
-    if (endpointingMs !== null && !(Number.isInteger(endpointingMs) && endpointingMs >= 0)) return 'endpointing must be false or a whole number of milliseconds';
+    if (endpointingMs !== null && !(Number.isInteger(endpointingMs) && endpointingMs >= 0))
+      return 'endpointing must be false or a whole number of milliseconds';
     const utteranceEnd = query.get('utterance_end_ms');
     const utteranceEndMs = utteranceEnd === null ? null : Number(utteranceEnd);
     if (utteranceEndMs !== null && !(Number.isInteger(utteranceEndMs) && utteranceEndMs > 0)) return 'utterance_end_ms must be a whole number of milliseconds';
     const flag = (name: string) => query.get(name) === 'true';
-    return { path, model, language: query.get('language'), endpointingMs, eotThreshold: null, utteranceEndMs, interimResults: flag('interim_results'), punctuate: flag('punctuate'), smartFormat: flag('smart_format'), keyterms, query: all };
+    return {
+      path,
+      model,
+      language: query.get('language'),
+      endpointingMs,
+      eotThreshold: null,
+      utteranceEndMs,
+      interimResults: flag('interim_results'),
+      punctuate: flag('punctuate'),
+      smartFormat: flag('smart_format'),
+      keyterms,
+      query: all,
+    };
   }
   const threshold = query.get('eot_threshold');
   const eotThreshold = threshold === null ? DEFAULT_EOT_THRESHOLD : Number(threshold);
@@ -248,7 +289,8 @@ function serve(ws: WebSocket, params: ListenParams & { noisy: boolean }, latency
   const requestId = randomUUID();
   // On a noisy line endpointing never hears its silence: a v1 turn then ends only at UtteranceEnd.
   const listener = new TurnListener(params.path === '/v1/listen' ? (params.noisy ? null : params.endpointingMs) : eotSilenceMs(params.eotThreshold!));
-  const dialect = params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);
+  const dialect =
+    params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);
   ws.on('error', () => undefined);
   ws.on('message', (data: RawData, isBinary: boolean) => {
     if (session.closeRequested) return;
@@ -294,12 +336,20 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
     speech_final: speechFinal,
     from_finalize: false,
     channel: { alternatives: [{ transcript, confidence: transcript ? 0.99 : 0, words: [] }] },
-    metadata: { request_id: requestId, model_info: { name: session.model, version: 'simulated', arch: session.model.split('-')[0] }, model_uuid: '00000000-0000-0000-0000-000000000000' },
+    metadata: {
+      request_id: requestId,
+      model_info: { name: session.model, version: 'simulated', arch: session.model.split('-')[0] },
+      model_uuid: '00000000-0000-0000-0000-000000000000',
+    },
   });
   const endTurn = (text: string, startSeconds: number, endSeconds: number, speechFinal: boolean) => {
     const piece = text.slice(pieceFrom).trim();
     // The turn is reported when its end goes out: speech_final, or (noisy) the UtteranceEnd right after.
-    outbox.send(results(piece, true, speechFinal, pieceFrom === 0 ? startSeconds : pieceStartSeconds, endSeconds), latencyMs(), speechFinal ? () => session.turns.push(text) : undefined);
+    outbox.send(
+      results(piece, true, speechFinal, pieceFrom === 0 ? startSeconds : pieceStartSeconds, endSeconds),
+      latencyMs(),
+      speechFinal ? () => session.turns.push(text) : undefined,
+    );
     pieceFrom = 0;
   };
   return {
@@ -336,7 +386,16 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
     },
     closeStream() {
       // Deepgram reports the audio's duration last, then closes.
-      outbox.send({ type: 'Metadata', transaction_key: 'deprecated', request_id: requestId, sha256: '', created: new Date().toISOString(), duration: session.audioSeconds, channels: 1, models: [session.model] });
+      outbox.send({
+        type: 'Metadata',
+        transaction_key: 'deprecated',
+        request_id: requestId,
+        sha256: '',
+        created: new Date().toISOString(),
+        duration: session.audioSeconds,
+        channels: 1,
+        models: [session.model],
+      });
       outbox.then((ws) => ws.close(1000));
     },
   };

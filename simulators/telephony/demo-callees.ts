@@ -30,15 +30,24 @@ export const KEYPAD_DEMO_CALLEES: Record<string, CalleeScript> = {
           say: 'Welcome to Acme. Press 1 for sales, press 2 for support.',
           otherwise: sorry,
           options: {
-            '1': [{ say: 'Sales here. Goodbye.', unprompted: true }, { hangUp: true, afterAgentSilenceMs: 1_000 }],
+            '1': [
+              { say: 'Sales here. Goodbye.', unprompted: true },
+              { hangUp: true, afterAgentSilenceMs: 1_000 },
+            ],
             '2': [
               {
                 menu: {
                   say: 'Press 3 for billing, press 4 for technical help.',
                   otherwise: sorry,
                   options: {
-                    '3': [{ say: 'Billing desk here. Your balance is 420 rupees.', unprompted: true }, { hangUp: true, afterAgentSilenceMs: 1_000 }],
-                    '4': [{ say: 'Technical help here. Goodbye.', unprompted: true }, { hangUp: true, afterAgentSilenceMs: 1_000 }],
+                    '3': [
+                      { say: 'Billing desk here. Your balance is 420 rupees.', unprompted: true },
+                      { hangUp: true, afterAgentSilenceMs: 1_000 },
+                    ],
+                    '4': [
+                      { say: 'Technical help here. Goodbye.', unprompted: true },
+                      { hangUp: true, afterAgentSilenceMs: 1_000 },
+                    ],
                   },
                 },
               },
@@ -84,10 +93,20 @@ export const VOICEMAIL_DEMO_CALLEES: Record<string, CalleeScript> = {
  * - DESK_NO_ANSWER: rings for 5 minutes (a transfer there fails `no-answer` at `ring_timeout_seconds`).
  * - DESK_BUSY: busy.
  */
-export const TRANSFER_DEMO_NUMBERS = { ANGRY_CALLER: '+919700000301', DESK: '+919700000302', DESK_NO_ANSWER: '+919700000303', DESK_BUSY: '+919700000304' } as const;
+export const TRANSFER_DEMO_NUMBERS = {
+  ANGRY_CALLER: '+919700000301',
+  DESK: '+919700000302',
+  DESK_NO_ANSWER: '+919700000303',
+  DESK_BUSY: '+919700000304',
+} as const;
 
 export const TRANSFER_DEMO_CALLEES: Record<string, CalleeScript> = {
-  [TRANSFER_DEMO_NUMBERS.ANGRY_CALLER]: { kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 180, conversation: [{ say: 'This is ridiculous, I want to talk to a person about my bill.' }] },
+  [TRANSFER_DEMO_NUMBERS.ANGRY_CALLER]: {
+    kind: 'answer',
+    answerAfterSeconds: 1,
+    hangUpAfterSeconds: 180,
+    conversation: [{ say: 'This is ridiculous, I want to talk to a person about my bill.' }],
+  },
   [TRANSFER_DEMO_NUMBERS.DESK]: { kind: 'answer', answerAfterSeconds: 2, hangUpAfterSeconds: 60, conversation: [{ say: 'Thanks, I will take it from here.' }] },
   [TRANSFER_DEMO_NUMBERS.DESK_NO_ANSWER]: { kind: 'no-answer', ringSeconds: 300 },
   [TRANSFER_DEMO_NUMBERS.DESK_BUSY]: { kind: 'busy' },

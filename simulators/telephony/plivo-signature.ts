@@ -23,7 +23,9 @@ export type PlivoFields = Record<string, string>;
  * field); for a GET, the query and the fields as one sorted query; then `.` and the nonce.
  */
 export function plivoSignature(authToken: string, method: 'GET' | 'POST', url: string, fields: PlivoFields, nonce: string): string {
-  return createHmac('sha256', authToken).update(`${signedUrl(method, url, fields)}.${nonce}`, 'utf8').digest('base64');
+  return createHmac('sha256', authToken)
+    .update(`${signedUrl(method, url, fields)}.${nonce}`, 'utf8')
+    .digest('base64');
 }
 
 function signedUrl(method: 'GET' | 'POST', url: string, fields: PlivoFields): string {
@@ -36,11 +38,17 @@ function signedUrl(method: 'GET' | 'POST', url: string, fields: PlivoFields): st
   }
   if (method === 'GET') {
     for (const [name, value] of Object.entries(fields)) pairs.push([name, value]);
-    const queryText = sortedPairs(pairs).map(([n, v]) => `${n}=${v}`).join('&');
+    const queryText = sortedPairs(pairs)
+      .map(([n, v]) => `${n}=${v}`)
+      .join('&');
     return queryText === '' ? base : `${base}?${queryText}`;
   }
-  const queryText = sortedPairs(pairs).map(([n, v]) => `${n}=${v}`).join('&');
-  const formText = sortedPairs(Object.entries(fields)).map(([n, v]) => `${n}${v}`).join('');
+  const queryText = sortedPairs(pairs)
+    .map(([n, v]) => `${n}=${v}`)
+    .join('&');
+  const formText = sortedPairs(Object.entries(fields))
+    .map(([n, v]) => `${n}${v}`)
+    .join('');
   const hasFields = Object.keys(fields).length > 0;
   if (queryText === '' && !hasFields) return base;
   return `${base}?${queryText}${queryText !== '' && hasFields ? '.' : ''}${formText}`;

@@ -15,9 +15,7 @@ export const PLIVO_STREAM_FRAME_BYTES = (PLIVO_STREAM_SAMPLE_RATE * PLIVO_STREAM
 
 /** What the other side may send over the stream, as the simulator takes it; null for anything else. */
 export type ReceivedStreamFrame =
-  | { event: 'playAudio'; contentType: string | null; payload: string }
-  | { event: 'checkpoint'; name: string }
-  | { event: 'clearAudio' };
+  { event: 'playAudio'; contentType: string | null; payload: string } | { event: 'checkpoint'; name: string } | { event: 'clearAudio' };
 
 export function readStreamFrame(text: string): ReceivedStreamFrame | null {
   let value: unknown;

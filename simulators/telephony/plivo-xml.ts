@@ -19,7 +19,15 @@ export interface XmlElement {
 export type PlivoVerb =
   | { kind: 'stream'; url: string; bidirectional: boolean; contentType: string | null }
   | { kind: 'hangup'; reason: string | null }
-  | { kind: 'dial'; number: string; actionUrl: string | null; callbackUrl: string | null; timeoutSeconds: number | null; timeLimitSeconds: number | null; callerId: string | null }
+  | {
+      kind: 'dial';
+      number: string;
+      actionUrl: string | null;
+      callbackUrl: string | null;
+      timeoutSeconds: number | null;
+      timeLimitSeconds: number | null;
+      callerId: string | null;
+    }
   | { kind: 'conference'; room: string; callbackUrl: string | null }
   | { kind: 'nothing' };
 
@@ -79,7 +87,8 @@ function decodeEntities(text: string): string {
 
 /** The document's root element, or null when the text is not well-formed XML of one root. */
 export function parseXml(text: string): XmlElement | null {
-  const tokens = /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[([\s\S]*?)\]\]>|<(\/?)([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)|(<)/g;
+  const tokens =
+    /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[([\s\S]*?)\]\]>|<(\/?)([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)|(<)/g;
   const stack: XmlElement[] = [];
   let root: XmlElement | null = null;
   for (let match = tokens.exec(text); match; match = tokens.exec(text)) {
@@ -109,6 +118,7 @@ export function parseXml(text: string): XmlElement | null {
 
 function attributesOf(text: string): Record<string, string> {
   const attributes: Record<string, string> = {};
-  for (const [, name, double, single] of text.matchAll(/([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes[name!] = decodeEntities(double ?? single ?? '');
+  for (const [, name, double, single] of text.matchAll(/([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g))
+    attributes[name!] = decodeEntities(double ?? single ?? '');
   return attributes;
 }

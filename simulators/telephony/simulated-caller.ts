@@ -194,7 +194,13 @@ export class SimulatedCaller {
     this.send({
       event: 'start',
       sequenceNumber: this.sequenceNumber++,
-      start: { callId: providerCallId, streamId: this.streamId, accountId, tracks: ['inbound'], mediaFormat: { encoding: PLIVO_STREAM_CONTENT_TYPE, sampleRate: PLIVO_STREAM_SAMPLE_RATE } },
+      start: {
+        callId: providerCallId,
+        streamId: this.streamId,
+        accountId,
+        tracks: ['inbound'],
+        mediaFormat: { encoding: PLIVO_STREAM_CONTENT_TYPE, sampleRate: PLIVO_STREAM_SAMPLE_RATE },
+      },
     });
     this.startedAtMs = Date.now();
     this.lastPlayedAtMs = this.startedAtMs;
@@ -279,7 +285,12 @@ export class SimulatedCaller {
         await this.when(() => Date.now() >= at);
       }
       this.options.record.digitsPressed += digit;
-      this.send({ event: 'dtmf', sequenceNumber: this.sequenceNumber++, streamId: this.streamId, dtmf: { track: 'inbound', digit, timestamp: String(Date.now() - this.startedAtMs) } });
+      this.send({
+        event: 'dtmf',
+        sequenceNumber: this.sequenceNumber++,
+        streamId: this.streamId,
+        dtmf: { track: 'inbound', digit, timestamp: String(Date.now() - this.startedAtMs) },
+      });
     }
     this.lineEndedAtMs = Date.now();
     this.playedBytesAtLineEnd = this.playedBytes;

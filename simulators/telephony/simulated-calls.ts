@@ -26,7 +26,15 @@ export type CalleeScript =
    * created with machine detection gets the `detection` verdict (default `machine`; `human` or
    * `none` play a detector that misses) `detectAfterSeconds` (default 1.5) after the answer.
    */
-  | { kind: 'machine'; answerAfterSeconds: number; greeting: string; beepMs?: number; hangUpAfterSeconds?: number; detection?: 'machine' | 'human' | 'none'; detectAfterSeconds?: number }
+  | {
+      kind: 'machine';
+      answerAfterSeconds: number;
+      greeting: string;
+      beepMs?: number;
+      hangUpAfterSeconds?: number;
+      detection?: 'machine' | 'human' | 'none';
+      detectAfterSeconds?: number;
+    }
   | { kind: 'no-answer'; ringSeconds: number }
   | { kind: 'busy' }
   | { kind: 'failed' }
@@ -109,7 +117,8 @@ export interface SimulatedCall extends StreamedConversation {
   dialledBy: string | null;
 }
 
-export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'> & Partial<Pick<SimulatedCall, 'machineDetectionUrl'>>;
+export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'ringUrl' | 'hangupUrl' | 'timeLimitSeconds'> &
+  Partial<Pick<SimulatedCall, 'machineDetectionUrl'>>;
 
 /** An inbound call: the caller, the account's number dialled, and the URLs of the account's application. */
 export type InboundCallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
@@ -206,7 +215,10 @@ export class SimulatedCalls {
    * call as it is now (a copy); `calls()` shows how it goes on.
    */
   dialIn(request: InboundCallRequest, caller: InboundCallerScript): SimulatedCall {
-    const call = this.track({ ...request, ringUrl: null, machineDetectionUrl: null, direction: 'inbound' }, { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation });
+    const call = this.track(
+      { ...request, ringUrl: null, machineDetectionUrl: null, direction: 'inbound' },
+      { kind: 'answer', answerAfterSeconds: 0, hangUpAfterSeconds: caller.hangUpAfterSeconds, conversation: caller.conversation },
+    );
     if (!this.stop.signal.aborted) {
       this.ring(call);
       this.notify(call, 'ringing', request.answerUrl, { Event: 'StartApp' }, (xml) => this.followInbound(call, xml));
@@ -214,7 +226,10 @@ export class SimulatedCalls {
     return structuredClone(call.record);
   }
 
-  private track(request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks' | 'bridgedWith' | 'dialledBy'>, script: CalleeScript): LiveCall {
+  private track(
+    request: Omit<SimulatedCall, keyof StreamedConversation | 'providerCallId' | 'status' | 'history' | 'callbacks' | 'bridgedWith' | 'dialledBy'>,
+    script: CalleeScript,
+  ): LiveCall {
     const record: SimulatedCall = {
       bridgedWith: null,
       dialledBy: null,
@@ -236,7 +251,17 @@ export class SimulatedCalls {
     const over = new Promise<void>((resolve) => {
       markOver = resolve;
     });
-    const call: LiveCall = { record, script, answeredAtMs: null, timers: new Set(), deliveries: Promise.resolve(), caller: null, answering: null, over, markOver };
+    const call: LiveCall = {
+      record,
+      script,
+      answeredAtMs: null,
+      timers: new Set(),
+      deliveries: Promise.resolve(),
+      caller: null,
+      answering: null,
+      over,
+      markOver,
+    };
     this.live.set(record.providerCallId, call);
     return call;
   }
@@ -259,7 +284,9 @@ export class SimulatedCalls {
       case 'timeout':
         if (!script.ringSeconds) return this.end(call, { status: 'timeout', cause: 'RECOVERY_ON_TIMER_EXPIRE', source: 'Plivo', durationSeconds: 0 });
         this.ring(call);
-        return this.after(call, script.ringSeconds, () => this.end(call, { status: 'timeout', cause: 'RECOVERY_ON_TIMER_EXPIRE', source: 'Plivo', durationSeconds: 0 }));
+        return this.after(call, script.ringSeconds, () =>
+          this.end(call, { status: 'timeout', cause: 'RECOVERY_ON_TIMER_EXPIRE', source: 'Plivo', durationSeconds: 0 }),
+        );
       case 'no-answer':
         this.ring(call);
         return this.after(call, script.ringSeconds, () => this.end(call, { status: 'no-answer', cause: 'NO_ANSWER', source: 'Plivo', durationSeconds: 0 }));
@@ -318,7 +345,12 @@ export class SimulatedCalls {
     const instruction = xml === null ? null : readPlivoXml(xml);
     if (instruction?.kind === 'conference') return this.joinRoom(call, instruction.room);
     if (instruction?.kind !== 'dial') {
-      return this.end(call, { status: 'completed', cause: xml === null ? 'ANSWER_URL_FAILED' : 'NORMAL_CLEARING', source: xml === null ? 'Error' : 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
+      return this.end(call, {
+        status: 'completed',
+        cause: xml === null ? 'ANSWER_URL_FAILED' : 'NORMAL_CLEARING',
+        source: xml === null ? 'Error' : 'Answer XML',
+        durationSeconds: this.secondsSinceAnswer(call),
+      });
     }
     this.dialOut(call, instruction);
   }
@@ -333,7 +365,19 @@ export class SimulatedCalls {
   private dialOut(call: LiveCall, dial: Extract<PlivoVerb, { kind: 'dial' }>): void {
     const script = this.callees.get(dial.number) ?? DEFAULT_CALLEE;
     const from = dial.callerId ? (/^\d+$/.test(dial.callerId) ? `+${dial.callerId}` : dial.callerId) : call.record.to;
-    const leg = this.track({ from, to: dial.number, answerUrl: '', ringUrl: null, hangupUrl: null, timeLimitSeconds: dial.timeLimitSeconds ?? DEFAULT_DIAL_TIME_LIMIT_SECONDS, machineDetectionUrl: null, direction: 'outbound' }, script);
+    const leg = this.track(
+      {
+        from,
+        to: dial.number,
+        answerUrl: '',
+        ringUrl: null,
+        hangupUrl: null,
+        timeLimitSeconds: dial.timeLimitSeconds ?? DEFAULT_DIAL_TIME_LIMIT_SECONDS,
+        machineDetectionUrl: null,
+        direction: 'outbound',
+      },
+      script,
+    );
     leg.record.dialledBy = call.record.providerCallId;
     const progress: DialInProgress = { leg, actionUrl: dial.actionUrl, callbackUrl: dial.callbackUrl, answered: false, done: false };
     call.dial = progress;
@@ -383,7 +427,12 @@ export class SimulatedCalls {
     progress.done = true;
     const { leg } = progress;
     if (progress.answered) this.notify(call, 'in-progress', progress.callbackUrl, this.legHangupFields(call, leg));
-    const fields: CallbackParams = { ...this.dialFields(call, leg), DialStatus: dialStatus, DialHangupCause: cause, DialRingStatus: String(dialStatus !== 'busy' && dialStatus !== 'failed') };
+    const fields: CallbackParams = {
+      ...this.dialFields(call, leg),
+      DialStatus: dialStatus,
+      DialHangupCause: cause,
+      DialRingStatus: String(dialStatus !== 'busy' && dialStatus !== 'failed'),
+    };
     if (!progress.answered) fields.DialBLegUUID = '';
     if (progress.actionUrl) this.notify(call, 'in-progress', progress.actionUrl, fields, (xml) => this.followDialAction(call, xml));
     else this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Answer XML', durationSeconds: this.secondsSinceAnswer(call) });
@@ -440,13 +489,26 @@ export class SimulatedCalls {
   }
 
   private dialFields(call: LiveCall, leg: LiveCall): CallbackParams {
-    return { Event: 'Dial', DialALegUUID: call.record.providerCallId, DialBLegUUID: leg.record.providerCallId, DialBLegFrom: digitsOf(leg.record.from), DialBLegTo: digitsOf(leg.record.to) };
+    return {
+      Event: 'Dial',
+      DialALegUUID: call.record.providerCallId,
+      DialBLegUUID: leg.record.providerCallId,
+      DialBLegFrom: digitsOf(leg.record.from),
+      DialBLegTo: digitsOf(leg.record.to),
+    };
   }
 
   private legHangupFields(call: LiveCall, leg: LiveCall): CallbackParams {
     const ending = leg.ending;
     const seconds = String(Math.round(ending?.durationSeconds ?? this.secondsSinceAnswer(leg)));
-    return { ...this.dialFields(call, leg), DialAction: 'hangup', DialBLegStatus: 'hangup', DialBLegDuration: seconds, DialBLegBillDuration: seconds, DialBLegHangupCause: ending?.cause ?? 'NORMAL_CLEARING' };
+    return {
+      ...this.dialFields(call, leg),
+      DialAction: 'hangup',
+      DialBLegStatus: 'hangup',
+      DialBLegDuration: seconds,
+      DialBLegBillDuration: seconds,
+      DialBLegHangupCause: ending?.cause ?? 'NORMAL_CLEARING',
+    };
   }
 
   /** Every call placed, oldest first, as copies. */
@@ -491,7 +553,9 @@ export class SimulatedCalls {
     const limit = call.record.timeLimitSeconds;
     // Whichever comes first ends the call; ending clears the other timer.
     if (hangUpAfterSeconds !== undefined) {
-      this.after(call, hangUpAfterSeconds, () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: hangUpAfterSeconds }));
+      this.after(call, hangUpAfterSeconds, () =>
+        this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: hangUpAfterSeconds }),
+      );
     }
     this.after(call, limit, () => this.end(call, { status: 'completed', cause: 'ALLOTTED_TIMEOUT', source: 'Plivo', durationSeconds: limit }));
   }
@@ -518,7 +582,8 @@ export class SimulatedCalls {
     if (call.record.status !== 'ringing' || this.stop.signal.aborted) return;
     const instruction = xml === null ? null : readPlivoXml(xml);
     if (instruction?.kind !== 'stream') {
-      const cause = xml === null ? 'ANSWER_URL_FAILED' : instruction?.kind === 'hangup' && instruction.reason === 'rejected' ? 'CALL_REJECTED' : 'NORMAL_CLEARING';
+      const cause =
+        xml === null ? 'ANSWER_URL_FAILED' : instruction?.kind === 'hangup' && instruction.reason === 'rejected' ? 'CALL_REJECTED' : 'NORMAL_CLEARING';
       return this.end(call, { status: xml === null ? 'failed' : 'completed', cause, source: xml === null ? 'Error' : 'Answer XML', durationSeconds: 0 });
     }
     const script = call.script.kind === 'answer' ? call.script : { hangUpAfterSeconds: undefined, conversation: undefined };
@@ -571,7 +636,8 @@ export class SimulatedCalls {
     const { record } = call;
     if (!url) return;
     // RequestUUID is the id call creation answers with: an inbound call has none.
-    const ids: CallbackParams = record.direction === 'outbound' ? { CallUUID: record.providerCallId, RequestUUID: record.providerCallId } : { CallUUID: record.providerCallId };
+    const ids: CallbackParams =
+      record.direction === 'outbound' ? { CallUUID: record.providerCallId, RequestUUID: record.providerCallId } : { CallUUID: record.providerCallId };
     const params: CallbackParams = { ...ids, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: record.direction, ...fields };
     const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
     record.callbacks.push(delivery);
@@ -638,10 +704,13 @@ export class SimulatedCalls {
   }
 
   private after(call: LiveCall, seconds: number, run: () => void): void {
-    const timer = setTimeout(() => {
-      call.timers.delete(timer);
-      run();
-    }, seconds * 1000 * this.options.timeScale);
+    const timer = setTimeout(
+      () => {
+        call.timers.delete(timer);
+        run();
+      },
+      seconds * 1000 * this.options.timeScale,
+    );
     call.timers.add(timer);
   }
 

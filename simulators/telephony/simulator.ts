@@ -112,21 +112,25 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
   const account = `/v1/Account/${authId}/`;
   const numbersPrefix = `${account}Number/`;
 
-  const simulator = await startSimulatedService((req, url, body) => {
-    if (!authorized(req, authId, authToken)) return { status: 401, body: { api_id: randomUUID(), error: 'authentication failed' } };
-    const match = url.pathname.startsWith(account) ? /^(\w+)\/(?:([^/]+)\/?)?$/.exec(url.pathname.slice(account.length)) : null;
-    const [resource, id] = match ? [match[1], match[2] && decodeURIComponent(match[2])] : [];
-    if (req.method === 'GET' && resource === 'Number') {
-      if (!id) return listNumbers(inventory, url, numbersPrefix);
-      const found = inventory.get(id);
-      return found ? { status: 200, body: { api_id: randomUUID(), ...numberResource(found, numbersPrefix) } } : notFound();
-    }
-    if (req.method === 'POST' && resource === 'Call' && !id) return createCall(calls, inventory, body);
-    if (req.method === 'DELETE' && resource === 'Call' && id) return calls.hangUp(id) ? { status: 204 } : notFound();
-    if (req.method === 'POST' && resource === 'Call' && id) return transferCall(calls, id, body);
-    if (req.method === 'DELETE' && resource === 'Request' && id) return calls.cancel(id) ? { status: 204 } : notFound();
-    return notFound();
-  }, options, () => calls.close());
+  const simulator = await startSimulatedService(
+    (req, url, body) => {
+      if (!authorized(req, authId, authToken)) return { status: 401, body: { api_id: randomUUID(), error: 'authentication failed' } };
+      const match = url.pathname.startsWith(account) ? /^(\w+)\/(?:([^/]+)\/?)?$/.exec(url.pathname.slice(account.length)) : null;
+      const [resource, id] = match ? [match[1], match[2] && decodeURIComponent(match[2])] : [];
+      if (req.method === 'GET' && resource === 'Number') {
+        if (!id) return listNumbers(inventory, url, numbersPrefix);
+        const found = inventory.get(id);
+        return found ? { status: 200, body: { api_id: randomUUID(), ...numberResource(found, numbersPrefix) } } : notFound();
+      }
+      if (req.method === 'POST' && resource === 'Call' && !id) return createCall(calls, inventory, body);
+      if (req.method === 'DELETE' && resource === 'Call' && id) return calls.hangUp(id) ? { status: 204 } : notFound();
+      if (req.method === 'POST' && resource === 'Call' && id) return transferCall(calls, id, body);
+      if (req.method === 'DELETE' && resource === 'Request' && id) return calls.cancel(id) ? { status: 204 } : notFound();
+      return notFound();
+    },
+    options,
+    () => calls.close(),
+  );
   return Object.assign(simulator, {
     authId,
     authToken,
@@ -175,7 +179,17 @@ function listNumbers(inventory: Map<string, SimulatedNumber>, url: URL, prefix: 
 }
 
 function numberResource(n: SimulatedNumber, prefix: string) {
-  return { ...n, active: true, alias: '', application: null, carrier: 'Plivo', monthly_rental_rate: '0.80000', sms_enabled: false, type: n.number_type, resource_uri: `${prefix}${n.number}/` };
+  return {
+    ...n,
+    active: true,
+    alias: '',
+    application: null,
+    carrier: 'Plivo',
+    monthly_rental_rate: '0.80000',
+    sms_enabled: false,
+    type: n.number_type,
+    resource_uri: `${prefix}${n.number}/`,
+  };
 }
 
 /** `POST .../Call/` with Plivo's JSON fields; the callbacks go out with POST only. */
@@ -183,23 +197,44 @@ function createCall(calls: SimulatedCalls, inventory: Map<string, SimulatedNumbe
   const body = parseObject(text);
   if (!body) return refused('the body must be a JSON object');
   const { from, to, answer_url, answer_method, ring_url, hangup_url, time_limit, ring_timeout } = body;
-  if (ring_timeout !== undefined && (!Number.isInteger(ring_timeout) || (ring_timeout as number) < 1)) return refused('ring_timeout must be a positive number of seconds');
+  if (ring_timeout !== undefined && (!Number.isInteger(ring_timeout) || (ring_timeout as number) < 1))
+    return refused('ring_timeout must be a positive number of seconds');
   if (typeof from !== 'string' || !inventory.has(from)) return refused(`from ${String(from)} is not a number of this account`);
   if (typeof to !== 'string' || !/^\d{8,15}$/.test(to)) return refused(`to ${String(to)} is not a number Plivo can dial`);
   if (!isHttpUrl(answer_url)) return refused('answer_url must be an http(s) URL');
   if (answer_method !== undefined && answer_method !== 'POST') return refused('the simulator calls answer_url with POST only');
-  if ((ring_url !== undefined && !isHttpUrl(ring_url)) || (hangup_url !== undefined && !isHttpUrl(hangup_url))) return refused('ring_url and hangup_url must be http(s) URLs');
+  if ((ring_url !== undefined && !isHttpUrl(ring_url)) || (hangup_url !== undefined && !isHttpUrl(hangup_url)))
+    return refused('ring_url and hangup_url must be http(s) URLs');
   // Answering-machine detection (asynchronous: the call goes on, the verdict is posted to the URL).
   const { machine_detection, machine_detection_url, machine_detection_method, machine_detection_time } = body;
-  if (machine_detection !== undefined && machine_detection !== 'true' && machine_detection !== 'hangup') return refused('machine_detection must be true or hangup');
+  if (machine_detection !== undefined && machine_detection !== 'true' && machine_detection !== 'hangup')
+    return refused('machine_detection must be true or hangup');
   if (machine_detection === 'hangup') return refused('the simulator supports machine_detection true only');
   if (machine_detection !== undefined && !isHttpUrl(machine_detection_url)) return refused('machine_detection_url must be an http(s) URL');
   if (machine_detection_method !== undefined && machine_detection_method !== 'POST') return refused('the simulator calls machine_detection_url with POST only');
-  if (machine_detection_time !== undefined && (!Number.isInteger(machine_detection_time) || (machine_detection_time as number) < 2000 || (machine_detection_time as number) > 10000)) return refused('machine_detection_time must be 2000 to 10000 ms');
+  if (
+    machine_detection_time !== undefined &&
+    (!Number.isInteger(machine_detection_time) || (machine_detection_time as number) < 2000 || (machine_detection_time as number) > 10000)
+  )
+    return refused('machine_detection_time must be 2000 to 10000 ms');
   const timeLimit = time_limit ?? DEFAULT_TIME_LIMIT_SECONDS;
-  if (!Number.isInteger(timeLimit) || (timeLimit as number) < 1 || (timeLimit as number) > MAX_TIME_LIMIT_SECONDS) return refused(`time_limit must be 1 to ${MAX_TIME_LIMIT_SECONDS} seconds`);
-  const call = calls.place({ from: `+${from}`, to: `+${to}`, answerUrl: answer_url, ringUrl: ring_url ?? null, hangupUrl: hangup_url ?? null, timeLimitSeconds: timeLimit as number, machineDetectionUrl: machine_detection === 'true' ? (machine_detection_url as string) : null, ...(ring_timeout !== undefined ? { ringTimeoutSeconds: ring_timeout as number } : {}) });
-  return { status: 201, body: { api_id: randomUUID(), message: 'call fired', request_uuid: call.providerCallId }, afterAnswer: () => calls.start(call.providerCallId) };
+  if (!Number.isInteger(timeLimit) || (timeLimit as number) < 1 || (timeLimit as number) > MAX_TIME_LIMIT_SECONDS)
+    return refused(`time_limit must be 1 to ${MAX_TIME_LIMIT_SECONDS} seconds`);
+  const call = calls.place({
+    from: `+${from}`,
+    to: `+${to}`,
+    answerUrl: answer_url,
+    ringUrl: ring_url ?? null,
+    hangupUrl: hangup_url ?? null,
+    timeLimitSeconds: timeLimit as number,
+    machineDetectionUrl: machine_detection === 'true' ? (machine_detection_url as string) : null,
+    ...(ring_timeout !== undefined ? { ringTimeoutSeconds: ring_timeout as number } : {}),
+  });
+  return {
+    status: 201,
+    body: { api_id: randomUUID(), message: 'call fired', request_uuid: call.providerCallId },
+    afterAnswer: () => calls.start(call.providerCallId),
+  };
 }
 
 /**

@@ -16,7 +16,21 @@ export type SpeechServerKind = 'voice-listing' | 'openai';
 const SAMPLE_RATE = 24_000;
 
 /** OpenAI's built-in voices as its text-to-speech guide lists them (https://platform.openai.com/docs/guides/text-to-speech#voice-options). */
-export const OPENAI_SIMULATED_VOICES: Voice[] = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse', 'marin', 'cedar'].map((id) => ({ id, name: id, language: null, gender: null }));
+export const OPENAI_SIMULATED_VOICES: Voice[] = [
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'nova',
+  'onyx',
+  'sage',
+  'shimmer',
+  'verse',
+  'marin',
+  'cedar',
+].map((id) => ({ id, name: id, language: null, gender: null }));
 
 /** The body fields of OpenAI's `POST /v1/audio/speech` (https://platform.openai.com/docs/api-reference/audio/createSpeech). */
 const OPENAI_SPEECH_FIELDS = ['model', 'input', 'voice', 'instructions', 'response_format', 'speed', 'stream_format'];
@@ -101,7 +115,12 @@ type JsonAnswer = { status: number; body: unknown };
 export async function startSpeechSimulator(options: SpeechSimulatorOptions = {}): Promise<SpeechSimulator> {
   const voices = options.voices ?? (options.kind === 'openai' ? OPENAI_SIMULATED_VOICES : DEFAULT_SIMULATED_VOICES);
   const pieceIntervalMs = options.pieceIntervalMs ?? 10;
-  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode, apiKey: options.apiKey ?? SIMULATOR_API_KEY, kind: options.kind ?? ('voice-listing' as SpeechServerKind) };
+  const state = {
+    latencyMs: options.latencyMs ?? 0,
+    mode: 'normal' as SimulatorMode,
+    apiKey: options.apiKey ?? SIMULATOR_API_KEY,
+    kind: options.kind ?? ('voice-listing' as SpeechServerKind),
+  };
   const speechRequests: SimulatedSpeechRequest[] = [];
   const speechStreams: SimulatedSpeechStream[] = [];
   const speechFields: string[][] = [];
@@ -220,7 +239,8 @@ function readSpeechRequest(text: string, voices: readonly Voice[], kind: SpeechS
   if (typeof model !== 'string' || !model) return refuse('`model` is required', 'model');
   if (typeof input !== 'string' || !input.trim()) return refuse('`input` must be a non-empty string', 'input');
   if (input.length > MAX_INPUT_CHARACTERS) return refuse(`\`input\` must be at most ${MAX_INPUT_CHARACTERS} characters`, 'input');
-  if (typeof voice !== 'string' || !voices.some((v) => v.id === voice)) return refuse(`voice '${String(voice)}' is not one of: ${voices.map((v) => v.id).join(', ')}`, 'voice');
+  if (typeof voice !== 'string' || !voices.some((v) => v.id === voice))
+    return refuse(`voice '${String(voice)}' is not one of: ${voices.map((v) => v.id).join(', ')}`, 'voice');
   if (typeof speed !== 'number' || !(speed >= 0.25 && speed <= 4)) return refuse('`speed` must be a number from 0.25 to 4', 'speed');
   if (format !== 'pcm') return refuse(`response_format '${String(format)}' is not supported; this server answers 'pcm' only`, 'response_format');
   if (langCode !== null && typeof langCode !== 'string') return refuse('`lang_code` must be a string', 'lang_code');
@@ -261,4 +281,3 @@ function openAiError(status: number, message: string, code: string | null = null
 function sendJson(res: ServerResponse, answer: JsonAnswer): void {
   if (!res.destroyed) res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.body));
 }
-

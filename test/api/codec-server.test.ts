@@ -14,7 +14,10 @@ const bearer = { Authorization: `Bearer ${TEST_CODEC_SERVER_TOKEN}` };
 /** A payload as the UI sends it: proto3 JSON, bytes in base64. */
 function jsonPayload(value: unknown) {
   const payload = defaultPayloadConverter.toPayload(value);
-  return { metadata: Object.fromEntries(Object.entries(payload.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(payload.data!).toString('base64') };
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    data: Buffer.from(payload.data!).toString('base64'),
+  };
 }
 
 /**
@@ -27,7 +30,11 @@ describe('The codec server (/codec/encode, /codec/decode)', () => {
   after(() => api.close());
 
   const post = (target: RunningApi, operation: string, body: unknown, headers: Record<string, string> = bearer) =>
-    target.request(`/codec/${operation}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    target.request(`/codec/${operation}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('encodes payloads as the workers do, and decodes them back; plaintext payloads decode as they are', async () => {
     const plain = jsonPayload({ to: '+919812345678' });
@@ -45,14 +52,22 @@ describe('The codec server (/codec/encode, /codec/decode)', () => {
 
     // A payload the workers wrote (the codec itself) decodes too.
     const [written] = await testEncryption.codec.encode([defaultPayloadConverter.toPayload('Asha Rao')]);
-    const fromWorker = { metadata: Object.fromEntries(Object.entries(written!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(written!.data!).toString('base64') };
+    const fromWorker = {
+      metadata: Object.fromEntries(Object.entries(written!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      data: Buffer.from(written!.data!).toString('base64'),
+    };
     expect(text((await (await post(api, 'decode', { payloads: [fromWorker] })).json()).payloads[0].data)).to.equal('"Asha Rao"');
     expect((await (await post(api, 'decode', {})).json()).payloads).to.deep.equal([]);
   });
 
   it('refuses callers without the staff token (401), and a wrong one, before reading the body', async () => {
     const body = { payloads: [jsonPayload('x')] };
-    for (const headers of <Record<string, string>[]>[{}, { Authorization: 'Bearer not-the-token' }, { Authorization: TEST_CODEC_SERVER_TOKEN }, { Authorization: `Basic ${b64(`staff:${TEST_CODEC_SERVER_TOKEN}`)}` }]) {
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { Authorization: 'Bearer not-the-token' },
+      { Authorization: TEST_CODEC_SERVER_TOKEN },
+      { Authorization: `Basic ${b64(`staff:${TEST_CODEC_SERVER_TOKEN}`)}` },
+    ]) {
       const res = await post(api, 'decode', body, headers);
       expect(res.status, JSON.stringify(headers)).to.equal(401);
       expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);
@@ -62,11 +77,17 @@ describe('The codec server (/codec/encode, /codec/decode)', () => {
   });
 
   it('answers the UI origin’s preflight and its requests with CORS headers; other origins are refused', async () => {
-    const preflight = await api.request('/codec/decode', { method: 'OPTIONS', headers: { Origin: TEST_UI_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,x-namespace' } });
+    const preflight = await api.request('/codec/decode', {
+      method: 'OPTIONS',
+      headers: { Origin: TEST_UI_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,x-namespace' },
+    });
     expect(preflight.status).to.equal(204);
     expect(preflight.headers.get('access-control-allow-origin')).to.equal(TEST_UI_ORIGIN);
     expect(preflight.headers.get('access-control-allow-methods')).to.contain('POST');
-    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).to.contain('authorization').and.contain('x-namespace').and.contain('content-type');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase())
+      .to.contain('authorization')
+      .and.contain('x-namespace')
+      .and.contain('content-type');
     expect(preflight.headers.get('access-control-allow-credentials')).to.equal('true');
 
     const fromUi = await post(api, 'decode', { payloads: [] }, { ...bearer, Origin: TEST_UI_ORIGIN });
@@ -87,7 +108,14 @@ describe('The codec server (/codec/encode, /codec/decode)', () => {
   });
 
   it('answers 400 for a body that is not a Payloads message, 422 for a payload of an unknown key', async () => {
-    for (const body of [[], { payloads: {} }, { payloads: [1] }, { payloads: [{ metadata: { encoding: 'not base64!' } }] }, { payloads: [{ data: 42 }] }, { payloads: [{ metadata: [] }] }]) {
+    for (const body of [
+      [],
+      { payloads: {} },
+      { payloads: [1] },
+      { payloads: [{ metadata: { encoding: 'not base64!' } }] },
+      { payloads: [{ data: 42 }] },
+      { payloads: [{ metadata: [] }] },
+    ]) {
       const res = await post(api, 'decode', body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect((await res.json()).detail).to.be.a('string');
@@ -117,7 +145,9 @@ describe('The codec server (/codec/encode, /codec/decode)', () => {
   });
 
   it('reads CODEC_SERVER_TOKEN and TEMPORAL_UI_ORIGIN', () => {
-    expect(loadConfig({ CODEC_SERVER_TOKEN: TEST_CODEC_SERVER_TOKEN, TEMPORAL_UI_ORIGIN: 'http://localhost:8233, https://Temporal.example.com' }).codecServer).to.deep.equal({ token: TEST_CODEC_SERVER_TOKEN, uiOrigins: ['http://localhost:8233', 'https://temporal.example.com'] });
+    expect(
+      loadConfig({ CODEC_SERVER_TOKEN: TEST_CODEC_SERVER_TOKEN, TEMPORAL_UI_ORIGIN: 'http://localhost:8233, https://Temporal.example.com' }).codecServer,
+    ).to.deep.equal({ token: TEST_CODEC_SERVER_TOKEN, uiOrigins: ['http://localhost:8233', 'https://temporal.example.com'] });
     expect(() => loadConfig({ CODEC_SERVER_TOKEN: 'short' })).to.throw('at least 32 characters');
     expect(() => loadConfig({ TEMPORAL_UI_ORIGIN: 'http://localhost:8233/namespaces' })).to.throw('no path');
   });

@@ -189,7 +189,9 @@ describe('API common rules', () => {
       const res = await api.request('/api/v1/no/such/route');
       expect(res.status).to.equal(404);
       expect(res.headers.get('content-type')).to.match(/^application\/json/);
-      expect((await res.json()).detail).to.be.a('string').and.include('/no/such/route');
+      expect((await res.json()).detail)
+        .to.be.a('string')
+        .and.include('/no/such/route');
     });
 
     it('an unknown route outside the API is 404 JSON {detail}', async () => {

@@ -46,7 +46,11 @@ describe('the HTTP surface under a fuzzer', () => {
     });
 
     it('a 5xx raised by a library is the contract 500, with the request id', async () => {
-      const res = await api.request('/__test/encoded-stream', { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Request-ID': 'encoded-1' }, body: '{}' });
+      const res = await api.request('/__test/encoded-stream', {
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain', 'X-Request-ID': 'encoded-1' },
+        body: '{}',
+      });
       expect(res.status).to.equal(500);
       expect(await res.json()).to.deep.equal({ detail: 'internal server error', request_id: 'encoded-1' });
     });
@@ -95,7 +99,9 @@ describe('the HTTP surface under a fuzzer', () => {
     it('an empty timezone query parameter', async () => {
       const res = await health('?timezone=');
       expect(res.status).to.equal(400);
-      expect((await res.json()).detail).to.include('empty time zone').and.include('IANA');
+      expect((await res.json()).detail)
+        .to.include('empty time zone')
+        .and.include('IANA');
     });
 
     it('an unknown X-Timezone header, even when the query parameter is good', async () => {

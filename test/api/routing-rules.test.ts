@@ -43,7 +43,14 @@ const OUTSIDE_THE_DOCUMENT = [
 
 describe('routing rules (decision 0170)', () => {
   const app = createApp({
-    config: { defaultTimezone: 'Asia/Kolkata', validateResponses: false, roundTripWaitMs: 1000, auth: TEST_AUTH_CONFIG, welcomeCreditsPaise: 0, toolsAllowPrivateNetworks: false },
+    config: {
+      defaultTimezone: 'Asia/Kolkata',
+      validateResponses: false,
+      roundTripWaitMs: 1000,
+      auth: TEST_AUTH_CONFIG,
+      welcomeCreditsPaise: 0,
+      toolsAllowPrivateNetworks: false,
+    },
     temporal: {} as Client,
   }) as unknown as { router: RouterLike; enabled(setting: string): boolean };
   const { routers, routes } = walk(app.router);
@@ -67,7 +74,20 @@ describe('routing rules (decision 0170)', () => {
   });
 
   it('any spelling of a path under /api is the access step’s to answer', () => {
-    for (const path of ['/api', '/api/v1/x', '/API/V1/Tools/Test', '/%61pi/v1/x', '/%41PI', '//api/x', '/./api/x', '/x/../api/x', '/api;x=1/v1/x', '\\api\\v1', '/Api%2Fv1', '/api/v1/..%2f..%2fmcp']) {
+    for (const path of [
+      '/api',
+      '/api/v1/x',
+      '/API/V1/Tools/Test',
+      '/%61pi/v1/x',
+      '/%41PI',
+      '//api/x',
+      '/./api/x',
+      '/x/../api/x',
+      '/api;x=1/v1/x',
+      '\\api\\v1',
+      '/Api%2Fv1',
+      '/api/v1/..%2f..%2fmcp',
+    ]) {
       expect(isForTheApi(path), path).to.equal(true);
     }
     for (const path of ['/', '/mcp', '/oauth/token', '/.well-known/oauth-authorization-server', '/openapi.json', '/apiary', '/api/../mcp']) {

@@ -41,7 +41,10 @@ describe('secrets at rest', function () {
   const post = (path: string, body: unknown = {}) => api.request(`/api/v1${path}`, withJson('POST', body, headers));
 
   async function agentWithToken(): Promise<string> {
-    const res = await post('/agents', { name: 'At rest', tools: [{ name: 'lookup', description: 'Looks up the caller', url: `${target.origin}/echo`, headers: { Authorization: TOKEN } }] });
+    const res = await post('/agents', {
+      name: 'At rest',
+      tools: [{ name: 'lookup', description: 'Looks up the caller', url: `${target.origin}/echo`, headers: { Authorization: TOKEN } }],
+    });
     expect(res.status).to.equal(201);
     return (await res.json()).id;
   }
@@ -55,7 +58,10 @@ describe('secrets at rest', function () {
   it("stores tools' header values sealed, in the agent and in its versions", async () => {
     const id = await agentWithToken();
     expect((await post(`/agents/${id}/versions/1/restore`)).status).to.equal(200);
-    for (const [collection, filter] of [['agents', { _id: id }], ['agent_versions', { agent_id: id }]] as const) {
+    for (const [collection, filter] of [
+      ['agents', { _id: id }],
+      ['agent_versions', { agent_id: id }],
+    ] as const) {
       const text = await rawText(collection, filter);
       expect(text).to.contain('Authorization');
       expect(text, collection).not.to.contain('crm-token');
@@ -71,7 +77,10 @@ describe('secrets at rest', function () {
     const defaultSecret = (await (await post('/webhooks/default-secret/rotate')).json()).secret;
     const endpoint = await raw('webhook_endpoints').findOne({ _id: created.id as never });
     const workspaceDefault = await raw('webhook_default_secrets').findOne({ _id: owner.workspaceId as never });
-    for (const [stored, secret] of [[endpoint, rotated.secret], [workspaceDefault, defaultSecret]]) {
+    for (const [stored, secret] of [
+      [endpoint, rotated.secret],
+      [workspaceDefault, defaultSecret],
+    ]) {
       expect(JSON.stringify(stored)).not.to.contain(secret.slice('whsec_'.length));
       expect(keyIdOf(stored!.secret)).to.equal('test');
     }
@@ -97,13 +106,28 @@ describe('secrets at rest', function () {
   it('reads values stored in plaintext before encryption, and keys:rotate seals them and moves every value to the new current key', async () => {
     const id = await agentWithToken();
     // A header and a TOTP secret as an older release stored them.
-    const legacyTool = { name: 'lookup', description: 'Looks up the caller', parameters_json: '{"type":"object","properties":{}}', method: 'POST', url: `${target.origin}/echo`, headers_json: JSON.stringify({ Authorization: 'Bearer legacy-plain' }), pre_call_message: '', timeout_seconds: 8 };
+    const legacyTool = {
+      name: 'lookup',
+      description: 'Looks up the caller',
+      parameters_json: '{"type":"object","properties":{}}',
+      method: 'POST',
+      url: `${target.origin}/echo`,
+      headers_json: JSON.stringify({ Authorization: 'Bearer legacy-plain' }),
+      pre_call_message: '',
+      timeout_seconds: 8,
+    };
     await raw('agents').updateOne({ _id: id as never }, { $set: { tools: [legacyTool] } });
     expect(await toolSends(id)).to.equal('Bearer legacy-plain');
     const legacyTotp = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
-    await raw('users').updateOne({ _id: owner.userId as never }, { $set: { 'two_factor.enabled': true, 'two_factor.secret': legacyTotp, 'two_factor.last_step': null } });
+    await raw('users').updateOne(
+      { _id: owner.userId as never },
+      { $set: { 'two_factor.enabled': true, 'two_factor.secret': legacyTotp, 'two_factor.last_step': null } },
+    );
     const login = await (await api.request('/api/v1/auth/login', withJson('POST', { email: owner.email, password: owner.password }))).json();
-    expect((await api.request('/api/v1/auth/login/2fa', withJson('POST', { challenge_token: login.challenge_token, code: totpCode(legacyTotp, new Date()) }))).status).to.equal(200);
+    expect(
+      (await api.request('/api/v1/auth/login/2fa', withJson('POST', { challenge_token: login.challenge_token, code: totpCode(legacyTotp, new Date()) })))
+        .status,
+    ).to.equal(200);
 
     // Rotation: a second key becomes current; the first stays readable until the rewrite is done.
     const next = testDataKeys('test-next');
@@ -116,7 +140,9 @@ describe('secrets at rest', function () {
     expect(counts.users).to.be.at.least(1);
     expect(Object.values(await resealStoredSecrets(next)).every((n) => n === 0)).to.equal(true);
 
-    const everything = (await Promise.all(['agents', 'agent_versions', 'webhook_endpoints', 'webhook_default_secrets', 'users'].map((c) => rawText(c, {})))).join('\n');
+    const everything = (
+      await Promise.all(['agents', 'agent_versions', 'webhook_endpoints', 'webhook_default_secrets', 'users'].map((c) => rawText(c, {})))
+    ).join('\n');
     expect(everything).not.to.contain('legacy-plain');
     expect(everything).not.to.contain(legacyTotp);
     expect(everything).not.to.match(/enc:v1:test:/);
@@ -124,6 +150,13 @@ describe('secrets at rest', function () {
     useDataKeys(parseDataKeys(TEST_NEXT_KEY, undefined));
     expect(await toolSends(id)).to.equal('Bearer legacy-plain');
     const again = await (await api.request('/api/v1/auth/login', withJson('POST', { email: owner.email, password: owner.password }))).json();
-    expect((await api.request('/api/v1/auth/login/2fa', withJson('POST', { challenge_token: again.challenge_token, code: totpCode(legacyTotp, new Date(Date.now() + 30_000)) }))).status).to.equal(200);
+    expect(
+      (
+        await api.request(
+          '/api/v1/auth/login/2fa',
+          withJson('POST', { challenge_token: again.challenge_token, code: totpCode(legacyTotp, new Date(Date.now() + 30_000)) }),
+        )
+      ).status,
+    ).to.equal(200);
   });
 });

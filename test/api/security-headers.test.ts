@@ -54,7 +54,10 @@ describe('security headers and CORS', () => {
 
   describe('CORS on /api', () => {
     const preflight = (api: RunningApi, path: string, origin: string) =>
-      api.request(path, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+      api.request(path, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' },
+      });
 
     it('is off by default: no Access-Control-Allow-Origin, and no preflight answered', async () => {
       const res = await plain.request('/api/v1/health', { headers: { Origin: CONSOLE } });

@@ -98,8 +98,13 @@ describe("Callers' data in Temporal is encrypted", function () {
       for (const [view, json] of Object.entries(await rawViews(workflowId))) {
         const text = readableText(json);
         for (const secret of secrets) expect(text.includes(secret), `${secret} in plaintext in the ${view} of ${workflowId}`).to.equal(false);
-        const plaintext = payloadsIn(json).filter(({ path, payload }) => !SDK_PLAINTEXT.test(path) && base64Text(payload.metadata.encoding) !== ENCRYPTED_ENCODING);
-        expect(plaintext.map(({ path }) => path), `plaintext payloads in the ${view} of ${workflowId}`).to.deep.equal([]);
+        const plaintext = payloadsIn(json).filter(
+          ({ path, payload }) => !SDK_PLAINTEXT.test(path) && base64Text(payload.metadata.encoding) !== ENCRYPTED_ENCODING,
+        );
+        expect(
+          plaintext.map(({ path }) => path),
+          `plaintext payloads in the ${view} of ${workflowId}`,
+        ).to.deep.equal([]);
       }
     }
   }
@@ -108,7 +113,11 @@ describe("Callers' data in Temporal is encrypted", function () {
   async function decodedThroughCodecServer(workflowId: string): Promise<string> {
     const { history } = await rawViews(workflowId);
     const payloads = payloadsIn(history).map(({ payload }) => payload);
-    const res = await api.request('/codec/decode', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TEST_CODEC_SERVER_TOKEN}`, 'X-Namespace': namespace() }, body: JSON.stringify({ payloads }) });
+    const res = await api.request('/codec/decode', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TEST_CODEC_SERVER_TOKEN}`, 'X-Namespace': namespace() },
+      body: JSON.stringify({ payloads }),
+    });
     expect(res.status, await res.clone().text()).to.equal(200);
     return readableText((await res.json()).payloads);
   }
@@ -116,10 +125,22 @@ describe("Callers' data in Temporal is encrypted", function () {
   it("a call: the callee's number and the member's name appear nowhere raw, and decode through the codec", async () => {
     const name = 'Meera Iyengar';
     const owner: SignedUp = await activeOwner(api, { name });
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Support', welcome_message: 'Hello from Acme.', call: OPEN_HOURS, webhook_url: `${receiver.url}/hooks` });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Support',
+      welcome_message: 'Hello from Acme.',
+      call: OPEN_HOURS,
+      webhook_url: `${receiver.url}/hooks`,
+    });
     const [to] = randomNumbers(1).map((n) => n.replace('+9180', '+9198'));
-    providers.telephony.setCallee(to!, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my parcel?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    providers.telephony.setCallee(to!, {
+      kind: 'answer',
+      answerAfterSeconds: 1,
+      conversation: [{ say: 'Where is my parcel?' }, { hangUp: true, afterAgentSilenceMs: 600 }],
+    });
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     const call = (await res.json()) as { id: string; from_number: string };
     // The workflow's result (and so its analytics child) through the test client, which has the codec.
@@ -155,9 +176,14 @@ describe("Callers' data in Temporal is encrypted", function () {
     await readyToSubmit(api, owner.auth);
     expect((await api.request('/api/v1/kyc/submit', { method: 'POST', headers: owner.auth })).status).to.equal(202);
     const handle = createLocal().client.workflow.getHandle(workflowIds.kyc(owner.workspaceId));
-    const state = await until(() => handle.query(stateQuery), (s) => s.status === 'awaiting_review');
+    const state = await until(
+      () => handle.query(stateQuery),
+      (s) => s.status === 'awaiting_review',
+    );
     expect(state.submittedBy.name).to.equal(name);
-    expect(await handle.describe().then((d) => d.staticDetails())).to.contain(name).and.contain(email);
+    expect(await handle.describe().then((d) => d.staticDetails()))
+      .to.contain(name)
+      .and.contain(email);
     await handle.signal(approveSignal, { by: staff });
     await handle.result();
 
@@ -166,7 +192,12 @@ describe("Callers' data in Temporal is encrypted", function () {
     expect(decoded).to.include(name).and.include(email).and.include(staff);
     // The same payloads with the tests' key directly: the codec server is that codec.
     const { history } = await rawViews(workflowIds.kyc(owner.workspaceId));
-    const direct = payloadsIn(history).map(({ payload }) => testEncryption.codec.decrypt({ metadata: Object.fromEntries(Object.entries(payload.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])), data: Buffer.from(payload.data ?? '', 'base64') }));
+    const direct = payloadsIn(history).map(({ payload }) =>
+      testEncryption.codec.decrypt({
+        metadata: Object.fromEntries(Object.entries(payload.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+        data: Buffer.from(payload.data ?? '', 'base64'),
+      }),
+    );
     expect(direct.map((p) => Buffer.from(p.data ?? []).toString('utf8')).join('\n')).to.include(staff);
   });
 });

@@ -85,7 +85,10 @@ describe('workspace call limits and limit requests', () => {
     const text = await res.clone().text();
     expect(res.status, text).to.equal(422);
     const { detail } = await res.json();
-    expect(detail.map((issue: { loc: unknown }) => issue.loc), text).to.deep.include(loc);
+    expect(
+      detail.map((issue: { loc: unknown }) => issue.loc),
+      text,
+    ).to.deep.include(loc);
     if (type) expect(detail.find((issue: { loc: unknown[] }) => issue.loc.join('.') === loc.join('.')).type, text).to.equal(type);
   }
 
@@ -99,7 +102,20 @@ describe('workspace call limits and limit requests', () => {
     it('counts ringing and in-progress calls as active and queued calls as queued, in this workspace only', async () => {
       const { headers, workspaceId } = await freshWorkspace();
       const other = await freshWorkspace();
-      await addCalls(workspaceId, ['ringing', 'ringing', 'in-progress', 'queued', 'queued', 'queued', 'queued', 'completed', 'no-answer', 'busy', 'failed', 'canceled']);
+      await addCalls(workspaceId, [
+        'ringing',
+        'ringing',
+        'in-progress',
+        'queued',
+        'queued',
+        'queued',
+        'queued',
+        'completed',
+        'no-answer',
+        'busy',
+        'failed',
+        'canceled',
+      ]);
       await addCalls(other.workspaceId, ['in-progress', 'queued']);
       expect(await limits(headers)).to.include({ concurrency_limit: 5, active_calls: 3, queued_calls: 4 });
       expect(await limits(other.headers)).to.include({ active_calls: 1, queued_calls: 1 });
@@ -130,7 +146,15 @@ describe('workspace call limits and limit requests', () => {
       const before = Date.now();
       const request = await asked(headers, { concurrency_limit: 40, reason: '  Festival season  ' });
       expect(request).to.have.all.keys(REQUEST_FIELDS);
-      expect(request).to.include({ concurrency_limit: 40, reason: 'Festival season', status: 'pending', requested_by: 'Asha Rao', decided_at: null, decided_by: null, decision_note: null });
+      expect(request).to.include({
+        concurrency_limit: 40,
+        reason: 'Festival season',
+        status: 'pending',
+        requested_by: 'Asha Rao',
+        decided_at: null,
+        decided_by: null,
+        decision_note: null,
+      });
       expect(request.id).to.match(/^[0-9a-f]{32}$/);
       expect(request.created_at).to.match(/\+05:30$/);
       expect(new Date(request.created_at).getTime()).to.be.within(before - 1000, Date.now() + 1000);
@@ -162,7 +186,9 @@ describe('workspace call limits and limit requests', () => {
       const first = await asked(headers);
       const res = await ask(headers, { concurrency_limit: 30, reason: 'even more' });
       expect(res.status).to.equal(409);
-      expect((await res.json()).detail).to.include(first.id).and.include('already open');
+      expect((await res.json()).detail)
+        .to.include(first.id)
+        .and.include('already open');
       expect(await LimitRequest.countDocuments({ workspace_id: workspaceId })).to.equal(1);
     });
 
@@ -296,21 +322,31 @@ describe('workspace call limits and limit requests', () => {
       expect(await limits(headers)).to.deep.equal({ concurrency_limit: 5, active_calls: 0, queued_calls: 0, pending_request: null });
       expect((await Workspace.findById(workspaceId).lean())?.concurrency_limit).to.equal(null);
       expect((await requests(headers))[0]).to.include({ status: 'rejected', decided_by: 'ops', decision_note: 'Complete KYC first' });
-      expect(await AuditEvent.findOne({ workspace_id: workspaceId, action: 'limits.rejected' }).lean()).to.deep.include({ details: { requested: 60, note: 'Complete KYC first' } });
+      expect(await AuditEvent.findOne({ workspace_id: workspaceId, action: 'limits.rejected' }).lean()).to.deep.include({
+        details: { requested: 60, note: 'Complete KYC first' },
+      });
       await asked(headers);
     });
 
     it('refuses to decide twice, an unknown request, a rejection without a note, and a limit out of range', async () => {
       const { headers, workspaceId } = await freshWorkspace();
       const request = await asked(headers);
-      const refused = (promise: Promise<unknown>) => promise.then(() => expect.fail('decided'), (err: Error) => err);
+      const refused = (promise: Promise<unknown>) =>
+        promise.then(
+          () => expect.fail('decided'),
+          (err: Error) => err,
+        );
       expect(await refused(rejectLimitRequest({ requestId: request.id, note: '  ', by: 'ops', at: new Date() }))).to.be.instanceOf(LimitDecisionError);
       for (const limit of [0, 1001, 2.5]) {
-        expect((await refused(approveLimitRequest(staffDeps, { requestId: request.id, limit, by: 'ops', at: new Date() }))).message).to.include('whole number from 1 to 1000');
+        expect((await refused(approveLimitRequest(staffDeps, { requestId: request.id, limit, by: 'ops', at: new Date() }))).message).to.include(
+          'whole number from 1 to 1000',
+        );
       }
       expect((await Workspace.findById(workspaceId).lean())?.concurrency_limit).to.equal(null);
       await approveLimitRequest(staffDeps, { requestId: request.id, by: 'ops', at: new Date() });
-      expect((await refused(approveLimitRequest(staffDeps, { requestId: request.id, by: 'ops', at: new Date() }))).message).to.include('is already approved (by ops at');
+      expect((await refused(approveLimitRequest(staffDeps, { requestId: request.id, by: 'ops', at: new Date() }))).message).to.include(
+        'is already approved (by ops at',
+      );
       expect((await refused(rejectLimitRequest({ requestId: request.id, note: 'no', by: 'ops', at: new Date() }))).message).to.include('already approved');
       expect((await refused(approveLimitRequest(staffDeps, { requestId: newId(), by: 'ops', at: new Date() }))).message).to.include('no limit request');
       expect(await AuditEvent.countDocuments({ workspace_id: workspaceId, action: { $in: ['limits.approved', 'limits.rejected'] } })).to.equal(1);
@@ -342,7 +378,13 @@ describe('workspace call limits and limit requests', () => {
       before(async () => {
         const env = createLocal();
         // The keeper needs only its own activity (it reads the workspace's limit when it starts).
-        worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: await workflowBundle(), activities: createSlotActivities({ temporal: env.client }) });
+        worker = await Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue,
+          workflowBundle: await workflowBundle(),
+          activities: createSlotActivities({ temporal: env.client }),
+        });
         running = worker.run();
       });
       after(async () => {
@@ -352,7 +394,11 @@ describe('workspace call limits and limit requests', () => {
       });
 
       async function startKeeper(workspaceId: string): Promise<WorkflowHandle<typeof slotKeeperWorkflow>> {
-        const handle = await staffDeps.temporal.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', { taskQueue, workflowId: slotKeeperId(workspaceId), args: [{ workspaceId }] });
+        const handle = await staffDeps.temporal.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', {
+          taskQueue,
+          workflowId: slotKeeperId(workspaceId),
+          args: [{ workspaceId }],
+        });
         keepers.push(handle);
         return handle;
       }
@@ -392,7 +438,14 @@ describe('workspace call limits and limit requests', () => {
       const temporal = createLocal();
       return promisify(execFile)('npm', ['run', '--silent', ...args], {
         cwd: ROOT,
-        env: { ...process.env, MONGODB_URI: testServers().mongodbUri, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace ?? 'default', LIMITS_STAFF: 'ops@example.com', ...TEST_PAYLOAD_KEYS_ENV },
+        env: {
+          ...process.env,
+          MONGODB_URI: testServers().mongodbUri,
+          TEMPORAL_ADDRESS: temporal.address,
+          TEMPORAL_NAMESPACE: temporal.namespace ?? 'default',
+          LIMITS_STAFF: 'ops@example.com',
+          ...TEST_PAYLOAD_KEYS_ENV,
+        },
         timeout: 60_000,
       });
     }
@@ -418,7 +471,11 @@ describe('workspace call limits and limit requests', () => {
       this.timeout(120_000);
       const { headers } = await freshWorkspace();
       const request = await asked(headers);
-      const failed = (args: string[]) => limitsScript(args).then(() => expect.fail('succeeded'), (err: { code: number; stderr: string }) => err);
+      const failed = (args: string[]) =>
+        limitsScript(args).then(
+          () => expect.fail('succeeded'),
+          (err: { code: number; stderr: string }) => err,
+        );
       const noNote = await failed(['limits:reject', '--', request.id]);
       expect(noNote.code).to.equal(1);
       expect(noNote.stderr).to.include('reject needs a note').and.include('usage:');

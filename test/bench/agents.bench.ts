@@ -65,7 +65,8 @@ export async function agentsBench(): Promise<AgentsBenchResult> {
       },
       'PUT /agents/{id}': {
         ours: (worker: number) => request(`${real}/agents/${ids[worker]}`, { method: 'PUT', headers, body: updateBody }, 200, worker),
-        bare: (worker: number) => request(`${baseline}/agents/${ids[worker]}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: updateBody }, 200, worker),
+        bare: (worker: number) =>
+          request(`${baseline}/agents/${ids[worker]}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: updateBody }, 200, worker),
         count: PER_ROUND.update,
       },
     };
@@ -96,7 +97,9 @@ export async function agentsBench(): Promise<AgentsBenchResult> {
           `throughput ${(o.rps / b.rps).toFixed(3)}x of bare, p99 ${(o.p99 / b.p99).toFixed(1)}x`,
       );
       // The store operations were counted in the last round only.
-      lines.push(`  per request: ${describeCost({ units: ROUNDS * scenario.count, cpu: oursCpu, storeOperations: scaleCounts(storeOperations, ROUNDS) }, 'request')}`);
+      lines.push(
+        `  per request: ${describeCost({ units: ROUNDS * scenario.count, cpu: oursCpu, storeOperations: scaleCounts(storeOperations, ROUNDS) }, 'request')}`,
+      );
       oursCpu = {};
       const split = await storeSplit(scenario.ours, SEQUENTIAL);
       const oursShare = split.oursMs / split.requestMs;
@@ -133,7 +136,12 @@ function agentBody(i: number) {
         name: 'payment_link',
         description: 'Send the customer a payment link by SMS',
         url: 'https://api.example.com/payment-links',
-        parameters: { type: 'object', properties: { amount: { $ref: '#/$defs/paise' } }, required: ['amount'], $defs: { paise: { type: 'integer', minimum: 1 } } },
+        parameters: {
+          type: 'object',
+          properties: { amount: { $ref: '#/$defs/paise' } },
+          required: ['amount'],
+          $defs: { paise: { type: 'integer', minimum: 1 } },
+        },
         headers: { Authorization: 'Bearer example' },
       },
       { name: 'loan_status', description: 'Look up the loan status', method: 'GET', url: 'https://api.example.com/loans', timeout_seconds: 4 },

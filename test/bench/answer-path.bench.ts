@@ -38,23 +38,43 @@ export async function answerPathBench(): Promise<AnswerPathBenchResult> {
       lines.push(`${concurrency} at a time (${calls} calls):`);
       lines.push(`  ${describeSilence("callee's silence, answer to stream", toStream)}`);
       lines.push(`  ${describeSilence("callee's silence, answer to first audio", toAudio)}`);
-      lines.push(`  durable record catching up (answer signalled -> conversation scheduled on its node): p50 ${percentile(catchUp, 50).toFixed(0)} ms, p95 ${percentile(catchUp, 95).toFixed(0)} ms`);
+      lines.push(
+        `  durable record catching up (answer signalled -> conversation scheduled on its node): p50 ${percentile(catchUp, 50).toFixed(0)} ms, p95 ${percentile(catchUp, 95).toFixed(0)} ms`,
+      );
     }
-    return { name: "answer path: the callee's silence from answering to the stream and to the welcome's first sound", ok: measured === ONE_AT_A_TIME_CALLS + CONCURRENT_CALLS, lines };
+    return {
+      name: "answer path: the callee's silence from answering to the stream and to the welcome's first sound",
+      ok: measured === ONE_AT_A_TIME_CALLS + CONCURRENT_CALLS,
+      lines,
+    };
   } finally {
     await stack.stop();
   }
 }
 
-async function answerSilences(stack: CallsBenchStack, agentId: string, calls: number, concurrency: number): Promise<{ silences: (CalleeSilence | null)[]; catchUp: number[] }> {
+async function answerSilences(
+  stack: CallsBenchStack,
+  agentId: string,
+  calls: number,
+  concurrency: number,
+): Promise<{ silences: (CalleeSilence | null)[]; catchUp: number[] }> {
   const numbers = Array.from({ length: calls }, (_, i) => `+9198${String(10_000_000 + concurrency * 1_000 + i)}`);
   await stack.simulators.setCallees(numbers, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 3 });
   const ids: string[] = [];
   for (let i = 0; i < calls; i += concurrency) {
-    const placed = await Promise.all(numbers.slice(i, i + concurrency).map((to) => postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })));
+    const placed = await Promise.all(
+      numbers.slice(i, i + concurrency).map((to) => postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })),
+    );
     const batch = placed.map((p) => String(p.json.id));
     ids.push(...batch);
-    await Promise.all(batch.map((id) => stack.client.workflow.getHandle(callWorkflowId(id)).result().catch(() => undefined)));
+    await Promise.all(
+      batch.map((id) =>
+        stack.client.workflow
+          .getHandle(callWorkflowId(id))
+          .result()
+          .catch(() => undefined),
+      ),
+    );
   }
   const catchUp: number[] = [];
   for (const id of ids) {

@@ -34,7 +34,12 @@ export interface BenchStack {
  */
 export async function startBenchStack(plan: string, options: { timeStoreCommands?: boolean } = {}): Promise<BenchStack> {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-bench-'));
-  const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+  const ferret = await startFerretDb({
+    port: await freePort(),
+    dataDir: path.join(tempDir, 'ferretdb'),
+    fast: true,
+    output: { file: path.join(tempDir, 'ferretdb.log') },
+  });
   const servers: Server[] = [];
   // The driver's command monitoring (timeStoreCommands) costs every command some CPU: only the
   // benches that split a request into the store's time and ours turn it on; production runs without.

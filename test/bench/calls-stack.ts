@@ -60,7 +60,10 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   // Stored secrets (webhook endpoints' signing secrets) are sealed as the services seal them (0196).
   useTestDataKeys();
   await connectMongo(servers.mongodbUri);
-  const client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
+  const client = new Client({
+    connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }),
+    namespace: servers.namespace,
+  });
   const connection = await NativeConnection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] });
   const { child: simulatorsProcess, ready, control } = await startSimulatorsProcess(randomNumbers(5));
   const providersConfig = {
@@ -97,7 +100,14 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     connection,
     namespace: servers.namespace,
     roles: ['calls', 'webhooks', 'analytics'],
-    deps: { clock: systemClock, temporal: client, webhooksAllowPrivateNetworks: true, telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) },
+    deps: {
+      clock: systemClock,
+      temporal: client,
+      webhooksAllowPrivateNetworks: true,
+      telephony: providers.telephony,
+      telephonyCallbackBaseUrl: publicApiUrl,
+      languageModelFor: (provider) => providers.languageModelFor(provider),
+    },
     workflows: { workflowBundle: await bundleWorkflows(TESTING_WORKFLOWS_PATH) },
   });
   const running = Promise.all(workers.map((w) => w.run()));
@@ -111,7 +121,12 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     nodeEnv: 'production',
   });
 
-  const { workspaceId, key } = await fundedWorkspace({ concurrencyLimit: options.concurrencyLimit, creditsPaise: 100_000_000, callerNumber: ready.pool[0]!, name: 'bench' });
+  const { workspaceId, key } = await fundedWorkspace({
+    concurrencyLimit: options.concurrencyLimit,
+    creditsPaise: 100_000_000,
+    callerNumber: ready.pool[0]!,
+    name: 'bench',
+  });
 
   return {
     baseUrl,
@@ -146,7 +161,10 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
 }
 
 async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildProcess; ready: SimulatorsReady; control: SimulatorControl }> {
-  const child = fork(path.join(__dirname, 'simulators-process.ts'), [], { execArgv: ['--require', 'tsx/cjs'], env: { ...process.env, SIMULATED_NUMBERS: JSON.stringify(pool) } });
+  const child = fork(path.join(__dirname, 'simulators-process.ts'), [], {
+    execArgv: ['--require', 'tsx/cjs'],
+    env: { ...process.env, SIMULATED_NUMBERS: JSON.stringify(pool) },
+  });
   const ready = await new Promise<SimulatorsReady>((resolve, reject) => {
     child.once('message', (message) => resolve(message as SimulatorsReady));
     child.once('exit', (code) => reject(new Error(`the simulators' process exited (${code})`)));
@@ -173,8 +191,17 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
 }
 
 /** POST JSON with the stack's key (or another workspace's). */
-export async function postJson(stack: CallsBenchStack, path: string, body: unknown, auth: Record<string, string> = stack.auth): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${stack.baseUrl}/api/v1${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+export async function postJson(
+  stack: CallsBenchStack,
+  path: string,
+  body: unknown,
+  auth: Record<string, string> = stack.auth,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${stack.baseUrl}/api/v1${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -183,7 +210,12 @@ export const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UT
 
 /** An agent for the bench's calls (open hours, a voice of the simulated speech server), created through the API. */
 export async function createAgent(stack: CallsBenchStack, settings: Record<string, unknown>, auth = stack.auth): Promise<string> {
-  const { status, json } = await postJson(stack, '/agents', { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, auth);
+  const { status, json } = await postJson(
+    stack,
+    '/agents',
+    { name: `bench ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings },
+    auth,
+  );
   if (status !== 201) throw new Error(`agent create answered ${status}: ${JSON.stringify(json)}`);
   return json.id as string;
 }

@@ -62,36 +62,58 @@ export async function callsBench(): Promise<CallsBenchResult> {
   const stack = await startCallsBenchStack({ concurrencyLimit: LIMIT });
   try {
     if (PART !== 'pipeline') {
-    const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
-    // Issue 18's baseline first, on the same server: the same call flow with every activity a no-op.
-    const noop = await runNoopCallFlow({ temporalAddress: stack.servers.temporalAddress, roles: stack.roles, calls: CALLS, limit: LIMIT, conversationSeconds: CONVERSATION_SECONDS, sampleWorkflows: COST_SAMPLE_WORKFLOWS });
-    const queue = await queueHandoff(stack, { workspaceId: stack.workspaceId, auth: stack.auth, fromNumber: stack.fromNumber, agentId, limit: LIMIT, calls: CALLS });
-    const signal = await signalRoundTrip(stack);
-    // What this machine sustains: the calls of the run above over its wall time (it is bound by CPU, not by the limit).
-    const capacity = CALLS / queue.wallSeconds;
-    const atShare = await handoffAtShare(stack, capacity, queue.holdSeconds);
-    const shareRatio = percentile(atShare.handoffs, 95) / percentile(signal, 95);
-    lines.push(
-      `slot handoff over ${queue.handoffs.length} handoffs (${CALLS} calls, limit ${LIMIT}, ${CONVERSATION_SECONDS} s conversations, ${queue.wallSeconds.toFixed(0)} s): p50 ${fmt(percentile(queue.handoffs, 50))}, p95 ${fmt(percentile(queue.handoffs, 95))}`,
-      `bare signal round trip (${SIGNAL_SAMPLES} samples, same server): p50 ${fmt(percentile(signal, 50))}, p95 ${fmt(percentile(signal, 95))}`,
-      `handoff / signal round trip: p50 ${(percentile(queue.handoffs, 50) / percentile(signal, 50)).toFixed(1)}x, p95 ${(percentile(queue.handoffs, 95) / percentile(signal, 95)).toFixed(1)}x`,
-      `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
-      `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded by the machine, or by the limit and the ${CONVERSATION_SECONDS} s conversations, whichever is lower)`,
-      ...describeCallCost(queue.cost),
-      `baseline, the same call flow with every activity a no-op (${noop.finished}/${CALLS} finished in ${noop.wallSeconds.toFixed(0)} s): ${describeCost(noop.cost, 'call')}`,
-      `CPU per call, ours / no-op flow: ${(cpuMsPerUnit(queue.cost).total / cpuMsPerUnit(noop.cost).total).toFixed(2)}x (${cpuMsPerUnit(queue.cost).total.toFixed(0)} / ${cpuMsPerUnit(noop.cost).total.toFixed(0)} ms); Temporal's share alone: ${((queue.cost.cpu.temporal ?? 0) / (noop.cost.cpu.temporal || NaN)).toFixed(2)}x`,
-      `sustained call starts: ${capacity.toFixed(2)} a second (the run above); a call holds its slot ${queue.holdSeconds.toFixed(1)} s (median)`,
-      `slot handoff at ${Math.round(CAPACITY_SHARE * 100)}% of that (limit ${atShare.limit}, ${atShare.calls} calls, ${atShare.startsPerSecond.toFixed(2)} starts a second, ${atShare.finished} finished): p50 ${fmt(percentile(atShare.handoffs, 50))}, p95 ${fmt(percentile(atShare.handoffs, 95))} = ${shareRatio.toFixed(1)}x the bare signal round trip's p95 (target <= ${HANDOFF_TARGET_RATIO}x: ${shareRatio <= HANDOFF_TARGET_RATIO ? 'met' : 'NOT met'})`,
-    );
-    lines.push(`  where the handoffs at ${Math.round(CAPACITY_SHARE * 100)}% went (${atShare.hops.length} traced from the histories), p50 / p95: ${describeHops(atShare.hops)}`);
-    if (noop.finished !== CALLS || queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
+      const agentId = await createAgent(stack, { welcome_message: 'Hi.' });
+      // Issue 18's baseline first, on the same server: the same call flow with every activity a no-op.
+      const noop = await runNoopCallFlow({
+        temporalAddress: stack.servers.temporalAddress,
+        roles: stack.roles,
+        calls: CALLS,
+        limit: LIMIT,
+        conversationSeconds: CONVERSATION_SECONDS,
+        sampleWorkflows: COST_SAMPLE_WORKFLOWS,
+      });
+      const queue = await queueHandoff(stack, {
+        workspaceId: stack.workspaceId,
+        auth: stack.auth,
+        fromNumber: stack.fromNumber,
+        agentId,
+        limit: LIMIT,
+        calls: CALLS,
+      });
+      const signal = await signalRoundTrip(stack);
+      // What this machine sustains: the calls of the run above over its wall time (it is bound by CPU, not by the limit).
+      const capacity = CALLS / queue.wallSeconds;
+      const atShare = await handoffAtShare(stack, capacity, queue.holdSeconds);
+      const shareRatio = percentile(atShare.handoffs, 95) / percentile(signal, 95);
+      lines.push(
+        `slot handoff over ${queue.handoffs.length} handoffs (${CALLS} calls, limit ${LIMIT}, ${CONVERSATION_SECONDS} s conversations, ${queue.wallSeconds.toFixed(0)} s): p50 ${fmt(percentile(queue.handoffs, 50))}, p95 ${fmt(percentile(queue.handoffs, 95))}`,
+        `bare signal round trip (${SIGNAL_SAMPLES} samples, same server): p50 ${fmt(percentile(signal, 50))}, p95 ${fmt(percentile(signal, 95))}`,
+        `handoff / signal round trip: p50 ${(percentile(queue.handoffs, 50) / percentile(signal, 50)).toFixed(1)}x, p95 ${(percentile(queue.handoffs, 95) / percentile(signal, 95)).toFixed(1)}x`,
+        `POST /calls (${queue.placeMs.length} requests, ${PLACING_CONCURRENCY} at once): p50 ${fmt(percentile(queue.placeMs, 50))}, p99 ${fmt(percentile(queue.placeMs, 99))}`,
+        `calls finished: ${queue.finished}/${CALLS}; at most ${queue.maxLive} live at once (limit ${LIMIT}); ${(CALLS / queue.wallSeconds).toFixed(1)} calls started a second (bounded by the machine, or by the limit and the ${CONVERSATION_SECONDS} s conversations, whichever is lower)`,
+        ...describeCallCost(queue.cost),
+        `baseline, the same call flow with every activity a no-op (${noop.finished}/${CALLS} finished in ${noop.wallSeconds.toFixed(0)} s): ${describeCost(noop.cost, 'call')}`,
+        `CPU per call, ours / no-op flow: ${(cpuMsPerUnit(queue.cost).total / cpuMsPerUnit(noop.cost).total).toFixed(2)}x (${cpuMsPerUnit(queue.cost).total.toFixed(0)} / ${cpuMsPerUnit(noop.cost).total.toFixed(0)} ms); Temporal's share alone: ${((queue.cost.cpu.temporal ?? 0) / (noop.cost.cpu.temporal || NaN)).toFixed(2)}x`,
+        `sustained call starts: ${capacity.toFixed(2)} a second (the run above); a call holds its slot ${queue.holdSeconds.toFixed(1)} s (median)`,
+        `slot handoff at ${Math.round(CAPACITY_SHARE * 100)}% of that (limit ${atShare.limit}, ${atShare.calls} calls, ${atShare.startsPerSecond.toFixed(2)} starts a second, ${atShare.finished} finished): p50 ${fmt(percentile(atShare.handoffs, 50))}, p95 ${fmt(percentile(atShare.handoffs, 95))} = ${shareRatio.toFixed(1)}x the bare signal round trip's p95 (target <= ${HANDOFF_TARGET_RATIO}x: ${shareRatio <= HANDOFF_TARGET_RATIO ? 'met' : 'NOT met'})`,
+      );
+      lines.push(
+        `  where the handoffs at ${Math.round(CAPACITY_SHARE * 100)}% went (${atShare.hops.length} traced from the histories), p50 / p95: ${describeHops(atShare.hops)}`,
+      );
+      if (noop.finished !== CALLS || queue.finished !== CALLS || queue.maxLive > LIMIT || atShare.finished !== atShare.calls) ok = false;
     }
     if (PART === 'queue') return { name: 'calls: slot handoff, POST /calls', ok, lines };
 
     const pipeline = await pipelineOverhead(stack);
     for (const row of pipeline.rows) {
-      lines.push(`pipeline overhead at ${row.calls} concurrent call(s) (${row.samples.length} replies): p50 ${fmt(percentile(row.samples, 50))}, p95 ${fmt(percentile(row.samples, 95))}`);
-      lines.push(`  of which ${Object.entries(row.parts).map(([part, values]) => `${part} p50 ${fmt(percentile(values, 50))} p95 ${fmt(percentile(values, 95))}`).join('; ')}`);
+      lines.push(
+        `pipeline overhead at ${row.calls} concurrent call(s) (${row.samples.length} replies): p50 ${fmt(percentile(row.samples, 50))}, p95 ${fmt(percentile(row.samples, 95))}`,
+      );
+      lines.push(
+        `  of which ${Object.entries(row.parts)
+          .map(([part, values]) => `${part} p50 ${fmt(percentile(values, 50))} p95 ${fmt(percentile(values, 95))}`)
+          .join('; ')}`,
+      );
     }
     const at50 = pipeline.rows.find((r) => r.calls === 50);
     const p95 = at50 ? percentile(at50.samples, 95) : NaN;
@@ -106,7 +128,6 @@ export async function callsBench(): Promise<CallsBenchResult> {
   }
   return { name: 'calls: slot handoff, POST /calls, pipeline overhead', ok, lines };
 }
-
 
 /** Where a queue of calls is placed: a workspace (its key and caller ID), its agent and limit, and how many calls. */
 interface QueueTarget {
@@ -127,7 +148,12 @@ interface QueueTarget {
 async function handoffAtShare(stack: CallsBenchStack, capacity: number, holdSeconds: number) {
   const limit = Math.max(2, Math.round(CAPACITY_SHARE * capacity * holdSeconds));
   const calls = Math.min(CALLS, Math.max(4 * limit, Math.round(CAPACITY_SHARE * capacity * 90)));
-  const { workspaceId, key } = await fundedWorkspace({ concurrencyLimit: limit, creditsPaise: 100_000_000, callerNumber: stack.spareNumber, name: 'bench at a share of capacity' });
+  const { workspaceId, key } = await fundedWorkspace({
+    concurrencyLimit: limit,
+    creditsPaise: 100_000_000,
+    callerNumber: stack.spareNumber,
+    name: 'bench at a share of capacity',
+  });
   const auth = { Authorization: `Bearer ${key}` };
   const agentId = await createAgent(stack, { welcome_message: 'Hi.' }, auth);
   const run = await queueHandoff(stack, { workspaceId, auth, fromNumber: stack.spareNumber, agentId, limit, calls });
@@ -173,13 +199,31 @@ async function queueHandoff(stack: CallsBenchStack, target: QueueTarget) {
   const holdSeconds = percentile(holds, 50);
   const placed = await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1, call_id: 1 }).lean();
   // The k-th call to end freed the slot the (limit + k)-th dial took.
-  const ends = calls.map((c) => c.ended_at?.getTime()).filter((t): t is number => typeof t === 'number').sort((a, b) => a - b);
+  const ends = calls
+    .map((c) => c.ended_at?.getTime())
+    .filter((t): t is number => typeof t === 'number')
+    .sort((a, b) => a - b);
   const dials = placed.map((e) => e.created_at.getTime()).sort((a, b) => a - b);
   if (process.env.BENCH_DEBUG) {
     const t0 = Math.min(...dials);
-    console.log('ends', ends.slice(0, 8).map((t) => t - t0), 'dials', dials.slice(limit - 3, limit + 8).map((t) => t - t0));
+    console.log(
+      'ends',
+      ends.slice(0, 8).map((t) => t - t0),
+      'dials',
+      dials.slice(limit - 3, limit + 8).map((t) => t - t0),
+    );
     const statuses = await Call.find({ workspace_id: workspaceId }, { status: 1, hangup_reason: 1, started_at: 1, ended_at: 1, dequeued_at: 1 }).lean();
-    console.log(statuses.slice(0, 5).map((c) => [c.status, c.hangup_reason, c.dequeued_at?.getTime() ? c.dequeued_at.getTime() - t0 : null, c.started_at ? c.started_at.getTime() - t0 : null, c.ended_at ? c.ended_at.getTime() - t0 : null]));
+    console.log(
+      statuses
+        .slice(0, 5)
+        .map((c) => [
+          c.status,
+          c.hangup_reason,
+          c.dequeued_at?.getTime() ? c.dequeued_at.getTime() - t0 : null,
+          c.started_at ? c.started_at.getTime() - t0 : null,
+          c.ended_at ? c.ended_at.getTime() - t0 : null,
+        ]),
+    );
   }
   const handoffs: number[] = [];
   for (let k = 0; limit + k < dials.length && k < ends.length; k++) handoffs.push(dials[limit + k]! - ends[k]!);
@@ -200,14 +244,35 @@ function describeHops(hops: HandoffHops[]): string {
     ['dial', '-> call.placed'],
     ['total', 'total'],
   ];
-  return parts.map(([key, label]) => `${label} ${fmt(percentile(hops.map((h) => h[key]), 50))} / ${fmt(percentile(hops.map((h) => h[key]), 95))}`).join('; ');
+  return parts
+    .map(
+      ([key, label]) =>
+        `${label} ${fmt(
+          percentile(
+            hops.map((h) => h[key]),
+            50,
+          ),
+        )} / ${fmt(
+          percentile(
+            hops.map((h) => h[key]),
+            95,
+          ),
+        )}`,
+    )
+    .join('; ');
 }
 
 async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {
-  const echo = await stack.client.workflow.start<typeof signalEchoWorkflow>('signalEchoWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: `bench-echo-${randomInt(1e9)}` });
+  const echo = await stack.client.workflow.start<typeof signalEchoWorkflow>('signalEchoWorkflow', {
+    taskQueue: TASK_QUEUES.calls,
+    workflowId: `bench-echo-${randomInt(1e9)}`,
+  });
   const samples: number[] = [];
   for (let i = 0; i < SIGNAL_SAMPLES; i++) {
-    const waiter = await stack.client.workflow.start<typeof signalWaiterWorkflow>('signalWaiterWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: `bench-waiter-${randomInt(1e9)}-${i}` });
+    const waiter = await stack.client.workflow.start<typeof signalWaiterWorkflow>('signalWaiterWorkflow', {
+      taskQueue: TASK_QUEUES.calls,
+      workflowId: `bench-waiter-${randomInt(1e9)}-${i}`,
+    });
     await sleep(20);
     const t0 = performance.now();
     await echo.signal(pingSignal, { replyTo: waiter.workflowId });
@@ -227,8 +292,15 @@ async function signalRoundTrip(stack: CallsBenchStack): Promise<number[]> {
 async function pipelineOverhead(stack: CallsBenchStack) {
   const tokenIntervalMs = 10;
   const firstSentence = 'Sure thing.';
-  const rest = ' Here is the rest of a much longer answer, which goes on for a while so that writing it takes the model far longer than the first sentence does. It even has a third sentence, to be sure.';
-  await stack.simulators.configure({ llmLatencyMs: LLM_LATENCY_MS, tokenIntervalMs, ttsLatencyMs: TTS_LATENCY_MS, sttLatencyMs: STT_LATENCY_MS, replyText: firstSentence + rest });
+  const rest =
+    ' Here is the rest of a much longer answer, which goes on for a while so that writing it takes the model far longer than the first sentence does. It even has a third sentence, to be sure.';
+  await stack.simulators.configure({
+    llmLatencyMs: LLM_LATENCY_MS,
+    tokenIntervalMs,
+    ttsLatencyMs: TTS_LATENCY_MS,
+    sttLatencyMs: STT_LATENCY_MS,
+    replyText: firstSentence + rest,
+  });
   const tokens = splitIntoTokens(firstSentence + rest);
   // The first sentence is known to be over when the token after its full stop arrives.
   const endIndex = tokens.findIndex((t) => t.includes('.'));
@@ -246,10 +318,21 @@ async function pipelineOverhead(stack: CallsBenchStack) {
     // spread over TURN_SPREAD_MS as real callers' do (a call lasts about 12 s).
     await Promise.all(
       numbers.map((number, k) =>
-        stack.simulators.setCallees([number], { kind: 'answer', answerAfterSeconds: 0.2, conversation: [{ pauseMs: Math.round((k * TURN_SPREAD_MS) / concurrent) }, ...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })), { pauseMs: 500 }, { hangUp: true }] }),
+        stack.simulators.setCallees([number], {
+          kind: 'answer',
+          answerAfterSeconds: 0.2,
+          conversation: [
+            { pauseMs: Math.round((k * TURN_SPREAD_MS) / concurrent) },
+            ...lines.map((say) => ({ say, afterAgentSilenceMs: 300 })),
+            { pauseMs: 500 },
+            { hangUp: true },
+          ],
+        }),
       ),
     );
-    const ids = await Promise.all(numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string));
+    const ids = await Promise.all(
+      numbers.map(async (to) => (await postJson(stack, '/calls', { agent_id: agentId, to_number: to, from_number: stack.fromNumber })).json.id as string),
+    );
     const deadline = Date.now() + 5 * 60_000;
     while (Date.now() < deadline && (await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'call.ended' })) < ids.length) await sleep(1_000);
     return replyTimings(ids);
@@ -261,7 +344,11 @@ async function pipelineOverhead(stack: CallsBenchStack) {
   const rows: PipelineRow[] = [];
   const firstAudio: number[] = [];
   // One call at a time is run a few times over, for more than a call's handful of replies.
-  for (const [concurrent, rounds] of [[1, 4], [10, 1], [50, 1]] as const) {
+  for (const [concurrent, rounds] of [
+    [1, 4],
+    [10, 1],
+    [50, 1],
+  ] as const) {
     const replies: ReplyTiming[] = [];
     for (let round = 0; round < rounds; round++) replies.push(...(await runCalls(concurrent)));
     const overhead = (r: ReplyTiming) => r.firstAudioMs - configuredMs;
@@ -296,7 +383,10 @@ interface ReplyTiming {
 
 /** The replies' timings from the calls' timelines (the welcome, which answers no turn, left out). */
 async function replyTimings(callIds: string[]): Promise<ReplyTiming[]> {
-  const events = await CallEvent.find({ call_id: { $in: callIds }, type: { $in: ['llm.first_token', 'tts.first_audio'] } }, { call_id: 1, sequence: 1, type: 1, latency_ms: 1, data_json: 1 }).lean();
+  const events = await CallEvent.find(
+    { call_id: { $in: callIds }, type: { $in: ['llm.first_token', 'tts.first_audio'] } },
+    { call_id: 1, sequence: 1, type: 1, latency_ms: 1, data_json: 1 },
+  ).lean();
   events.sort((a, b) => (a.call_id === b.call_id ? a.sequence - b.sequence : a.call_id < b.call_id ? -1 : 1));
   const timings: ReplyTiming[] = [];
   let firstToken: (typeof events)[number] | null = null;
@@ -307,7 +397,11 @@ async function replyTimings(callIds: string[]): Promise<ReplyTiming[]> {
     }
     const data = JSON.parse(event.data_json) as { welcome?: boolean };
     if (data.welcome || !firstToken || firstToken.call_id !== event.call_id || typeof event.latency_ms !== 'number') continue;
-    timings.push({ firstTokenMs: firstToken.latency_ms as number, modelMs: (JSON.parse(firstToken.data_json) as { model_ms: number }).model_ms, firstAudioMs: event.latency_ms });
+    timings.push({
+      firstTokenMs: firstToken.latency_ms as number,
+      modelMs: (JSON.parse(firstToken.data_json) as { model_ms: number }).model_ms,
+      firstAudioMs: event.latency_ms,
+    });
     firstToken = null;
   }
   return timings;
@@ -318,9 +412,13 @@ function describeCallCost(cost: Cost): string[] {
   const cpu = cpuMsPerUnit(cost);
   const work = cost.temporal!;
   return [
-    `CPU per call (all processes, ${cost.units} calls): ${cpu.total.toFixed(1)} ms = ${Object.entries(cpu.byRole).map(([role, ms]) => `${role} ${ms.toFixed(1)}`).join(', ')}`,
+    `CPU per call (all processes, ${cost.units} calls): ${cpu.total.toFixed(1)} ms = ${Object.entries(cpu.byRole)
+      .map(([role, ms]) => `${role} ${ms.toFixed(1)}`)
+      .join(', ')}`,
     `Temporal work per call workflow (${work.workflows} sampled): ${work.workflowTasks.toFixed(1)} workflow tasks, ${work.activityTasks.toFixed(1)} activity tasks, ${work.localActivities.toFixed(1)} local activities, ${work.timers.toFixed(1)} timers, ${work.historyEvents.toFixed(1)} history events`,
-    `store operations per call (API and workers; the media process's are its own): ${storeOperationsPerUnit(cost).toFixed(1)}, most: ${Object.entries(cost.storeOperations ?? {})
+    `store operations per call (API and workers; the media process's are its own): ${storeOperationsPerUnit(cost).toFixed(1)}, most: ${Object.entries(
+      cost.storeOperations ?? {},
+    )
       .slice(0, 8)
       .map(([operation, n]) => `${operation} ${(n / cost.units).toFixed(1)}`)
       .join(', ')}`,

@@ -21,7 +21,11 @@ export interface LatencyChart {
 
 /** The subset of ECharts' API used here. */
 interface ECharts {
-  init(dom: null, theme: null, options: { renderer: 'svg'; ssr: true; width: number; height: number }): {
+  init(
+    dom: null,
+    theme: null,
+    options: { renderer: 'svg'; ssr: true; width: number; height: number },
+  ): {
     setOption(option: unknown): void;
     renderToSVGString(): string;
     dispose(): void;

@@ -47,11 +47,15 @@ export async function clusterBench(): Promise<ClusterBenchResult> {
     const total = Object.values(run.cores).reduce((a, b) => a + b, 0);
     lines.push(
       `${run.profile}: ${run.completed}/${run.calls} calls completed in ${run.seconds.toFixed(1)} s = ${(run.calls / run.seconds).toFixed(2)} calls/s; ${run.deliveries} webhook deliveries in ${run.deliverySeconds.toFixed(1)} s = ${(run.deliveries / run.deliverySeconds).toFixed(1)}/s; handoff p50 ${percentile(run.handoffs, 50).toFixed(0)} ms, p95 ${percentile(run.handoffs, 95).toFixed(0)} ms; answer to stream p50 ${percentile(run.answerToStream, 50).toFixed(2)} s, p95 ${percentile(run.answerToStream, 95).toFixed(2)} s`,
-      `  CPU (cores, average over the run; ${total.toFixed(2)} in all): ${Object.entries(run.cores).map(([name, cores]) => `${name} ${cores.toFixed(2)}`).join(', ')}`,
+      `  CPU (cores, average over the run; ${total.toFixed(2)} in all): ${Object.entries(run.cores)
+        .map(([name, cores]) => `${name} ${cores.toFixed(2)}`)
+        .join(', ')}`,
       `  per core: ${(run.calls / run.seconds / total).toFixed(2)} calls/s, ${(run.deliveries / run.deliverySeconds / total).toFixed(1)} deliveries/s`,
     );
   }
-  lines.push(`cluster / dev: calls/s ${(dev.seconds / cluster.seconds).toFixed(2)}x, deliveries/s ${(cluster.deliveries / cluster.deliverySeconds / (dev.deliveries / dev.deliverySeconds)).toFixed(2)}x, handoff p95 ${(percentile(cluster.handoffs, 95) / percentile(dev.handoffs, 95)).toFixed(2)}x`);
+  lines.push(
+    `cluster / dev: calls/s ${(dev.seconds / cluster.seconds).toFixed(2)}x, deliveries/s ${(cluster.deliveries / cluster.deliverySeconds / (dev.deliveries / dev.deliverySeconds)).toFixed(2)}x, handoff p95 ${(percentile(cluster.handoffs, 95) / percentile(dev.handoffs, 95)).toFixed(2)}x`,
+  );
   return { name: `cluster profile against the dev server (${CALLS} calls, limit ${LIMIT})`, ok: dev.completed === CALLS && cluster.completed === CALLS, lines };
 }
 
@@ -78,7 +82,17 @@ async function measure(profile: 'dev' | 'cluster', nodes: { api: number; worker:
     const used = cpu.stop();
     const cores = Object.fromEntries(Object.entries(used).map(([name, cpuSeconds]) => [name, cpuSeconds / seconds]));
     const completed = await Call.countDocuments({ workspace_id: workspace.workspaceId, status: 'completed' });
-    const run = { profile, calls: CALLS, completed, seconds: (callsDoneAt - startedAt) / 1000, deliveries, deliverySeconds: (lastDelivery - startedAt) / 1000, handoffs: await slotHandoffs(workspace.workspaceId, LIMIT), answerToStream: await answerToStreamSeconds(workspace.workspaceId), cores };
+    const run = {
+      profile,
+      calls: CALLS,
+      completed,
+      seconds: (callsDoneAt - startedAt) / 1000,
+      deliveries,
+      deliverySeconds: (lastDelivery - startedAt) / 1000,
+      handoffs: await slotHandoffs(workspace.workspaceId, LIMIT),
+      answerToStream: await answerToStreamSeconds(workspace.workspaceId),
+      cores,
+    };
     await workspace.close();
     return run;
   } finally {

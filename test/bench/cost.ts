@@ -242,7 +242,11 @@ export function storeOperationsPerUnit(cost: Cost): number {
 /** `CPU 14.2 ms/delivery (temporal 6.1, worker 5.0, ferretdb 2.1, receiver 1.0); store 3.0 ops/delivery (...); Temporal 1.0 workflow tasks, ...` */
 export function describeCost(cost: Cost, unit: string): string {
   const cpu = cpuMsPerUnit(cost);
-  const parts = [`CPU ${cpu.total.toFixed(1)} ms/${unit} (${Object.entries(cpu.byRole).map(([role, ms]) => `${role} ${ms.toFixed(1)}`).join(', ')})`];
+  const parts = [
+    `CPU ${cpu.total.toFixed(1)} ms/${unit} (${Object.entries(cpu.byRole)
+      .map(([role, ms]) => `${role} ${ms.toFixed(1)}`)
+      .join(', ')})`,
+  ];
   if (cost.storeOperations) {
     const ops = Object.entries(cost.storeOperations).map(([op, n]) => `${op} ${(n / cost.units).toFixed(2)}`);
     parts.push(`store ${storeOperationsPerUnit(cost).toFixed(2)} ops/${unit}${ops.length ? ` (${ops.join(', ')})` : ''}`);

@@ -53,7 +53,14 @@ export interface NoopCallFlowResult {
  * `conversationSeconds`, and answers what they cost (CPU by process over the run, Temporal
  * work per call workflow from a sample of histories).
  */
-export async function runNoopCallFlow(options: { temporalAddress: string; roles: ProcessRoles; calls: number; limit: number; conversationSeconds: number; sampleWorkflows: number }): Promise<NoopCallFlowResult> {
+export async function runNoopCallFlow(options: {
+  temporalAddress: string;
+  roles: ProcessRoles;
+  calls: number;
+  limit: number;
+  conversationSeconds: number;
+  sampleWorkflows: number;
+}): Promise<NoopCallFlowResult> {
   await registerNamespaceAndSearchAttributes(options.temporalAddress, NAMESPACE);
   const connection = await NativeConnection.connect({ address: options.temporalAddress, plugins: [testEncryption.plugin] });
   const clientConnection = await Connection.connect({ address: options.temporalAddress, plugins: [testEncryption.plugin] });
@@ -62,7 +69,9 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
   const activities = noopActivities(client, options);
   const workflowBundle = await bundleWorkflows(TESTING_WORKFLOWS_PATH);
   const workers = await Promise.all(
-    [TASK_QUEUES.calls, TASK_QUEUES.media, TASK_QUEUES.analytics].map((taskQueue) => Worker.create({ connection, namespace: NAMESPACE, taskQueue, workflowBundle, activities })),
+    [TASK_QUEUES.calls, TASK_QUEUES.media, TASK_QUEUES.analytics].map((taskQueue) =>
+      Worker.create({ connection, namespace: NAMESPACE, taskQueue, workflowBundle, activities }),
+    ),
   );
   const running = Promise.all(workers.map((worker) => worker.run()));
   try {
@@ -91,7 +100,10 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
     cost.temporal = await temporalWork(client, sample(ids, options.sampleWorkflows).map(callWorkflowId));
     return { cost, finished: results.filter((r) => r.status === 'fulfilled').length, wallSeconds };
   } finally {
-    await client.workflow.getHandle(slotKeeperId(workspaceId)).terminate('benchmark over').catch(() => undefined);
+    await client.workflow
+      .getHandle(slotKeeperId(workspaceId))
+      .terminate('benchmark over')
+      .catch(() => undefined);
     workers.forEach((worker) => worker.shutdown());
     await running;
     await connection.close();
@@ -99,11 +111,14 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
   }
 
   function noopActivities(temporal: Client, run: { limit: number; conversationSeconds: number }) {
-    const enqueue = (input: { workspaceId: string; callId: string; queuedAt: string }) => signalKeeper(temporal, input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
+    const enqueue = (input: { workspaceId: string; callId: string; queuedAt: string }) =>
+      signalKeeper(temporal, input.workspaceId, { signal: enqueueSignal, args: [{ callId: input.callId, queuedAt: input.queuedAt }] });
     // The provider: accepts the dial and answers the call at once (its answer request is an update).
     const dial = (input: { callId: string }) => {
       const providerCallId = `pc_${input.callId}`;
-      void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(() => undefined);
+      void answerCall(temporal, input.callId, { status: { status: 'in-progress', providerCallId, at: new Date().toISOString() }, waitMs: 10_000 }).catch(
+        () => undefined,
+      );
       return { providerCallId };
     };
     return {
@@ -123,7 +138,12 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
       // The dial as the local activity of calls since the call-dial-local patch: no claim written.
       dialCallOnce: async (input: { callId: string }) => ({ ...dial(input), placedAt: new Date().toISOString() }),
       hangupProviderCall: async (input: { callId: string }) => {
-        await signalProviderStatus(temporal, input.callId, { status: 'completed', providerCallId: `pc_${input.callId}`, at: new Date().toISOString(), durationSeconds: run.conversationSeconds });
+        await signalProviderStatus(temporal, input.callId, {
+          status: 'completed',
+          providerCallId: `pc_${input.callId}`,
+          at: new Date().toISOString(),
+          durationSeconds: run.conversationSeconds,
+        });
       },
       // The media node: announces itself, heartbeats through the conversation, ends it.
       runConversation: async (input: ConversationInput): Promise<ConversationOutcome> => {
@@ -135,7 +155,16 @@ export async function runNoopCallFlow(options: { temporalAddress: string; roles:
           await context.sleep(HEARTBEAT_MS);
         }
         const usage = { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 };
-        return { endedBy: 'agent', reason: 'end_call', level: 'info', startedAt: startedAt.toISOString(), endedAt: new Date().toISOString(), usage, avgFirstAudioMs: null, nextSequence: input.sequenceBase };
+        return {
+          endedBy: 'agent',
+          reason: 'end_call',
+          level: 'info',
+          startedAt: startedAt.toISOString(),
+          endedAt: new Date().toISOString(),
+          usage,
+          avgFirstAudioMs: null,
+          nextSequence: input.sequenceBase,
+        };
       },
       // Post-call analytics: no model, nothing saved.
       analyzeCall: async () => ({ summary: null, extracted: null }),

@@ -46,7 +46,10 @@ async function main(): Promise<void> {
       if (command.sttLatencyMs !== undefined) recognition.latencyMs = command.sttLatencyMs;
     }
     if (command.type === 'silences') {
-      const silences = telephony.calls().filter((c) => command.numbers.includes(c.to)).map(calleeSilence);
+      const silences = telephony
+        .calls()
+        .filter((c) => command.numbers.includes(c.to))
+        .map(calleeSilence);
       process.send?.({ type: 'done', silences });
       return;
     }

@@ -134,7 +134,11 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
       },
     ],
   };
-  const client = new Client({ connection: eager ? connection : await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace, interceptors });
+  const client = new Client({
+    connection: eager ? connection : await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }),
+    namespace: servers.namespace,
+    interceptors,
+  });
   const receiver = await startReceiver();
   const workflowBundle = await bundleWorkflows(TESTING_WORKFLOWS_PATH);
   const secret = `whsec_${newId()}`;
@@ -156,7 +160,11 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
           const t = Math.floor(Date.now() / 1000);
           const response = await fetch(input.url, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-service-delivery': input.deliveryId, 'x-service-signature': signatureHeader(secret, t, input.body) },
+            headers: {
+              'content-type': 'application/json',
+              'x-service-delivery': input.deliveryId,
+              'x-service-signature': signatureHeader(secret, t, input.body),
+            },
             body: input.body,
             signal: AbortSignal.timeout(10_000),
           });
@@ -170,7 +178,15 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
   const running = Promise.all(workers.map((worker) => worker.run()));
   const endpoint = await storedEndpoint({ url: `${receiver.url}/healthy/ours` });
   const baselineUrl = `${receiver.url}/healthy/baseline`;
-  const body = JSON.stringify({ id: `evt_${newId()}`, type: 'call.started', created_at: new Date().toISOString(), workspace_id: endpoint.workspaceId, call_id: newId(), agent_id: '', data: { message: 'outbound call with Asha', level: 'info', latency_ms: null, channel: 'phone' } });
+  const body = JSON.stringify({
+    id: `evt_${newId()}`,
+    type: 'call.started',
+    created_at: new Date().toISOString(),
+    workspace_id: endpoint.workspaceId,
+    call_id: newId(),
+    agent_id: '',
+    data: { message: 'outbound call with Asha', level: 'info', latency_ms: null, channel: 'phone' },
+  });
   let sequence = 0;
   const stack: LoadStack = {
     client,
@@ -187,11 +203,26 @@ async function startLoadStack(servers: DisposableServers): Promise<LoadStack> {
     async start(system) {
       if (system === 'baseline') {
         const deliveryId = `bl_${newId()}`;
-        await client.workflow.start('oneActivityDeliveryWorkflow', { taskQueue: BASELINE_QUEUE, workflowId: deliveryId, args: [{ deliveryId, url: baselineUrl, body }] });
+        await client.workflow.start('oneActivityDeliveryWorkflow', {
+          taskQueue: BASELINE_QUEUE,
+          workflowId: deliveryId,
+          args: [{ deliveryId, url: baselineUrl, body }],
+        });
         return deliveryId;
       }
       const recorded = await recordEvent(
-        { workspaceId: endpoint.workspaceId, callId: newId(), agentId: '', sequence: sequence++, type: 'call.started', message: 'outbound call with Asha', level: 'info', latencyMs: null, data: { channel: 'phone' }, createdAt: new Date().toISOString() },
+        {
+          workspaceId: endpoint.workspaceId,
+          callId: newId(),
+          agentId: '',
+          sequence: sequence++,
+          type: 'call.started',
+          message: 'outbound call with Asha',
+          level: 'info',
+          latencyMs: null,
+          data: { channel: 'phone' },
+          createdAt: new Date().toISOString(),
+        },
         { temporal: client, now: () => new Date() },
       );
       return recorded.deliveryIds[0];
@@ -272,7 +303,9 @@ async function runAfap(stack: LoadStack, system: SystemName): Promise<AfapResult
   store.stop();
   const arrivals = ids.map((id) => stack.receiver.arrivals.get(id)).filter((at): at is number => at !== undefined);
   const lastArrival = Math.max(...arrivals);
-  const latencies = ids.filter((id) => stack.receiver.arrivals.has(id)).map((id) => (stack.receiver.arrivals.get(id) as number) - (scheduledAt.get(id) as number));
+  const latencies = ids
+    .filter((id) => stack.receiver.arrivals.has(id))
+    .map((id) => (stack.receiver.arrivals.get(id) as number) - (scheduledAt.get(id) as number));
   const temporal = await temporalWork(stack.client, sample(ids, HISTORY_SAMPLES));
   return {
     units: ids.length,
@@ -300,7 +333,9 @@ export async function runWebhookLoad(servers: DisposableServers): Promise<Record
       for (const system of ['baseline', 'ours'] as const) {
         if (!climbing.has(system)) continue;
         const step = await runStep(stack, system, rate);
-        console.error(`[webhooks bench] ${system} at ${rate}/s: ${step.arrived}/${step.units} arrived, p50 ${Math.round(step.p50)} ms, p95 ${Math.round(step.p95)} ms`);
+        console.error(
+          `[webhooks bench] ${system} at ${rate}/s: ${step.arrived}/${step.units} arrived, p50 ${Math.round(step.p50)} ms, p95 ${Math.round(step.p95)} ms`,
+        );
         results[system].ladder.push(step);
         if (step.sustained) results[system].sustained = rate;
         else climbing.delete(system);

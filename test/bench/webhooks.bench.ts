@@ -139,7 +139,12 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
     });
     loadLines.push(charted);
     for (const line of loadLines) console.error(`[webhooks bench] ${line}`);
-    if (process.env.BENCH_WEBHOOK_PARTS === 'load') return { name: 'Webhook delivery: cost and load against a one-activity workflow (BENCH_WEBHOOK_PARTS=load: the timing-out neighbour not measured)', ok: false, lines: loadLines };
+    if (process.env.BENCH_WEBHOOK_PARTS === 'load')
+      return {
+        name: 'Webhook delivery: cost and load against a one-activity workflow (BENCH_WEBHOOK_PARTS=load: the timing-out neighbour not measured)',
+        ok: false,
+        lines: loadLines,
+      };
 
     await startWorker(stack, servers);
     const client = stack.client as Client;
@@ -150,11 +155,20 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
       const healthy = await storedEndpoint({ url: `${healthyReceiver.url}/${label}/healthy`, slot: 0 });
       const neighbour = await storedEndpoint({ url: neighbourUrl, workspaceId: healthy.workspaceId, slot: 1 });
       const receiverOf = (url: string) => (url.startsWith(hangingReceiver.url) ? hangingReceiver : healthyReceiver);
-      return { label, workspaceId: healthy.workspaceId, healthy: { endpointId: healthy.id, receiver: healthyReceiver }, neighbour: { endpointId: neighbour.id, receiver: receiverOf(neighbourUrl) } };
+      return {
+        label,
+        workspaceId: healthy.workspaceId,
+        healthy: { endpointId: healthy.id, receiver: healthyReceiver },
+        neighbour: { endpointId: neighbour.id, receiver: receiverOf(neighbourUrl) },
+      };
     };
 
     const warm = await workspaceWith('warm-up', `${healthyReceiver.url}/warm-up/neighbour`);
-    const control: Phase = { ...(await workspaceWith('control', `${healthyReceiver.url}/control/neighbour`)), events: MIXED_EVENTS, deadlineMs: PHASE_DEADLINE_MS };
+    const control: Phase = {
+      ...(await workspaceWith('control', `${healthyReceiver.url}/control/neighbour`)),
+      events: MIXED_EVENTS,
+      deadlineMs: PHASE_DEADLINE_MS,
+    };
     const mixed: Phase = { ...(await workspaceWith('mixed', `${hangingReceiver.url}/mixed/neighbour`)), events: MIXED_EVENTS, deadlineMs: PHASE_DEADLINE_MS };
 
     // JIT, the workflow cache and the connections warm up outside the measurement.
@@ -168,7 +182,9 @@ export async function webhooksBench(): Promise<WebhooksBenchResult> {
     const mixedP95 = percentile(loaded.healthy, 0.95);
     const ratio = mixedP95 / controlP95;
     const phases = [calm, loaded];
-    const complete = phases.every((phase) => phase.recorded === MIXED_EVENTS && [phase.healthy, phase.neighbour].every((l) => l.arrivedMs.length === l.expected));
+    const complete = phases.every(
+      (phase) => phase.recorded === MIXED_EVENTS && [phase.healthy, phase.neighbour].every((l) => l.arrivedMs.length === l.expected),
+    );
     const lines = [
       ...loadLines,
       `control, healthy + healthy neighbour (${count(MIXED_EVENTS)} events, ${count(2 * MIXED_EVENTS)} deliveries): ${describePhase(calm, MIXED_EVENTS)}`,
@@ -208,17 +224,34 @@ function loadRatios(load: Record<SystemName, SystemResult>): { label: string; va
   const sustained = load.baseline.sustained ? load.ours.sustained / load.baseline.sustained : NaN;
   const at50 = load.ours.ladder.find((step) => step.rate === 50);
   return [
-    { label: `as fast as possible, ours / baseline: ${load.ours.afap.perSecond.toFixed(1)} / ${load.baseline.afap.perSecond.toFixed(1)} deliveries/s`, value: `${afap.toFixed(2)}x (target >= ${TARGET_LOAD_RATIO}x)`, met: afap >= TARGET_LOAD_RATIO },
-    { label: `sustained (all arrive, p95 < ${SUSTAINED_P95_MS} ms), ours / baseline: ${load.ours.sustained} / ${load.baseline.sustained} /s`, value: `${Number.isFinite(sustained) ? sustained.toFixed(2) : 'n/a'}x (target >= ${TARGET_LOAD_RATIO}x)`, met: sustained >= TARGET_LOAD_RATIO },
-    { label: 'event to first attempt p95 at 50 events/s', value: `${at50 ? ms(at50.p95) : 'not measured'} (target < ${TARGET_P95_AT_50_MS} ms)`, met: !!at50 && at50.p95 < TARGET_P95_AT_50_MS },
+    {
+      label: `as fast as possible, ours / baseline: ${load.ours.afap.perSecond.toFixed(1)} / ${load.baseline.afap.perSecond.toFixed(1)} deliveries/s`,
+      value: `${afap.toFixed(2)}x (target >= ${TARGET_LOAD_RATIO}x)`,
+      met: afap >= TARGET_LOAD_RATIO,
+    },
+    {
+      label: `sustained (all arrive, p95 < ${SUSTAINED_P95_MS} ms), ours / baseline: ${load.ours.sustained} / ${load.baseline.sustained} /s`,
+      value: `${Number.isFinite(sustained) ? sustained.toFixed(2) : 'n/a'}x (target >= ${TARGET_LOAD_RATIO}x)`,
+      met: sustained >= TARGET_LOAD_RATIO,
+    },
+    {
+      label: 'event to first attempt p95 at 50 events/s',
+      value: `${at50 ? ms(at50.p95) : 'not measured'} (target < ${TARGET_P95_AT_50_MS} ms)`,
+      met: !!at50 && at50.p95 < TARGET_P95_AT_50_MS,
+    },
   ];
 }
 
 function describeLoad(load: Record<SystemName, SystemResult>): string[] {
   const lines: string[] = [];
   for (const r of loadRatios(load)) lines.push(`${r.met ? 'MET ' : 'MISS'} ${r.label} = ${r.value}`);
-  const rates = load.baseline.ladder.map((step) => step.rate).concat(load.ours.ladder.map((step) => step.rate)).filter((rate, i, all) => all.indexOf(rate) === i);
-  lines.push(`offered load (events/s, ${LADDER_RATES.join(', ')}; each system until the first rate it does not sustain): event to first attempt p50 / p95 (arrived of offered)`);
+  const rates = load.baseline.ladder
+    .map((step) => step.rate)
+    .concat(load.ours.ladder.map((step) => step.rate))
+    .filter((rate, i, all) => all.indexOf(rate) === i);
+  lines.push(
+    `offered load (events/s, ${LADDER_RATES.join(', ')}; each system until the first rate it does not sustain): event to first attempt p50 / p95 (arrived of offered)`,
+  );
   for (const rate of rates) {
     const cell = (system: SystemName) => {
       const step = load[system].ladder.find((s) => s.rate === rate);
@@ -229,7 +262,9 @@ function describeLoad(load: Record<SystemName, SystemResult>): string[] {
   for (const system of ['baseline', 'ours'] as const) {
     const afap = load[system].afap;
     const eager = afap.eager === null ? '' : `, ${count(afap.eager)} of ${count(afap.units)} started eagerly`;
-    lines.push(`${system} as fast as possible: ${afap.perSecond.toFixed(1)} deliveries/s (${count(afap.arrived)} of ${count(afap.units)} arrived, p50 ${ms(afap.p50)}, p95 ${ms(afap.p95)}${eager})`);
+    lines.push(
+      `${system} as fast as possible: ${afap.perSecond.toFixed(1)} deliveries/s (${count(afap.arrived)} of ${count(afap.units)} arrived, p50 ${ms(afap.p50)}, p95 ${ms(afap.p95)}${eager})`,
+    );
     lines.push(`  per delivery: ${describeCost(afap.cost, 'delivery')}`);
   }
   const cpuRatio = cpuMsPerUnit(load.ours.afap.cost).total / cpuMsPerUnit(load.baseline.afap.cost).total;
@@ -295,7 +330,13 @@ async function stopWorker(stack: BenchWorker): Promise<void> {
   stack.stopped = true;
   for (const receiver of stack.receivers) await receiver.close();
   if (stack.worker && stack.worker.getState() === 'RUNNING') stack.worker.shutdown();
-  if (stack.running && !(await beforeDeadline(stack.running.then(() => true), Date.now() + DRAIN_MS))) {
+  if (
+    stack.running &&
+    !(await beforeDeadline(
+      stack.running.then(() => true),
+      Date.now() + DRAIN_MS,
+    ))
+  ) {
     await disconnectMongo();
     await beforeDeadline(stack.running, Date.now() + DRAIN_MS);
   }
@@ -340,7 +381,10 @@ async function runPhase(client: Client, stack: BenchWorker, phase: Phase): Promi
       firstArrivals(phase.healthy.receiver, healthyIds, deadline, stack),
       firstArrivals(phase.neighbour.receiver, neighbourIds, deadline, stack),
     ]);
-    const latencies = (arrivals: Map<string, number>): Latencies => ({ arrivedMs: [...arrivals].map(([id, at]) => at - (startOf.get(id) as number)), expected: phase.events });
+    const latencies = (arrivals: Map<string, number>): Latencies => ({
+      arrivedMs: [...arrivals].map(([id, at]) => at - (startOf.get(id) as number)),
+      expected: phase.events,
+    });
 
     // Throughput counts deliveries the service recorded as delivered, not just requests sent.
     const checksDeadline = Date.now() + CHECKS_MS;
@@ -459,7 +503,8 @@ async function inPool(total: number, concurrency: number, deadline: number, task
 
 /** A line on stderr now and then: a phase can take minutes. */
 function startProgress(phase: Phase, phaseStart: number, recorded: () => number, healthyIds: Set<string>, neighbourIds: Set<string>): NodeJS.Timeout {
-  const arrived = (target: Target | undefined, ids: Set<string>) => (target ? new Set(target.receiver.received.map((r) => r.headers['x-service-delivery']).filter((id) => ids.has(id as string))).size : 0);
+  const arrived = (target: Target | undefined, ids: Set<string>) =>
+    target ? new Set(target.receiver.received.map((r) => r.headers['x-service-delivery']).filter((id) => ids.has(id as string))).size : 0;
   return setInterval(() => {
     const parts = [`${count(recorded())}/${count(phase.events)} events recorded`, `${count(arrived(phase.healthy, healthyIds))} healthy first attempts`];
     parts.push(`${count(arrived(phase.neighbour, neighbourIds))} neighbour first attempts`);

@@ -2,7 +2,16 @@ import { expect } from 'chai';
 import { Call } from '../../db/models/call';
 import { conversationIdentity, workflowTaskIdentities } from '../support/cluster';
 import { calleeSilence, describeSilence } from '../support/callee-silence';
-import { answerToStreamSeconds, auditWorkspace, callees, clusterForThisFile, maxOverlappingCalls, placeCalls, sampleConcurrency, untilCallsFinal } from '../support/cluster-load';
+import {
+  answerToStreamSeconds,
+  auditWorkspace,
+  callees,
+  clusterForThisFile,
+  maxOverlappingCalls,
+  placeCalls,
+  sampleConcurrency,
+  untilCallsFinal,
+} from '../support/cluster-load';
 
 const CALLS = Number(process.env.CLUSTER_CALLS || 200);
 const LIMIT = 20;
@@ -23,21 +32,43 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     const numbers = callees(stack, CALLS, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: HANG_UP_AFTER_SECONDS });
     const sampler = sampleConcurrency(stack, workspace);
     const placements = await placeCalls(stack, workspace, numbers, 10);
-    expect(placements.filter((p) => p.status !== 201), 'POST /calls answers').to.deep.equal([]);
+    expect(
+      placements.filter((p) => p.status !== 201),
+      'POST /calls answers',
+    ).to.deep.equal([]);
     const finished = await untilCallsFinal(workspace.workspaceId, CALLS, 10 * 60_000);
     const concurrency = await sampler.stop();
     expect(finished, 'every call reached a final status').to.equal(true);
 
     const audit = await auditWorkspace(workspace);
     const delays = await answerToStreamSeconds(workspace.workspaceId);
-    console.log(`      answer to stream, from the call records (started_at to the conversation's start): p50 ${delays[Math.floor(delays.length / 2)]?.toFixed(1)} s, p95 ${delays[Math.floor(delays.length * 0.95)]?.toFixed(1)} s, max ${delays.at(-1)?.toFixed(1)} s`);
+    console.log(
+      `      answer to stream, from the call records (started_at to the conversation's start): p50 ${delays[Math.floor(delays.length / 2)]?.toFixed(1)} s, p95 ${delays[Math.floor(delays.length * 0.95)]?.toFixed(1)} s, max ${delays.at(-1)?.toFixed(1)} s`,
+    );
     // The callee's silence as the simulated callee lived it (docs/benchmarks.md, issue 27's targets).
-    const silences = stack.providers.telephony.calls().filter((c) => numbers.includes(c.to)).map(calleeSilence).filter((s) => s !== null);
-    console.log(`      the callee's silence, ${describeSilence('answer to stream', silences.flatMap((s) => (s.toStreamMs === null ? [] : [s.toStreamMs])))}`);
-    console.log(`      the callee's silence, ${describeSilence('answer to first audio', silences.flatMap((s) => (s.toFirstAudioMs === null ? [] : [s.toFirstAudioMs])))}`);
+    const silences = stack.providers.telephony
+      .calls()
+      .filter((c) => numbers.includes(c.to))
+      .map(calleeSilence)
+      .filter((s) => s !== null);
+    console.log(
+      `      the callee's silence, ${describeSilence(
+        'answer to stream',
+        silences.flatMap((s) => (s.toStreamMs === null ? [] : [s.toStreamMs])),
+      )}`,
+    );
+    console.log(
+      `      the callee's silence, ${describeSilence(
+        'answer to first audio',
+        silences.flatMap((s) => (s.toFirstAudioMs === null ? [] : [s.toFirstAudioMs])),
+      )}`,
+    );
     expect(audit.calls).to.have.length(CALLS);
     expect(audit.calls.filter((c) => c.status !== 'completed').map((c) => c.status)).to.deep.equal([]);
-    expect(audit.notEndedOnce.map((c) => c._id), 'calls without exactly one call.ended').to.deep.equal([]);
+    expect(
+      audit.notEndedOnce.map((c) => c._id),
+      'calls without exactly one call.ended',
+    ).to.deep.equal([]);
     expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
     expect(audit.calls.every((c) => (c.cost_paise ?? 0) > 0)).to.equal(true);
     expect(audit.ledgerSum).to.equal(audit.balance);
@@ -45,7 +76,10 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     // Deliveries finish after their calls: wait for the last ones.
     await workspace.receiver.waitForRequests(audit.deliveries, 120_000);
     const delivered = await auditWorkspace(workspace);
-    expect(delivered.undelivered.map((d) => d.status), 'deliveries not delivered').to.deep.equal([]);
+    expect(
+      delivered.undelivered.map((d) => d.status),
+      'deliveries not delivered',
+    ).to.deep.equal([]);
     expect(delivered.unreceived.length, 'deliveries the receiver never got').to.equal(0);
     expect(delivered.eventsWithoutDelivery, 'events without a delivery').to.deep.equal([]);
 
@@ -64,7 +98,9 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
       mediaNodes.set(node, (mediaNodes.get(node) ?? 0) + 1);
       for (const identity of await workflowTaskIdentities(stack.client, String(call._id))) workerNodes.add(identities.get(identity) ?? identity);
     }
-    console.log(`      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}`);
+    console.log(
+      `      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}`,
+    );
     expect([...mediaNodes.keys()].sort()).to.deep.equal(['media-1', 'media-2']);
     expect(Math.min(...mediaNodes.values()), 'the lesser media node ran at least a fifth of the calls').to.be.at.least(CALLS / 5);
     expect([...workerNodes].filter((n) => n.startsWith('worker-')).sort()).to.deep.equal(['worker-1', 'worker-2']);

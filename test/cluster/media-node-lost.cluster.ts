@@ -9,7 +9,16 @@ import { until } from '../support/until';
 /** The conversation activity's heartbeat timeout (workflows/call.ts). */
 const HEARTBEAT_TIMEOUT_MS = 5_000;
 /** Callers with a lot to say: their calls are still live when a node dies. */
-const LONG_CONVERSATION = ['Where is my order?', 'I ordered it last week.', 'It was a blue shirt.', 'The order number is four two.', 'Can you check again?', 'I am still waiting.', 'Is it shipped?', 'Thank you, bye.'].map((say) => ({ say }));
+const LONG_CONVERSATION = [
+  'Where is my order?',
+  'I ordered it last week.',
+  'It was a blue shirt.',
+  'The order number is four two.',
+  'Can you check again?',
+  'I am still waiting.',
+  'Is it shipped?',
+  'Thank you, bye.',
+].map((say) => ({ say }));
 
 /**
  * A media node SIGKILLed while it carries live calls, on the cluster profile: its calls end
@@ -31,7 +40,12 @@ describe('Cluster: a media node lost under load', function () {
       expect(placements.map((p) => p.status)).to.deep.equal([201, 201, 201, 201]);
       const ids = placements.map((p) => p.callId!);
       // Live: each caller's first line was heard.
-      const heard = await until(() => CallEvent.distinct('call_id', { call_id: { $in: ids }, type: 'user.turn' }), (callIds) => callIds.length === ids.length, 90_000, 500);
+      const heard = await until(
+        () => CallEvent.distinct('call_id', { call_id: { $in: ids }, type: 'user.turn' }),
+        (callIds) => callIds.length === ids.length,
+        90_000,
+        500,
+      );
       expect(heard).to.have.length(ids.length);
       for (const id of ids) nodeOf.set(id, identities.get((await conversationIdentity(stack.client, id)) ?? '') ?? 'unknown');
     }
@@ -49,16 +63,26 @@ describe('Cluster: a media node lost under load', function () {
     const killedAt = Date.now();
 
     // Each lost call ends with an error within the heartbeat timeout (and the workflow's reaction).
-    const ended = await until(() => CallEvent.find({ call_id: { $in: victims }, type: 'call.ended' }).lean(), (events) => events.length === victims.length, 30_000, 250);
+    const ended = await until(
+      () => CallEvent.find({ call_id: { $in: victims }, type: 'call.ended' }).lean(),
+      (events) => events.length === victims.length,
+      30_000,
+      250,
+    );
     expect(ended).to.have.length(victims.length);
     for (const event of ended) {
       const afterMs = event.created_at.getTime() - killedAt;
-      expect(afterMs, `timing: call ${event.call_id} ended ${afterMs} ms after the kill, over the heartbeat timeout + 5 s`).to.be.below(HEARTBEAT_TIMEOUT_MS + 5_000);
+      expect(afterMs, `timing: call ${event.call_id} ended ${afterMs} ms after the kill, over the heartbeat timeout + 5 s`).to.be.below(
+        HEARTBEAT_TIMEOUT_MS + 5_000,
+      );
     }
     for (const id of victims) {
       const call = (await Call.findById(id).lean())!;
       const errors = await CallEvent.find({ call_id: id, type: 'error' }).lean();
-      expect(errors.map((e) => (JSON.parse(e.data_json) as { provider?: string }).provider), `error events of ${id}`).to.deep.equal(['media']);
+      expect(
+        errors.map((e) => (JSON.parse(e.data_json) as { provider?: string }).provider),
+        `error events of ${id}`,
+      ).to.deep.equal(['media']);
       expect([call.status, call.hangup_by, call.hangup_reason]).to.deep.equal(['completed', 'system', 'error']);
       // Charged up to the last heartbeat the server recorded: never past the kill. The SDK sends
       // heartbeats at most every 0.8 x the timeout, so the last one may be up to that old.
@@ -77,7 +101,12 @@ describe('Cluster: a media node lost under load', function () {
 
     // The surviving node's calls go on to the caller's goodbye, untouched.
     const all = [...survivors, ...freshIds];
-    const done = await until(() => Call.find({ _id: { $in: all }, status: 'completed' }, { hangup_by: 1, hangup_reason: 1 }).lean(), (calls) => calls.length === all.length, 180_000, 1_000);
+    const done = await until(
+      () => Call.find({ _id: { $in: all }, status: 'completed' }, { hangup_by: 1, hangup_reason: 1 }).lean(),
+      (calls) => calls.length === all.length,
+      180_000,
+      1_000,
+    );
     expect(done).to.have.length(all.length);
     expect(await CallEvent.countDocuments({ call_id: { $in: all }, type: 'error' }), 'error events on the surviving node').to.equal(0);
     expect(done.every((c) => c.hangup_reason !== 'error')).to.equal(true);

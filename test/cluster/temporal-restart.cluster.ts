@@ -21,7 +21,12 @@ describe('Cluster: the Temporal server restarted under load', function () {
     const placements = await placeCalls(stack, workspace, callees(stack, CALLS, { kind: 'answer', answerAfterSeconds: 0.2, hangUpAfterSeconds: 4 }), 10);
     expect(placements.filter((p) => p.status !== 201)).to.deep.equal([]);
     // Wait for a full house: the limit's worth live, the rest queued.
-    await until(() => Call.countDocuments({ workspace_id: workspace.workspaceId, status: 'in-progress' }), (live) => live >= LIMIT / 2, 60_000, 200);
+    await until(
+      () => Call.countDocuments({ workspace_id: workspace.workspaceId, status: 'in-progress' }),
+      (live) => live >= LIMIT / 2,
+      60_000,
+      200,
+    );
     const queued = (await Call.find({ workspace_id: workspace.workspaceId, status: 'queued' }, { _id: 1 }).lean()).map((c) => String(c._id));
     expect(queued.length, 'calls queued at the restart').to.be.at.least(5);
 
@@ -42,12 +47,20 @@ describe('Cluster: the Temporal server restarted under load', function () {
     // Dialled after the restart, each queued call then runs as any other; one whose answer came
     // while the server was still settling can be dropped (`failed`, uncharged), never lost.
     const queuedCalls = await Call.find({ _id: { $in: queued } }, { status: 1, hangup_reason: 1 }).lean();
-    expect(queuedCalls.filter((c) => !['completed', 'failed'].includes(c.status)).map((c) => c.status), 'the queued calls').to.deep.equal([]);
+    expect(
+      queuedCalls.filter((c) => !['completed', 'failed'].includes(c.status)).map((c) => c.status),
+      'the queued calls',
+    ).to.deep.equal([]);
     expect(queuedCalls.filter((c) => c.status === 'completed').length, 'queued calls completed').to.be.at.least(queued.length / 2);
-    expect(audit.notEndedOnce.map((c) => c._id), 'calls without exactly one call.ended').to.deep.equal([]);
+    expect(
+      audit.notEndedOnce.map((c) => c._id),
+      'calls without exactly one call.ended',
+    ).to.deep.equal([]);
     expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
     expect(audit.ledgerSum).to.equal(audit.balance);
-    const reasons = (await Call.find({ workspace_id: workspace.workspaceId }, { status: 1, hangup_reason: 1 }).lean()).map((c) => `${c.status}: ${c.hangup_reason}`);
+    const reasons = (await Call.find({ workspace_id: workspace.workspaceId }, { status: 1, hangup_reason: 1 }).lean()).map(
+      (c) => `${c.status}: ${c.hangup_reason}`,
+    );
     console.log(`      outcomes: ${JSON.stringify(reasons.reduce<Record<string, number>>((n, r) => ({ ...n, [r]: (n[r] ?? 0) + 1 }), {}))}`);
   });
 });

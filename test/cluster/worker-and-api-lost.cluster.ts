@@ -24,7 +24,10 @@ describe('Cluster: a worker node and an API node lost under load', function () {
     const placements: Placement[] = [...first, ...rest];
 
     const refused = placements.filter((p) => p.status !== 201);
-    expect(refused.filter((p) => p.status !== 503), 'answers other than 201 and the retriable 503').to.deep.equal([]);
+    expect(
+      refused.filter((p) => p.status !== 503),
+      'answers other than 201 and the retriable 503',
+    ).to.deep.equal([]);
     expect(refused.length, 'requests cut by the dead API node').to.be.at.most(10);
     const accepted = placements.filter((p) => p.status === 201).map((p) => p.callId!);
 
@@ -36,23 +39,37 @@ describe('Cluster: a worker node and an API node lost under load', function () {
 
     const audit = await auditWorkspace(workspace);
     const ids = new Set(audit.calls.map((c) => String(c._id)));
-    expect(accepted.filter((id) => !ids.has(id)), 'accepted calls missing').to.deep.equal([]);
+    expect(
+      accepted.filter((id) => !ids.has(id)),
+      'accepted calls missing',
+    ).to.deep.equal([]);
     // A call whose dial or answer was cut by the dead nodes (a dial refused, an answer request the
     // dead API node held, so the provider hung up) ends `failed`, uncharged: dropped, not lost.
     // How many is printed below; what must hold is that none is lost, unfinished or charged wrongly.
     const dropped = audit.calls.filter((c) => c.status !== 'completed');
-    expect(dropped.filter((c) => c.status !== 'failed').map((c) => [c._id, c.status]), 'calls neither completed nor failed').to.deep.equal([]);
+    expect(
+      dropped.filter((c) => c.status !== 'failed').map((c) => [c._id, c.status]),
+      'calls neither completed nor failed',
+    ).to.deep.equal([]);
     expect(dropped.every((c) => !c.cost_paise)).to.equal(true);
-    expect(audit.notEndedOnce.map((c) => c._id), 'calls without exactly one call.ended').to.deep.equal([]);
+    expect(
+      audit.notEndedOnce.map((c) => c._id),
+      'calls without exactly one call.ended',
+    ).to.deep.equal([]);
     expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
     expect(audit.ledgerSum).to.equal(audit.balance);
 
     await workspace.receiver.waitForRequests(audit.deliveries, 180_000);
     const delivered = await auditWorkspace(workspace);
-    expect(delivered.undelivered.map((d) => d.status), 'deliveries not delivered').to.deep.equal([]);
+    expect(
+      delivered.undelivered.map((d) => d.status),
+      'deliveries not delivered',
+    ).to.deep.equal([]);
     expect(delivered.unreceived.length, 'deliveries the receiver never got').to.equal(0);
     expect(delivered.eventsWithoutDelivery, 'events without a delivery').to.deep.equal([]);
     const reasons = await Call.find({ _id: { $in: dropped.map((c) => c._id) } }, { hangup_reason: 1 }).lean();
-    console.log(`      ${accepted.length} accepted, ${refused.length} answered 503 by the load balancer; ${audit.calls.length} calls (${dropped.length} dropped at the failover: ${JSON.stringify(reasons.map((c) => c.hangup_reason))}), ${delivered.deliveries} deliveries`);
+    console.log(
+      `      ${accepted.length} accepted, ${refused.length} answered 503 by the load balancer; ${audit.calls.length} calls (${dropped.length} dropped at the failover: ${JSON.stringify(reasons.map((c) => c.hangup_reason))}), ${delivered.deliveries} deliveries`,
+    );
   });
 });

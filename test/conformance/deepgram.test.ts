@@ -33,15 +33,53 @@ const providerBId: 'provider_b' = providerB.id;
  * key added to or dropped from the SDK fails typecheck here); the client-only options
  * (headers, reconnects, ...) are not query parameters and are left out by name.
  */
-type ClientOnly = 'Authorization' | 'protocols' | 'queryParams' | 'headers' | 'debug' | 'reconnectAttempts' | 'connectionTimeoutInSeconds' | 'abortSignal' | 'shouldReconnect';
+type ClientOnly =
+  'Authorization' | 'protocols' | 'queryParams' | 'headers' | 'debug' | 'reconnectAttempts' | 'connectionTimeoutInSeconds' | 'abortSignal' | 'shouldReconnect';
 const V1_QUERY = {
-  callback: true, callback_method: true, channels: true, detect_entities: true, diarize: true, diarize_model: true, dictation: true, encoding: true, endpointing: true, extra: true,
-  interim_results: true, keyterm: true, keywords: true, language: true, mip_opt_out: true, model: true, multichannel: true, numerals: true, profanity_filter: true, punctuate: true,
-  redact: true, replace: true, sample_rate: true, search: true, smart_format: true, tag: true, utterance_end_ms: true, vad_events: true, version: true,
+  callback: true,
+  callback_method: true,
+  channels: true,
+  detect_entities: true,
+  diarize: true,
+  diarize_model: true,
+  dictation: true,
+  encoding: true,
+  endpointing: true,
+  extra: true,
+  interim_results: true,
+  keyterm: true,
+  keywords: true,
+  language: true,
+  mip_opt_out: true,
+  model: true,
+  multichannel: true,
+  numerals: true,
+  profanity_filter: true,
+  punctuate: true,
+  redact: true,
+  replace: true,
+  sample_rate: true,
+  search: true,
+  smart_format: true,
+  tag: true,
+  utterance_end_ms: true,
+  vad_events: true,
+  version: true,
 } as const satisfies Record<Exclude<keyof V1Client.ConnectArgs, ClientOnly>, true>;
 const V2_QUERY = {
-  model: true, encoding: true, sample_rate: true, eager_eot_threshold: true, eot_threshold: true, eot_timeout_ms: true, keyterm: true, language_hint: true, profanity_filter: true,
-  numerals: true, redact: true, mip_opt_out: true, tag: true,
+  model: true,
+  encoding: true,
+  sample_rate: true,
+  eager_eot_threshold: true,
+  eot_threshold: true,
+  eot_timeout_ms: true,
+  keyterm: true,
+  language_hint: true,
+  profanity_filter: true,
+  numerals: true,
+  redact: true,
+  mip_opt_out: true,
+  tag: true,
 } as const satisfies Record<Exclude<keyof V2Client.ConnectArgs, ClientOnly>, true>;
 // The reverse direction: no key of ours that the SDK's ConnectArgs lacks.
 const v1KeysAreSdkKeys: readonly (keyof V1Client.ConnectArgs)[] = Object.keys(V1_QUERY) as (keyof typeof V1_QUERY)[];
@@ -81,7 +119,14 @@ async function playing(script: object[], closing: object[] = [METADATA]): Promis
 }
 
 function settings(provider: 'provider_a' | 'provider_b', language = 'hi'): RecognitionSettings {
-  return { provider, model: provider === 'provider_a' ? providerA.model : providerB.model, language, turnDetection: 'balanced', endpointingMs: 300, keyterms: ['Asha'] };
+  return {
+    provider,
+    model: provider === 'provider_a' ? providerA.model : providerB.model,
+    language,
+    turnDetection: 'balanced',
+    endpointingMs: 300,
+    keyterms: ['Asha'],
+  };
 }
 
 /** Opens a stream against `baseUrl`, waits for the script to play, closes it; what the handlers heard. */
@@ -127,8 +172,16 @@ describe('conformance: Deepgram speech recognition', () => {
         expect(url.pathname).to.equal('/v1/listen');
         for (const key of url.searchParams.keys()) expect(v1KeysAreSdkKeys, `query parameter ${key}`).to.include(key);
         expect(Object.fromEntries(url.searchParams)).to.include({
-          model: 'nova-3', language: 'en-IN', encoding: 'mulaw', sample_rate: '8000', channels: '1', endpointing: '300',
-          interim_results: 'true', utterance_end_ms: '1000', punctuate: 'true', smart_format: 'true',
+          model: 'nova-3',
+          language: 'en-IN',
+          encoding: 'mulaw',
+          sample_rate: '8000',
+          channels: '1',
+          endpointing: '300',
+          interim_results: 'true',
+          utterance_end_ms: '1000',
+          punctuate: 'true',
+          smart_format: 'true',
         });
         expect(MIN_UTTERANCE_END_MS).to.be.at.least(1000);
         expect(url.searchParams.getAll('keyterm')).to.deep.equal(['Asha']);
@@ -151,7 +204,13 @@ describe('conformance: Deepgram speech recognition', () => {
     });
 
     it('ends the turn at UtteranceEnd when no speech_final comes (background noise), once', async () => {
-      const server = await playing([results('I want to', true, false), results('book a table', true, false), UTTERANCE_END, results('', true, true), UTTERANCE_END]);
+      const server = await playing([
+        results('I want to', true, false),
+        results('book a table', true, false),
+        UTTERANCE_END,
+        results('', true, true),
+        UTTERANCE_END,
+      ]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_b'));
         expect(heard.turns).to.deep.equal([{ text: 'I want to book a table', language: null }]);

@@ -15,18 +15,53 @@ type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
  * field and an extra one are errors), so it is the SDK's list, not ours.
  */
 const SDK_REQUEST_FIELDS = {
-  messages: true, model: true, audio: true, frequency_penalty: true, function_call: true, functions: true, logit_bias: true, logprobs: true,
-  max_completion_tokens: true, max_tokens: true, metadata: true, modalities: true, moderation: true, n: true, parallel_tool_calls: true,
-  prediction: true, presence_penalty: true, prompt_cache_key: true, prompt_cache_options: true, prompt_cache_retention: true, reasoning_effort: true,
-  response_format: true, safety_identifier: true, seed: true, service_tier: true, stop: true, store: true, stream: true, stream_options: true,
-  temperature: true, tool_choice: true, tools: true, top_logprobs: true, top_p: true, user: true, verbosity: true, web_search_options: true,
+  messages: true,
+  model: true,
+  audio: true,
+  frequency_penalty: true,
+  function_call: true,
+  functions: true,
+  logit_bias: true,
+  logprobs: true,
+  max_completion_tokens: true,
+  max_tokens: true,
+  metadata: true,
+  modalities: true,
+  moderation: true,
+  n: true,
+  parallel_tool_calls: true,
+  prediction: true,
+  presence_penalty: true,
+  prompt_cache_key: true,
+  prompt_cache_options: true,
+  prompt_cache_retention: true,
+  reasoning_effort: true,
+  response_format: true,
+  safety_identifier: true,
+  seed: true,
+  service_tier: true,
+  stop: true,
+  store: true,
+  stream: true,
+  stream_options: true,
+  temperature: true,
+  tool_choice: true,
+  tools: true,
+  top_logprobs: true,
+  top_p: true,
+  user: true,
+  verbosity: true,
+  web_search_options: true,
 } as const satisfies Record<keyof StreamingParams, true>;
 
 /** The fields of each message role in the SDK's types (assistant, system, tool and user messages; the same list-both-ways check). */
 const SDK_MESSAGE_FIELDS: Record<string, readonly string[]> = {
   system: Object.keys({ role: 1, content: 1, name: 1 } satisfies Record<keyof OpenAI.Chat.Completions.ChatCompletionSystemMessageParam, 1>),
   user: Object.keys({ role: 1, content: 1, name: 1 } satisfies Record<keyof OpenAI.Chat.Completions.ChatCompletionUserMessageParam, 1>),
-  assistant: Object.keys({ role: 1, content: 1, name: 1, audio: 1, function_call: 1, refusal: 1, tool_calls: 1 } satisfies Record<keyof OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam, 1>),
+  assistant: Object.keys({ role: 1, content: 1, name: 1, audio: 1, function_call: 1, refusal: 1, tool_calls: 1 } satisfies Record<
+    keyof OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam,
+    1
+  >),
   tool: Object.keys({ role: 1, content: 1, tool_call_id: 1 } satisfies Record<keyof OpenAI.Chat.Completions.ChatCompletionToolMessageParam, 1>),
 };
 
@@ -62,7 +97,12 @@ async function startCapture(): Promise<{ url: string; requests: Captured[]; clos
         return;
       }
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(
-        JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.', refusal: null }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.', refusal: null }, finish_reason: 'stop', logprobs: null }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        }),
       );
     });
   });
@@ -85,7 +125,13 @@ const FULL_REQUEST: LlmRequest = {
     { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', name: 'lookup_order', arguments: '{"order_id":"42"}' }] },
     { role: 'tool', tool_call_id: 'call_1', content: '{"status":"shipped"}' },
   ],
-  tools: [{ name: 'lookup_order', description: 'Finds an order', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } }],
+  tools: [
+    {
+      name: 'lookup_order',
+      description: 'Finds an order',
+      parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+    },
+  ],
 };
 
 /** The headers that carry credentials or say what the body is, as a client sent them. */
@@ -100,7 +146,10 @@ function expectSdkShape(body: Record<string, unknown>) {
   for (const message of body.messages as MessageParam[]) {
     const fields = SDK_MESSAGE_FIELDS[message.role];
     expect(fields, `role ${message.role}`).to.not.equal(undefined);
-    expect(Object.keys(message).filter((key) => !fields!.includes(key)), `fields of a ${message.role} message`).to.deep.equal([]);
+    expect(
+      Object.keys(message).filter((key) => !fields!.includes(key)),
+      `fields of a ${message.role} message`,
+    ).to.deep.equal([]);
   }
   for (const tool of (body.tools ?? []) as { type: string; function: Record<string, unknown> }[]) {
     expect(tool.type).to.equal('function');
@@ -128,7 +177,15 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
   before(async () => {
     capture = await startCapture();
     // The SDK's clients read these when an option is left out; the reference runs must not pick up a developer's.
-    for (const name of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY', 'OPENAI_API_VERSION', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID']) {
+    for (const name of [
+      'OPENAI_BASE_URL',
+      'OPENAI_API_KEY',
+      'AZURE_OPENAI_ENDPOINT',
+      'AZURE_OPENAI_API_KEY',
+      'OPENAI_API_VERSION',
+      'OPENAI_ORG_ID',
+      'OPENAI_PROJECT_ID',
+    ]) {
       savedEnv[name] = process.env[name];
       delete process.env[name];
     }
@@ -145,7 +202,7 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
     local: { baseUrl: url, apiKey: 'local-key', model: 'Qwen/Qwen2.5-7B-Instruct' },
   });
 
-  it('openai: fields the SDK knows, sent where and how the SDK\'s OpenAI client sends them', async () => {
+  it("openai: fields the SDK knows, sent where and how the SDK's OpenAI client sends them", async () => {
     await streamAndComplete(languageModels(configAt(capture.url), 2_000)('openai'), FULL_REQUEST);
     const [streamed, whole] = capture.requests;
     for (const request of [streamed!, whole!]) {
@@ -168,7 +225,7 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
     expect(streamed!.body).to.deep.equal(reference.body);
   });
 
-  it('azure_openai: the deployment path, api-version query and api-key header of the SDK\'s AzureOpenAI client', async () => {
+  it("azure_openai: the deployment path, api-version query and api-key header of the SDK's AzureOpenAI client", async () => {
     await streamAndComplete(languageModels(configAt(capture.url), 2_000)('azure_openai'), FULL_REQUEST);
     const ours = capture.requests.slice();
     for (const request of ours) expectSdkShape(request.body);
@@ -179,7 +236,10 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
     for await (const chunk of stream) void chunk;
     await sdk.chat.completions.create({ ...(ours[1]!.body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming) });
     const [referenceStream, referenceWhole] = capture.requests.slice(ours.length);
-    for (const [mine, theirs] of [[ours[0]!, referenceStream!], [ours[1]!, referenceWhole!]] as const) {
+    for (const [mine, theirs] of [
+      [ours[0]!, referenceStream!],
+      [ours[1]!, referenceWhole!],
+    ] as const) {
       expect([mine.method, mine.path, mine.query]).to.deep.equal([theirs.method, theirs.path, theirs.query]);
       expect(wireHeaders(mine)).to.deep.equal(wireHeaders(theirs));
       expect(mine.body).to.deep.equal(theirs.body);
@@ -192,11 +252,13 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
     // Without a deployment of its own, a model runs on the deployment named like it: the SDK's rule when no deployment is given.
     capture.requests.length = 0;
     await languageModels(configAt(capture.url), 2_000)('azure_openai').complete({ ...FULL_REQUEST, model: 'gpt-4o' });
-    await new AzureOpenAI({ endpoint: capture.url, apiKey: 'azure-key', apiVersion: '2024-10-21', maxRetries: 0 }).chat.completions.create({ ...(capture.requests[0]!.body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming) });
+    await new AzureOpenAI({ endpoint: capture.url, apiKey: 'azure-key', apiVersion: '2024-10-21', maxRetries: 0 }).chat.completions.create({
+      ...(capture.requests[0]!.body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming),
+    });
     expect(capture.requests[0]!.path).to.equal(capture.requests[1]!.path).and.equal('/openai/deployments/gpt-4o/chat/completions');
   });
 
-  it('local: an OpenAI-compatible server gets OpenAI\'s path and Bearer key, and the model under its own name', async () => {
+  it("local: an OpenAI-compatible server gets OpenAI's path and Bearer key, and the model under its own name", async () => {
     await streamAndComplete(languageModels(configAt(capture.url), 2_000)('local'), { ...FULL_REQUEST, model: 'local-chat' });
     const [streamed] = capture.requests;
     expectSdkShape(streamed!.body);
@@ -204,6 +266,11 @@ describe('conformance: OpenAI chat completions (openai SDK)', () => {
     const sdk = new OpenAI({ baseURL: `${capture.url}/v1`, apiKey: 'local-key', maxRetries: 0 });
     for await (const chunk of await sdk.chat.completions.create(streamed!.body as unknown as StreamingParams)) void chunk;
     const reference = capture.requests.at(-1)!;
-    expect([streamed!.method, streamed!.path, streamed!.query, wireHeaders(streamed!)]).to.deep.equal([reference.method, reference.path, reference.query, wireHeaders(reference)]);
+    expect([streamed!.method, streamed!.path, streamed!.query, wireHeaders(streamed!)]).to.deep.equal([
+      reference.method,
+      reference.path,
+      reference.query,
+      wireHeaders(reference),
+    ]);
   });
 });

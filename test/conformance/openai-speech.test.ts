@@ -17,7 +17,15 @@ import { startTestProviders, type TestProviders } from '../support/providers';
 import { agentsClient } from '../api/agents/helpers';
 
 /** Every field of the SDK's SpeechCreateParams, one entry per key (a key added or dropped in the SDK fails typecheck). */
-const SPEECH_FIELDS = { input: true, model: true, voice: true, instructions: true, response_format: true, speed: true, stream_format: true } as const satisfies Record<keyof SpeechCreateParams, true>;
+const SPEECH_FIELDS = {
+  input: true,
+  model: true,
+  voice: true,
+  instructions: true,
+  response_format: true,
+  speed: true,
+  stream_format: true,
+} as const satisfies Record<keyof SpeechCreateParams, true>;
 const sdkFields: readonly (keyof SpeechCreateParams)[] = Object.keys(SPEECH_FIELDS) as (keyof typeof SPEECH_FIELDS)[];
 
 /** The voices the SDK names for `SpeechCreateParams.voice`: its type's literals and its documentation's list. */
@@ -26,7 +34,11 @@ function sdkVoices(): { typed: string[]; documented: string[] } {
   const declaration = /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*voice: ([^;]+);/.exec(source);
   if (!declaration) throw new Error('the SDK no longer declares SpeechCreateParams.voice as this test reads it');
   const [, doc, type] = declaration as unknown as [string, string, string];
-  const documented = doc.slice(0, doc.indexOf('You may')).match(/`([a-z]+)`/g)?.map((v) => v.slice(1, -1)) ?? [];
+  const documented =
+    doc
+      .slice(0, doc.indexOf('You may'))
+      .match(/`([a-z]+)`/g)
+      ?.map((v) => v.slice(1, -1)) ?? [];
   const typed = type.match(/'([a-z]+)'/g)?.map((v) => v.slice(1, -1)) ?? [];
   return { typed, documented };
 }

@@ -52,12 +52,29 @@ exports.sdkSignature = function (method, uri, nonce, authToken, params) {
 const CALLBACK_URLS = [
   ['without a query', 'https://voice.example.in/api/v1/telephony/calls/0123456789abcdef0123456789abcdef/status'],
   ['with a query', 'https://voice.example.in/api/v1/telephony/calls/0123456789abcdef0123456789abcdef/transfer/dial?to=%2B919812345678&timeout=30&limit=600'],
-  ['with a repeated, unsorted and encoded query', 'https://voice.example.in:8443/api/v1/telephony/inbound/answer?z=1&a=x+y&a=b%26c&node=wss%3A%2F%2Fmedia.example.in%2F'],
+  [
+    'with a repeated, unsorted and encoded query',
+    'https://voice.example.in:8443/api/v1/telephony/inbound/answer?z=1&a=x+y&a=b%26c&node=wss%3A%2F%2Fmedia.example.in%2F',
+  ],
   ['with a trailing slash', 'http://127.0.0.1:3000/api/v1/telephony/inbound/status/'],
 ] as const;
 
 const CALLBACK_FIELDS: [string, CallbackParams][] = [
-  ['a hang-up', { CallUUID: 'c2a1f1b0-0c4e-11ef-9f5e-9b7c1c6f7f10', RequestUUID: 'c2a1f1b0-0c4e-11ef-9f5e-9b7c1c6f7f10', CallStatus: 'completed', Direction: 'outbound', From: '918047180001', To: '919812345678', Duration: '42', BillDuration: '60', HangupCause: 'NORMAL_CLEARING', Event: 'Hangup' }],
+  [
+    'a hang-up',
+    {
+      CallUUID: 'c2a1f1b0-0c4e-11ef-9f5e-9b7c1c6f7f10',
+      RequestUUID: 'c2a1f1b0-0c4e-11ef-9f5e-9b7c1c6f7f10',
+      CallStatus: 'completed',
+      Direction: 'outbound',
+      From: '918047180001',
+      To: '919812345678',
+      Duration: '42',
+      BillDuration: '60',
+      HangupCause: 'NORMAL_CLEARING',
+      Event: 'Hangup',
+    },
+  ],
   ['fields with spaces, symbols and an empty value', { CallStatus: 'ringing', CallerName: 'Asha Rao & Co.', DialBLegUUID: '', SIP_H_X: 'a=b;c' }],
   ['no fields', {}],
 ];
@@ -82,14 +99,30 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
           expect(plivo.validateV3Signature('POST', url, nonce, AUTH_TOKEN, signature, fields), 'the helper is the SDK').to.equal(true);
           expect(verifyPlivoCallback({ authToken: AUTH_TOKEN, url, params: fields, nonce, signature })).to.equal(true);
           // As Plivo sends it while the token is rotated: one signature per token.
-          expect(verifyPlivoCallback({ authToken: AUTH_TOKEN, url, params: fields, nonce, signature: `${sdkSignatureWith('another-token', url, fields, nonce)},${signature}` })).to.equal(true);
+          expect(
+            verifyPlivoCallback({
+              authToken: AUTH_TOKEN,
+              url,
+              params: fields,
+              nonce,
+              signature: `${sdkSignatureWith('another-token', url, fields, nonce)},${signature}`,
+            }),
+          ).to.equal(true);
           expect(verifyPlivoCallback({ authToken: AUTH_TOKEN, url, params: { ...fields, Extra: '1' }, nonce, signature })).to.equal(false);
-          expect(verifyPlivoCallback({ authToken: AUTH_TOKEN, url: url.replace('voice.', 'voices.').replace('127.0.0.1', '127.0.0.2'), params: fields, nonce, signature })).to.equal(false);
+          expect(
+            verifyPlivoCallback({
+              authToken: AUTH_TOKEN,
+              url: url.replace('voice.', 'voices.').replace('127.0.0.1', '127.0.0.2'),
+              params: fields,
+              nonce,
+              signature,
+            }),
+          ).to.equal(false);
         });
       }
     }
 
-    it('GET: the SDK validates our signatures, ours take the SDK\'s (fields merged into the query)', () => {
+    it("GET: the SDK validates our signatures, ours take the SDK's (fields merged into the query)", () => {
       const [, url] = CALLBACK_URLS[2];
       const fields = { CallStatus: 'ringing', a: '0' };
       expect(plivo.validateV3Signature('GET', url, nonce, AUTH_TOKEN, plivoSignature(AUTH_TOKEN, 'GET', url, fields, nonce), fields)).to.equal(true);
@@ -113,7 +146,9 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
 
     it('<Stream>: bidirectional mu-law at 8 kHz, keeping the call alive, its URL escaped', () => {
       const url = 'wss://media.example.in/telephony/streams/0123456789abcdef0123456789abcdef?token=ab.cd&x=1';
-      expect(withoutDeclaration(streamAnswerXml(url))).to.equal(sdkXml((r) => r.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: 'audio/x-mulaw;rate=8000' })));
+      expect(withoutDeclaration(streamAnswerXml(url))).to.equal(
+        sdkXml((r) => r.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: 'audio/x-mulaw;rate=8000' })),
+      );
     });
 
     it('<Hangup/> and <Hangup reason="rejected"/>', () => {
@@ -122,9 +157,25 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
     });
 
     it('<Dial> of one <Number>, with its action, callback, timeout, time limit, caller ID and redirect', () => {
-      const options = { number: '+919812345678', callerId: '+918047180001', timeoutSeconds: 30, timeLimitSeconds: 600, actionUrl: 'https://api.example.in/api/v1/telephony/calls/c/transfer/action?a=1&b=2', callbackUrl: 'https://api.example.in/api/v1/telephony/calls/c/transfer/events' };
+      const options = {
+        number: '+919812345678',
+        callerId: '+918047180001',
+        timeoutSeconds: 30,
+        timeLimitSeconds: 600,
+        actionUrl: 'https://api.example.in/api/v1/telephony/calls/c/transfer/action?a=1&b=2',
+        callbackUrl: 'https://api.example.in/api/v1/telephony/calls/c/transfer/events',
+      };
       const expected = sdkXml((r) => {
-        const dial = r.addDial({ action: options.actionUrl, method: 'POST', callbackUrl: options.callbackUrl, callbackMethod: 'POST', timeout: 30, timeLimit: 600, callerId: '918047180001', redirect: true });
+        const dial = r.addDial({
+          action: options.actionUrl,
+          method: 'POST',
+          callbackUrl: options.callbackUrl,
+          callbackMethod: 'POST',
+          timeout: 30,
+          timeLimit: 600,
+          callerId: '918047180001',
+          redirect: true,
+        });
         dial.addNumber('919812345678');
       });
       expect(withoutDeclaration(dialXml(options))).to.equal(expected);
@@ -149,7 +200,7 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
     }
   });
 
-  describe('REST requests (the SDK\'s, captured at its HTTP adapter, against ours, at a local server)', () => {
+  describe("REST requests (the SDK's, captured at its HTTP adapter, against ours, at a local server)", () => {
     type Sent = { method: string; path: string; query: Record<string, string>; body: unknown };
     let sdkSent: Sent[] = [];
     let ourSent: Sent[] = [];
@@ -158,11 +209,13 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
     const original = axios.defaults.adapter;
     /** An answer for each request, by method and resource, as Plivo answers (the SDK's and ours alike). */
     const answerTo = (method: string, resource: string): { status: number; body?: unknown } => {
-      if (method === 'POST' && resource === 'Call/') return { status: 201, body: { api_id: 'a', message: 'call fired', request_uuid: '9834029e-58b6-11e1-b8b7-a5bd0e4e126f' } };
+      if (method === 'POST' && resource === 'Call/')
+        return { status: 201, body: { api_id: 'a', message: 'call fired', request_uuid: '9834029e-58b6-11e1-b8b7-a5bd0e4e126f' } };
       if (method === 'POST' && resource.startsWith('Call/')) return { status: 202, body: { api_id: 'a', message: 'call transferred' } };
       if (method === 'DELETE' && resource.startsWith('Request/')) return { status: 404, body: { api_id: 'a', error: 'not found' } };
       if (method === 'DELETE') return { status: 204 };
-      if (resource === 'Number/') return { status: 200, body: { api_id: 'a', meta: { limit: 20, offset: 0, next: null, previous: null, total_count: 0 }, objects: [] } };
+      if (resource === 'Number/')
+        return { status: 200, body: { api_id: 'a', meta: { limit: 20, offset: 0, next: null, previous: null, total_count: 0 }, objects: [] } };
       return { status: 200, body: { api_id: 'a', number: '918047180001', region: 'Bangalore, INDIA', number_type: 'local', voice_enabled: true } };
     };
     const account = `/v1/Account/${AUTH_ID}/`;
@@ -196,7 +249,12 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
         });
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      ours = new PlivoTelephony({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authId: AUTH_ID, authToken: AUTH_TOKEN, timeoutMs: 5_000 });
+      ours = new PlivoTelephony({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        authId: AUTH_ID,
+        authToken: AUTH_TOKEN,
+        timeoutMs: 5_000,
+      });
     });
     after(async () => {
       axios.defaults.adapter = original;
@@ -237,10 +295,15 @@ describe('conformance: Plivo (the official plivo SDK and documentation)', () => 
 
     it('hang-up: a call still ringing is canceled (`calls.cancel`: DELETE .../Request/{uuid}/), then an answered one hung up (`calls.hangup`: DELETE .../Call/{uuid}/)', async () => {
       await ours.hangupCall('9834029e-58b6-11e1-b8b7-a5bd0e4e126f');
-      await sdk().calls.cancel('9834029e-58b6-11e1-b8b7-a5bd0e4e126f').catch(() => undefined); // 404, as the local server answered ours
+      await sdk()
+        .calls.cancel('9834029e-58b6-11e1-b8b7-a5bd0e4e126f')
+        .catch(() => undefined); // 404, as the local server answered ours
       await sdk().calls.hangup('9834029e-58b6-11e1-b8b7-a5bd0e4e126f');
       expect(ourSent).to.deep.equal(sdkSent);
-      expect(ourSent.map((s) => `${s.method} ${s.path.slice(account.length)}`)).to.deep.equal(['DELETE Request/9834029e-58b6-11e1-b8b7-a5bd0e4e126f/', 'DELETE Call/9834029e-58b6-11e1-b8b7-a5bd0e4e126f/']);
+      expect(ourSent.map((s) => `${s.method} ${s.path.slice(account.length)}`)).to.deep.equal([
+        'DELETE Request/9834029e-58b6-11e1-b8b7-a5bd0e4e126f/',
+        'DELETE Call/9834029e-58b6-11e1-b8b7-a5bd0e4e126f/',
+      ]);
     });
 
     it('transfer (`calls.transfer`): POST .../Call/{uuid}/ with legs=aleg, aleg_url and aleg_method', async () => {

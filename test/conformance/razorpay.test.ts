@@ -6,7 +6,13 @@ import Razorpay from 'razorpay';
 import { validatePaymentVerification, validateWebhookSignature } from 'razorpay/dist/utils/razorpay-utils';
 import { RazorpayGateway } from '../../providers/payments/gateway';
 import { capturedPaymentOf, verifyWebhookSignature } from '../../providers/payments/webhooks';
-import { PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET, PAYMENT_SIMULATOR_WEBHOOK_SECRET, startPaymentSimulator, type PaymentSimulator } from '../../simulators/payments/simulator';
+import {
+  PAYMENT_SIMULATOR_KEY_ID,
+  PAYMENT_SIMULATOR_KEY_SECRET,
+  PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+  startPaymentSimulator,
+  type PaymentSimulator,
+} from '../../simulators/payments/simulator';
 
 /**
  * Razorpay's own artefacts hold our adapter (providers/payments) and our simulator
@@ -30,7 +36,19 @@ interface Recorded {
 /** A stand-in for api.razorpay.com that records each request and answers as the Orders API documents. */
 async function startRecorder(): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
   const requests: Recorded[] = [];
-  const order = { id: 'order_Conformance001', entity: 'order', amount: 11_800, amount_paid: 11_800, amount_due: 0, currency: 'INR', receipt: 'r1', status: 'paid', attempts: 1, notes: {}, created_at: 1_700_000_000 };
+  const order = {
+    id: 'order_Conformance001',
+    entity: 'order',
+    amount: 11_800,
+    amount_paid: 11_800,
+    amount_due: 0,
+    currency: 'INR',
+    receipt: 'r1',
+    status: 'paid',
+    attempts: 1,
+    notes: {},
+    created_at: 1_700_000_000,
+  };
   const payment = { id: 'pay_Conformance001', entity: 'payment', amount: 11_800, currency: 'INR', status: 'captured', order_id: order.id, captured: true };
   const server = http.createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
@@ -38,8 +56,18 @@ async function startRecorder(): Promise<{ url: string; requests: Recorded[]; clo
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const path = (req.url ?? '').split('?')[0]!;
-      requests.push({ method: req.method!, path, authorization: req.headers.authorization, contentType: req.headers['content-type']?.split(';')[0], body: text ? (JSON.parse(text) as unknown) : null });
-      const answer = path.endsWith('/payments') ? { entity: 'collection', count: 1, items: [payment] } : req.method === 'POST' ? { ...order, ...(JSON.parse(text) as object), status: 'created', amount_paid: 0 } : order;
+      requests.push({
+        method: req.method!,
+        path,
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type']?.split(';')[0],
+        body: text ? (JSON.parse(text) as unknown) : null,
+      });
+      const answer = path.endsWith('/payments')
+        ? { entity: 'collection', count: 1, items: [payment] }
+        : req.method === 'POST'
+          ? { ...order, ...(JSON.parse(text) as object), status: 'created', amount_paid: 0 }
+          : order;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
@@ -70,7 +98,11 @@ async function startReceiver(): Promise<{ url: string; received: { raw: Buffer; 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('conformance: Razorpay (the official razorpay SDK against our adapter and simulator)', () => {
@@ -97,8 +129,12 @@ describe('conformance: Razorpay (the official razorpay SDK against our adapter a
       const order = (await sdk.orders.create({ amount: 11_800, currency: 'INR', receipt: 'conformance-1' })) as { id: string };
       const paid = await payAtCheckout(order.id);
       expect(paid.razorpay_order_id).to.equal(order.id);
-      expect(validatePaymentVerification({ order_id: order.id, payment_id: paid.razorpay_payment_id }, paid.razorpay_signature, PAYMENT_SIMULATOR_KEY_SECRET)).to.equal(true);
-      expect(validatePaymentVerification({ order_id: order.id, payment_id: paid.razorpay_payment_id }, paid.razorpay_signature, 'another secret')).to.equal(false);
+      expect(
+        validatePaymentVerification({ order_id: order.id, payment_id: paid.razorpay_payment_id }, paid.razorpay_signature, PAYMENT_SIMULATOR_KEY_SECRET),
+      ).to.equal(true);
+      expect(validatePaymentVerification({ order_id: order.id, payment_id: paid.razorpay_payment_id }, paid.razorpay_signature, 'another secret')).to.equal(
+        false,
+      );
     });
 
     it("the SDK's validateWebhookSignature accepts the simulator's webhooks over their raw bytes (and not under the key secret)", async () => {
@@ -125,7 +161,13 @@ describe('conformance: Razorpay (the official razorpay SDK against our adapter a
         const body = JSON.stringify({ event: 'order.paid', n: i, note: 'नमस्ते ₹ café', payload: { bytes: randomBytes(8).toString('hex') } });
         // Razorpay's algorithm as its docs state it, which the SDK is then asked to confirm.
         const genuine = createHmac('sha256', secret).update(body).digest('hex');
-        const candidates = [genuine, createHmac('sha256', `${secret}x`).update(body).digest('hex'), genuine.slice(0, 63) + (genuine[63] === '0' ? '1' : '0'), genuine.slice(0, 40), genuine.toUpperCase()];
+        const candidates = [
+          genuine,
+          createHmac('sha256', `${secret}x`).update(body).digest('hex'),
+          genuine.slice(0, 63) + (genuine[63] === '0' ? '1' : '0'),
+          genuine.slice(0, 40),
+          genuine.toUpperCase(),
+        ];
         for (const signature of candidates) {
           const sdk = validateWebhookSignature(body, signature, secret);
           expect(verifyWebhookSignature(Buffer.from(body, 'utf8'), signature, secret), `${i}: ${signature}`).to.equal(sdk);
@@ -161,7 +203,12 @@ describe('conformance: Razorpay (the official razorpay SDK against our adapter a
       try {
         const notes = { workspace_id: 'w1', payment_id: 'p1' };
         await sdkClientAt(recorder.url, 'rzp_test_key', 'key-secret').orders.create({ amount: 11_800, currency: 'INR', receipt: 'p1', notes });
-        await new RazorpayGateway({ baseUrl: recorder.url, keyId: 'rzp_test_key', keySecret: 'key-secret', timeoutMs: 2_000 }).createOrder({ amountPaise: 11_800, currency: 'INR', receipt: 'p1', notes });
+        await new RazorpayGateway({ baseUrl: recorder.url, keyId: 'rzp_test_key', keySecret: 'key-secret', timeoutMs: 2_000 }).createOrder({
+          amountPaise: 11_800,
+          currency: 'INR',
+          receipt: 'p1',
+          notes,
+        });
         const [sdk, ours] = recorder.requests;
         expect(ours).to.deep.equal(sdk);
         expect(sdk).to.deep.include({ method: 'POST', path: '/v1/orders', contentType: 'application/json' });
@@ -177,8 +224,17 @@ describe('conformance: Razorpay (the official razorpay SDK against our adapter a
         const sdk = sdkClientAt(recorder.url, 'rzp_test_key', 'key-secret');
         await sdk.orders.fetch('order_Conformance001');
         await sdk.orders.fetchPayments('order_Conformance001');
-        const fetched = await new RazorpayGateway({ baseUrl: recorder.url, keyId: 'rzp_test_key', keySecret: 'key-secret', timeoutMs: 2_000 }).fetchOrder('order_Conformance001');
-        expect(fetched).to.deep.equal({ id: 'order_Conformance001', status: 'paid', amountPaise: 11_800, amountPaidPaise: 11_800, currency: 'INR', capturedPayment: { id: 'pay_Conformance001', amountPaise: 11_800, currency: 'INR' } });
+        const fetched = await new RazorpayGateway({ baseUrl: recorder.url, keyId: 'rzp_test_key', keySecret: 'key-secret', timeoutMs: 2_000 }).fetchOrder(
+          'order_Conformance001',
+        );
+        expect(fetched).to.deep.equal({
+          id: 'order_Conformance001',
+          status: 'paid',
+          amountPaise: 11_800,
+          amountPaidPaise: 11_800,
+          currency: 'INR',
+          capturedPayment: { id: 'pay_Conformance001', amountPaise: 11_800, currency: 'INR' },
+        });
         const [sdkOrder, sdkPayments, ourOrder, ourPayments] = recorder.requests;
         expect(ourOrder).to.deep.equal(sdkOrder);
         expect(ourPayments).to.deep.equal(sdkPayments);
@@ -191,16 +247,26 @@ describe('conformance: Razorpay (the official razorpay SDK against our adapter a
 
     it("the simulator answers the SDK client's order requests as Razorpay's API does", async () => {
       const sdk = sdkClientAt(simulator.url, PAYMENT_SIMULATOR_KEY_ID, PAYMENT_SIMULATOR_KEY_SECRET);
-      const created = (await sdk.orders.create({ amount: 5_000, currency: 'INR', receipt: 'conformance-3' })) as { id: string; status: string; amount_due: number };
+      const created = (await sdk.orders.create({ amount: 5_000, currency: 'INR', receipt: 'conformance-3' })) as {
+        id: string;
+        status: string;
+        amount_due: number;
+      };
       expect(created).to.include({ status: 'created', amount_due: 5_000 });
       expect(((await sdk.orders.fetchPayments(created.id)) as { items: unknown[] }).items).to.deep.equal([]);
       const paid = await payAtCheckout(created.id);
       expect(await sdk.orders.fetch(created.id)).to.include({ id: created.id, status: 'paid', amount_paid: 5_000, amount_due: 0 });
-      const payments = (await sdk.orders.fetchPayments(created.id)) as { entity: string; count: number; items: { id: string; status: string; order_id: string }[] };
+      const payments = (await sdk.orders.fetchPayments(created.id)) as {
+        entity: string;
+        count: number;
+        items: { id: string; status: string; order_id: string }[];
+      };
       expect(payments).to.include({ entity: 'collection', count: 1 });
       expect(payments.items[0]).to.include({ id: paid.razorpay_payment_id, status: 'captured', order_id: created.id });
       // Wrong credentials: the SDK sees Razorpay's error shape.
-      const refused = await sdkClientAt(simulator.url, PAYMENT_SIMULATOR_KEY_ID, 'wrong').orders.fetch(created.id).catch((error: unknown) => error);
+      const refused = await sdkClientAt(simulator.url, PAYMENT_SIMULATOR_KEY_ID, 'wrong')
+        .orders.fetch(created.id)
+        .catch((error: unknown) => error);
       expect(refused).to.deep.include({ statusCode: 401 });
       expect((refused as { error: { code: string } }).error.code).to.equal('BAD_REQUEST_ERROR');
     });

@@ -67,7 +67,13 @@ describe('the browser call page in headless Chromium', function () {
     owner = await activeOwner(api, { name: 'Asha Rao' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${wav}%noloop`, '--autoplay-policy=no-user-gesture-required', '--no-sandbox'],
+      args: [
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${wav}%noloop`,
+        '--autoplay-policy=no-user-gesture-required',
+        '--no-sandbox',
+      ],
     });
   });
   after(async () => {
@@ -78,9 +84,10 @@ describe('the browser call page in headless Chromium', function () {
   });
 
   const callState = (page: Page) => page.evaluate(() => (globalThis as unknown as { voiceCall: PageCall }).voiceCall);
-  const timeline = async (id: string): Promise<{ type: string; message: string }[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json();
+  const timeline = async (id: string): Promise<{ type: string; message: string }[]> =>
+    (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json();
 
-  it('connects, plays the welcome, sends the microphone\'s speech, shows both sides of the transcript; Hang up ends the call', async () => {
+  it("connects, plays the welcome, sends the microphone's speech, shows both sides of the transcript; Hang up ends the call", async () => {
     const agent = await agentsClient(api, owner.auth).created({ name: 'Asha', welcome_message: WELCOME, voice: { voice_id: 'meera', language: 'en-IN' } });
     const res = await api.request('/api/v1/calls/browser', withJson('POST', { agent_id: agent.id }, owner.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
@@ -114,7 +121,11 @@ describe('the browser call page in headless Chromium', function () {
 
     await page.click('#hangup');
     expect((await callState(page)).state).to.equal('ended');
-    const ended = await until(() => timeline(answer.call_id), (list) => list.some((e) => e.type === 'call.completed'), 60_000);
+    const ended = await until(
+      () => timeline(answer.call_id),
+      (list) => list.some((e) => e.type === 'call.completed'),
+      60_000,
+    );
     expect(ended.find((e) => e.type === 'call.ended')!.message).to.equal('ended by caller: the caller hung up');
     expect(problems, 'errors on the page').to.deep.equal([]);
     await page.close();

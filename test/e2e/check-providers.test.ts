@@ -52,13 +52,21 @@ describe('npm run check:providers', function () {
     expect(row(stdout, 'telephony (Plivo)', 'account and numbers')).to.match(/\bok\b.*\d+ ms.*10 numbers \(first page\)|\bok\b.*\d+ ms.*10 numbers/);
     expect(row(stdout, 'telephony (Plivo)', 'callback signature')).to.match(/\bok\b.*verified; a changed field refused/);
     expect(row(stdout, 'speech synthesis', 'say a sentence')).to.match(/\bok\b +\d+ ms.*s of audio/);
-    expect(row(stdout, 'speech recognition', 'transcribe it back')).to.match(/\bok\b +\d+ ms.*"Your order will reach you tomorrow morning\." \(word error rate 0%\)/);
-    for (const provider of ['openai', 'azure_openai', 'local']) expect(row(stdout, `language model (${provider})`, 'answers a prompt')).to.match(/\bok\b +\d+ ms/);
+    expect(row(stdout, 'speech recognition', 'transcribe it back')).to.match(
+      /\bok\b +\d+ ms.*"Your order will reach you tomorrow morning\." \(word error rate 0%\)/,
+    );
+    for (const provider of ['openai', 'azure_openai', 'local'])
+      expect(row(stdout, `language model (${provider})`, 'answers a prompt')).to.match(/\bok\b +\d+ ms/);
     expect(stdout).to.include('every configured provider answered');
   });
 
   it('fails naming the setting to fix on a wrong key, and reports a provider left unset as not configured', async () => {
-    const { code, stdout, stderr } = await run({ LLM_AZURE_API_KEY: 'wrong-key', LLM_LOCAL_BASE_URL: undefined, LLM_LOCAL_API_KEY: undefined, LLM_LOCAL_MODEL: undefined });
+    const { code, stdout, stderr } = await run({
+      LLM_AZURE_API_KEY: 'wrong-key',
+      LLM_LOCAL_BASE_URL: undefined,
+      LLM_LOCAL_API_KEY: undefined,
+      LLM_LOCAL_MODEL: undefined,
+    });
     expect(code).to.equal(1);
     expect(row(stdout, 'language model (azure_openai)', 'answers a prompt')).to.match(/FAILED +\d+ ms +LLM_AZURE_API_KEY +.*refused the credentials/);
     expect(row(stdout, 'language model (local)', 'answers a prompt')).to.match(/not configured +- +LLM_LOCAL_BASE_URL/);

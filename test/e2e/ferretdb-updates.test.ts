@@ -8,7 +8,8 @@ import { expect } from 'chai';
  * changes: a call's status written beside its media node, a ledger head moved by two writers.
  */
 describe('FerretDB updates of one document at once', () => {
-  const collection = () => mongoose.connection.db!.collection<{ _id: string; a?: number; b?: number; c?: number; n?: number }>(`concurrent_updates_${Date.now()}`);
+  const collection = () =>
+    mongoose.connection.db!.collection<{ _id: string; a?: number; b?: number; c?: number; n?: number }>(`concurrent_updates_${Date.now()}`);
 
   it('keeps every field set by concurrent updateOne calls', async () => {
     const docs = collection();
@@ -24,7 +25,9 @@ describe('FerretDB updates of one document at once', () => {
     const docs = collection();
     await docs.insertOne({ _id: 'counter', n: 0 });
     await Promise.all(
-      Array.from({ length: 60 }, (_, i) => (i % 2 ? docs.updateOne({ _id: 'counter' }, { $inc: { n: 1 } }) : docs.findOneAndUpdate({ _id: 'counter' }, { $inc: { n: 1 } }))),
+      Array.from({ length: 60 }, (_, i) =>
+        i % 2 ? docs.updateOne({ _id: 'counter' }, { $inc: { n: 1 } }) : docs.findOneAndUpdate({ _id: 'counter' }, { $inc: { n: 1 } }),
+      ),
     );
     expect((await docs.findOne({ _id: 'counter' }))?.n).to.equal(60);
   });

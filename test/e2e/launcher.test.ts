@@ -23,7 +23,13 @@ describe('the launcher (npm start)', function () {
   let launcher: Launched | undefined;
 
   before(async () => {
-    ports = { PORT: await freePort(), MEDIA_PORT: await freePort(), MONGODB_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort() };
+    ports = {
+      PORT: await freePort(),
+      MEDIA_PORT: await freePort(),
+      MONGODB_PORT: await freePort(),
+      TEMPORAL_PORT: await freePort(),
+      TEMPORAL_UI_PORT: await freePort(),
+    };
   });
   after(async () => {
     if (launcher && launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
@@ -43,7 +49,11 @@ describe('the launcher (npm start)', function () {
     expect(health.headers.get('x-request-id')).to.match(/^[0-9a-f]{32}$/);
     expect(health.headers.get('x-timezone')).to.equal('Asia/Kolkata');
 
-    const roundTrip = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) }, body: '{"note":"before restart"}' });
+    const roundTrip = await fetch(`${api}/api/v1/health/roundtrip`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) },
+      body: '{"note":"before restart"}',
+    });
     expect(roundTrip.status).to.equal(200);
     probe = (await roundTrip.json()) as typeof probe;
 
@@ -67,9 +77,14 @@ describe('the launcher (npm start)', function () {
 
     // Raw, the probe's summary is ciphertext; with the launcher's key, and through the codec server as the UI's page calls it, it reads.
     const summary = async (encrypted: boolean) => {
-      const connection = await Connection.connect(temporalConnectionOptions(`127.0.0.1:${ports.TEMPORAL_PORT}`, 'default', null, encrypted ? payloadEncryption(readLocalPayloadKey(dataDir)!) : null));
+      const connection = await Connection.connect(
+        temporalConnectionOptions(`127.0.0.1:${ports.TEMPORAL_PORT}`, 'default', null, encrypted ? payloadEncryption(readLocalPayloadKey(dataDir)!) : null),
+      );
       try {
-        return await new Client({ connection }).workflow.getHandle(probe.workflow_id).describe().then((d) => d.staticSummary());
+        return await new Client({ connection }).workflow
+          .getHandle(probe.workflow_id)
+          .describe()
+          .then((d) => d.staticSummary());
       } finally {
         await connection.close();
       }
@@ -78,8 +93,22 @@ describe('the launcher (npm start)', function () {
     expect(await summary(true)).to.equal(`round-trip probe ${probe.probe_id}`);
     const uiOrigin = `http://localhost:${ports.TEMPORAL_UI_PORT}`;
     type Payloads = { payloads: { metadata: Record<string, string>; data: string }[] };
-    const [encrypted] = ((await (await fetch(`${codec}/encode`, { method: 'POST', headers: { Origin: uiOrigin, 'Content-Type': 'application/json' }, body: JSON.stringify({ payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] }) })).json()) as Payloads).payloads;
-    const decoded = await fetch(`${codec}/decode`, { method: 'POST', headers: { Origin: uiOrigin, 'Content-Type': 'application/json', 'X-Namespace': 'default' }, body: JSON.stringify({ payloads: [encrypted] }) });
+    const [encrypted] = (
+      (await (
+        await fetch(`${codec}/encode`, {
+          method: 'POST',
+          headers: { Origin: uiOrigin, 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }],
+          }),
+        })
+      ).json()) as Payloads
+    ).payloads;
+    const decoded = await fetch(`${codec}/decode`, {
+      method: 'POST',
+      headers: { Origin: uiOrigin, 'Content-Type': 'application/json', 'X-Namespace': 'default' },
+      body: JSON.stringify({ payloads: [encrypted] }),
+    });
     expect([decoded.status, decoded.headers.get('access-control-allow-origin')]).to.deep.equal([200, uiOrigin]);
     expect(Buffer.from(((await decoded.json()) as Payloads).payloads[0]!.data, 'base64').toString()).to.equal('"x"');
   });
@@ -116,7 +145,11 @@ describe('the launcher (npm start)', function () {
       expect(await isListening(ports.MONGODB_PORT)).to.equal(false);
       expect(await isListening(ports.TEMPORAL_PORT)).to.equal(false);
       const api = `http://127.0.0.1:${ports.PORT}`;
-      const res = await fetch(`${api}/api/v1/health/roundtrip`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) }, body: '{"note":"external"}' });
+      const res = await fetch(`${api}/api/v1/health/roundtrip`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(await signedIn(api)) },
+        body: '{"note":"external"}',
+      });
       expect(res.status).to.equal(200);
       const { probe_id } = (await res.json()) as { probe_id: string };
       expect((await Probe.findById(probe_id).lean())?.note, 'written to the configured database').to.equal('external');
@@ -134,7 +167,12 @@ interface Launched {
 }
 
 async function launch(ports: Record<string, number>, dataDir: string, external: Record<string, string> = {}): Promise<Launched> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), DATA_DIR: dataDir, NODE_ENV: 'development' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    DATA_DIR: dataDir,
+    NODE_ENV: 'development',
+  };
   delete env.MONGODB_URI;
   delete env.TEMPORAL_ADDRESS;
   Object.assign(env, external);
@@ -185,7 +223,11 @@ async function isListening(port: number): Promise<boolean> {
 /** The round-trip probe needs a signed-in caller: sign up through the launched API. */
 async function signedIn(api: string): Promise<Record<string, string>> {
   const email = `launcher-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
-  const res = await fetch(`${api}/api/v1/auth/signup`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Launcher Test', email, password: 'launcher password' }) });
+  const res = await fetch(`${api}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Launcher Test', email, password: 'launcher password' }),
+  });
   if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
   return { Authorization: `Bearer ${((await res.json()) as { token: string }).token}` };
 }

@@ -60,7 +60,15 @@ describe('the OAuth consent page in headless Chromium', function () {
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     context.setDefaultTimeout(15_000); // a missing field or button fails the test soon, not after 30 s
   });
@@ -83,7 +91,10 @@ describe('the OAuth consent page in headless Chromium', function () {
   async function signIn(page: Page, email: string, password: string): Promise<number> {
     await page.fill('#email', email);
     await page.fill('#password', password);
-    const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/oauth/authorize') && r.request().method() === 'POST'), page.click('#sign-in button[type=submit]')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/oauth/authorize') && r.request().method() === 'POST'),
+      page.click('#sign-in button[type=submit]'),
+    ]);
     await page.waitForLoadState();
     return response.status();
   }
@@ -122,10 +133,19 @@ describe('the OAuth consent page in headless Chromium', function () {
     expect(back.searchParams.get('iss')).to.equal(api.baseUrl);
     const code = back.searchParams.get('code') as string;
     expect(code).to.be.a('string').and.not.equal('');
-    expect(urls.filter((url) => url.includes(encodeURIComponent(person.password)) || url.includes(person.password)), 'a URL with the password').to.deep.equal([]);
+    expect(
+      urls.filter((url) => url.includes(encodeURIComponent(person.password)) || url.includes(person.password)),
+      'a URL with the password',
+    ).to.deep.equal([]);
 
     // The code is the app's: it exchanges for tokens that act in the workspace the person picked.
-    const res = await tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: catcher.url });
+    const res = await tokenRequest(api, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: verifier,
+      redirect_uri: catcher.url,
+    });
     expect(res.status, await res.clone().text()).to.equal(200);
     const tokens = await res.json();
     const me = await (await api.request('/api/v1/auth/me', { headers: bearer(tokens.access_token) })).json();
@@ -153,7 +173,10 @@ describe('the OAuth consent page in headless Chromium', function () {
     expect(await page.locator('.error').textContent()).to.equal('wrong email or password');
 
     expect(catcher.hits.length, 'nothing reached the redirect URI').to.equal(hitsBefore);
-    expect(urls.filter((url) => url.includes('not%20the%20password') || url.includes('not+the+password') || url.includes('password=')), 'a URL with the password').to.deep.equal([]);
+    expect(
+      urls.filter((url) => url.includes('not%20the%20password') || url.includes('not+the+password') || url.includes('password=')),
+      'a URL with the password',
+    ).to.deep.equal([]);
 
     // The right password still goes on from the same page.
     expect(await signIn(page, person.email, person.password)).to.equal(200);
@@ -184,7 +207,13 @@ describe('the OAuth consent page in headless Chromium', function () {
     expect(await submitCode(page, totpCode(secret, new Date(Date.now() + 30_000)))).to.equal(200);
     const back = await allow(page, owner.workspaceId);
     expect(back.searchParams.get('state')).to.equal('two-factor');
-    const res = await tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code: back.searchParams.get('code') as string, code_verifier: verifier, redirect_uri: catcher.url });
+    const res = await tokenRequest(api, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code: back.searchParams.get('code') as string,
+      code_verifier: verifier,
+      redirect_uri: catcher.url,
+    });
     expect(res.status, await res.clone().text()).to.equal(200);
     await page.close();
   });
@@ -194,7 +223,13 @@ describe('the OAuth consent page in headless Chromium', function () {
     const store: { client?: OAuthClientInformationMixed; tokens?: OAuthTokens; verifier?: string; redirectedTo?: URL } = {};
     const provider: OAuthClientProvider = {
       redirectUrl: catcher.url,
-      clientMetadata: { client_name: 'SDK Assistant', redirect_uris: [catcher.url], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+      clientMetadata: {
+        client_name: 'SDK Assistant',
+        redirect_uris: [catcher.url],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
       clientInformation: () => store.client,
       saveClientInformation: (info) => void (store.client = info),
       tokens: () => store.tokens,
@@ -249,7 +284,10 @@ async function enableTwoFactor(api: RunningApi, person: SignedUp): Promise<strin
 
 async function submitCode(page: Page, code: string): Promise<number> {
   await page.fill('#code', code);
-  const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/oauth/authorize') && r.request().method() === 'POST'), page.click('#two-factor button[type=submit]')]);
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/oauth/authorize') && r.request().method() === 'POST'),
+    page.click('#two-factor button[type=submit]'),
+  ]);
   await page.waitForLoadState();
   return response.status();
 }

@@ -34,7 +34,13 @@ async function main(): Promise<void> {
   if (!fs.existsSync(schemathesis)) throw new Error(`${schemathesis} is missing; run \`bash scripts/python-tools.sh\``);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-fuzz-'));
   const stackLog = path.join(dataDir, 'stack.log');
-  const ports = { PORT: await freePort(), MEDIA_PORT: await freePort(), MONGODB_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort() };
+  const ports = {
+    PORT: await freePort(),
+    MEDIA_PORT: await freePort(),
+    MONGODB_PORT: await freePort(),
+    TEMPORAL_PORT: await freePort(),
+    TEMPORAL_UI_PORT: await freePort(),
+  };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
@@ -50,12 +56,22 @@ async function main(): Promise<void> {
   for (const name of ['MONGODB_URI', 'TEMPORAL_ADDRESS', 'PUBLIC_API_URL', 'MEDIA_PUBLIC_URL']) delete env[name];
 
   console.log(`[fuzz] starting the stack (npm start's launcher; its output in ${stackLog})`);
-  const stack = startProcess({ name: 'stack', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'scripts', 'launch.ts')], env, output: { file: stackLog } });
+  const stack = startProcess({
+    name: 'stack',
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(ROOT, 'scripts', 'launch.ts')],
+    env,
+    output: { file: stackLog },
+  });
   let status = 1;
   try {
     const api = `http://127.0.0.1:${ports.PORT}`;
     await waitForStack(stack, stackLog);
-    const owner = await activeOwner(api, { ...env, MONGODB_URI: `mongodb://127.0.0.1:${ports.MONGODB_PORT}/voice_agents`, TEMPORAL_ADDRESS: `127.0.0.1:${ports.TEMPORAL_PORT}` });
+    const owner = await activeOwner(api, {
+      ...env,
+      MONGODB_URI: `mongodb://127.0.0.1:${ports.MONGODB_PORT}/voice_agents`,
+      TEMPORAL_ADDRESS: `127.0.0.1:${ports.TEMPORAL_PORT}`,
+    });
     console.log(`[fuzz] fuzzing ${api}/openapi.json as the owner of active workspace ${owner.workspaceId}`);
     status = await run(schemathesis, [
       '--config-file',
@@ -118,7 +134,10 @@ async function activeOwner(api: string, staffEnv: NodeJS.ProcessEnv): Promise<{ 
   form.append('file', new Blob([PDF], { type: 'application/pdf' }), 'certificate.pdf');
   await call('POST', '/kyc/documents', form, auth);
   await call('POST', '/kyc/submit', undefined, auth);
-  const approved = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'kyc-decision.ts'), 'approve', workspaceId], { ...staffEnv, KYC_STAFF: 'fuzz' });
+  const approved = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'kyc-decision.ts'), 'approve', workspaceId], {
+    ...staffEnv,
+    KYC_STAFF: 'fuzz',
+  });
   if (approved !== 0) throw new Error('npm run kyc:approve failed');
   const workspace = await call('GET', '/workspace', undefined, auth);
   if (workspace.status !== 'active') throw new Error(`the workspace is ${String(workspace.status)} after approval`);

@@ -89,7 +89,10 @@ async function exercise(run: Run): Promise<boolean> {
   // so worker 1 dies with local activities in flight; what the fan-out remembers is in this
   // process, so the worker reads the store instead (the fast path's fallback).
   forceLocalFirstAttempts(true);
-  run.client = new Client({ connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }), namespace: servers.namespace });
+  run.client = new Client({
+    connection: await Connection.connect({ address: servers.temporalAddress, plugins: [testEncryption.plugin] }),
+    namespace: servers.namespace,
+  });
 
   log('starting worker 1');
   const first = await startWorker(run, 1);
@@ -97,7 +100,8 @@ async function exercise(run: Run): Promise<boolean> {
   const fanOut = fanOutEvents(run.client, endpoint.workspaceId);
 
   const killed = await waitFor(() => distinctDeliveries(receiver.received) >= KILL_AFTER_DELIVERIES, KILL_WAIT_MS);
-  if (!killed) throw new Error(`only ${distinctDeliveries(receiver.received)} deliveries reached the receiver within ${KILL_WAIT_MS / 1000} s; worker 1 never got killed`);
+  if (!killed)
+    throw new Error(`only ${distinctDeliveries(receiver.received)} deliveries reached the receiver within ${KILL_WAIT_MS / 1000} s; worker 1 never got killed`);
   first.child.kill('SIGKILL');
   await first.exited;
   const atKill = { distinct: distinctDeliveries(receiver.received), posts: receiver.received.length };
@@ -107,10 +111,14 @@ async function exercise(run: Run): Promise<boolean> {
   await startWorker(run, 2);
   log('worker 2 polling');
   const recorded = await fanOut;
-  log(`fan-out done: ${recorded.deliveryIds.length} deliveries recorded${recorded.retries ? `, recordEvent repeated ${recorded.retries} times after errors` : ''}`);
+  log(
+    `fan-out done: ${recorded.deliveryIds.length} deliveries recorded${recorded.retries ? `, recordEvent repeated ${recorded.retries} times after errors` : ''}`,
+  );
 
   const terminal = await waitForTerminal(endpoint.workspaceId, recorded.deliveryIds.length, SETTLE_MS);
-  log(`${terminal} of ${recorded.deliveryIds.length} deliveries terminal${terminal < recorded.deliveryIds.length ? ` when the ${SETTLE_MS / 1000} s limit passed` : ''}`);
+  log(
+    `${terminal} of ${recorded.deliveryIds.length} deliveries terminal${terminal < recorded.deliveryIds.length ? ` when the ${SETTLE_MS / 1000} s limit passed` : ''}`,
+  );
   // Stop the worker before checking, so nothing changes under the checks.
   await Promise.all(run.workers.map((worker) => worker.stop()));
   log('worker 2 stopped; checking');
@@ -260,7 +268,8 @@ function checkAttempts(deliveries: WebhookDeliveryDocument[], attempts: WebhookA
     const mine = (attemptsOf.get(delivery._id) ?? []).sort(attemptOrder);
     const last = mine[mine.length - 1];
     const lastOk = last ? is2xx(last.status_code) : false;
-    if ((delivery.status === 'delivered') !== lastOk) problems.push(`${delivery._id}: ${delivery.status} but its last attempt answered ${last?.status_code ?? 'nothing'}`);
+    if ((delivery.status === 'delivered') !== lastOk)
+      problems.push(`${delivery._id}: ${delivery.status} but its last attempt answered ${last?.status_code ?? 'nothing'}`);
     if (delivery.attempt_count !== mine.length) problems.push(`${delivery._id}: attempt_count ${delivery.attempt_count}, ${mine.length} attempt records`);
     const earlyOk = mine.slice(0, -1).filter((a) => is2xx(a.status_code));
     if (earlyOk.length) problems.push(`${delivery._id}: attempted again after a 2xx`);
@@ -271,7 +280,11 @@ function checkAttempts(deliveries: WebhookDeliveryDocument[], attempts: WebhookA
   return {
     name: 'each delivery status is justified by its attempt records',
     ok: problems.length === 0,
-    details: [`attempts per delivery: ${describeCounts(perDelivery)}`, ...problems.slice(0, 10), ...(problems.length > 10 ? [`... ${problems.length - 10} more`] : [])],
+    details: [
+      `attempts per delivery: ${describeCounts(perDelivery)}`,
+      ...problems.slice(0, 10),
+      ...(problems.length > 10 ? [`... ${problems.length - 10} more`] : []),
+    ],
   };
 }
 
@@ -367,7 +380,12 @@ function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {
 }
 
 function describeCounts(counts: Map<string, number>): string {
-  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([key, n]) => `${n} ${key}`).join(', ') || 'none';
+  return (
+    [...counts]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, n]) => `${n} ${key}`)
+      .join(', ') || 'none'
+  );
 }
 
 /** Polls `condition` every 500 ms; false once `timeoutMs` has passed without it holding. */

@@ -29,7 +29,10 @@ export function uniqueEmail(label = 'user'): string {
 export async function signUp(api: RunningApi, fields: { name?: string; email?: string; password?: string; workspace_name?: string } = {}): Promise<SignedUp> {
   const email = fields.email ?? uniqueEmail();
   const password = fields.password ?? 'correct horse battery';
-  const res = await api.request('/api/v1/auth/signup', jsonBody({ name: fields.name ?? 'Asha Rao', email, password, ...(fields.workspace_name ? { workspace_name: fields.workspace_name } : {}) }));
+  const res = await api.request(
+    '/api/v1/auth/signup',
+    jsonBody({ name: fields.name ?? 'Asha Rao', email, password, ...(fields.workspace_name ? { workspace_name: fields.workspace_name } : {}) }),
+  );
   if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
   const body = await res.json();
   return { token: body.token, email, password, userId: body.user.id, workspaceId: body.workspace.id, auth: { Authorization: `Bearer ${body.token}` } };
@@ -77,15 +80,32 @@ export async function memberWithRole(api: RunningApi, workspaceId: string, role:
 }
 
 /** An API key of the workspace, stored as POST /keys stores one (hash only). */
-export async function apiKeyFor(workspaceId: string, name = 'test key', rateLimitPerMinute?: number): Promise<{ id: string; key: string; headers: Record<string, string> }> {
+export async function apiKeyFor(
+  workspaceId: string,
+  name = 'test key',
+  rateLimitPerMinute?: number,
+): Promise<{ id: string; key: string; headers: Record<string, string> }> {
   const key = newSecretToken(API_KEY_PREFIX);
   const id = newId();
-  await ApiKey.create({ _id: id, workspace_id: workspaceId, name, prefix: shownPrefix(key), key_hash: hashSecretToken(key), created_by: { user_id: null, name: 'test' }, created_at: new Date(), ...(rateLimitPerMinute ? { rate_limit_per_minute: rateLimitPerMinute } : {}) });
+  await ApiKey.create({
+    _id: id,
+    workspace_id: workspaceId,
+    name,
+    prefix: shownPrefix(key),
+    key_hash: hashSecretToken(key),
+    created_by: { user_id: null, name: 'test' },
+    created_at: new Date(),
+    ...(rateLimitPerMinute ? { rate_limit_per_minute: rateLimitPerMinute } : {}),
+  });
   return { id, key, headers: { 'X-API-Key': key } };
 }
 
 /** An access token of a connected app acting for a member, from the real token store. */
-export async function oauthTokenFor(workspaceId: string, userId: string, ttlSeconds = 3600): Promise<{ id: string; token: string; headers: Record<string, string> }> {
+export async function oauthTokenFor(
+  workspaceId: string,
+  userId: string,
+  ttlSeconds = 3600,
+): Promise<{ id: string; token: string; headers: Record<string, string> }> {
   const { id, token } = await issueOAuthToken({ workspaceId, userId, clientId: 'test-client', clientName: 'Test App', ttlSeconds });
   return { id, token, headers: { Authorization: `Bearer ${token}` } };
 }
@@ -94,11 +114,32 @@ export async function oauthTokenFor(workspaceId: string, userId: string, ttlSeco
  * An active Scale workspace stored directly, for load tests and benchmarks: `creditsPaise` of
  * credits (a `grant`), a concurrency limit, a key no rate limit will refuse, and a caller number.
  */
-export async function fundedWorkspace(options: { concurrencyLimit: number; creditsPaise: number; callerNumber: string; name?: string }): Promise<{ workspaceId: string; key: string }> {
+export async function fundedWorkspace(options: {
+  concurrencyLimit: number;
+  creditsPaise: number;
+  callerNumber: string;
+  name?: string;
+}): Promise<{ workspaceId: string; key: string }> {
   const workspaceId = newId();
   const now = new Date();
-  await Workspace.create({ _id: workspaceId, name: options.name ?? 'load', status: 'active', plan: 'scale', concurrency_limit: options.concurrencyLimit, created_by: newId(), created_at: now, updated_at: now });
-  await appendLedgerItem({ workspaceId, kind: 'grant', amountPaise: options.creditsPaise, idempotencyKey: `grant:${workspaceId}`, at: now, note: 'load test credits' });
+  await Workspace.create({
+    _id: workspaceId,
+    name: options.name ?? 'load',
+    status: 'active',
+    plan: 'scale',
+    concurrency_limit: options.concurrencyLimit,
+    created_by: newId(),
+    created_at: now,
+    updated_at: now,
+  });
+  await appendLedgerItem({
+    workspaceId,
+    kind: 'grant',
+    amountPaise: options.creditsPaise,
+    idempotencyKey: `grant:${workspaceId}`,
+    at: now,
+    note: 'load test credits',
+  });
   const { key } = await apiKeyFor(workspaceId, options.name ?? 'load', 1_000_000);
   await holdNumbers(workspaceId, options.callerNumber);
   return { workspaceId, key };

@@ -154,9 +154,13 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         clock: systemClock,
         temporal: options.temporal ?? env.client,
         webhooksAllowPrivateNetworks: true,
-        ...(providers ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) } : {}),
+        ...(providers
+          ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) }
+          : {}),
         ...(options.dialsPerSecond ? { dialsPerSecond: options.dialsPerSecond } : {}),
-        ...(options.providers?.payments ? { paymentGateway: createPaymentGateway(options.providers.payments, options.providers.timeoutMs), seller: sellerOf(undefined) } : {}),
+        ...(options.providers?.payments
+          ? { paymentGateway: createPaymentGateway(options.providers.payments, options.providers.timeoutMs), seller: sellerOf(undefined) }
+          : {}),
       },
       workflows: { workflowBundle: await workflowBundle() },
     });

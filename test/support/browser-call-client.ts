@@ -77,13 +77,18 @@ export class BrowserCallClient {
     for (;;) {
       const found = this.received.find(match);
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no matching frame within ${timeoutMs} ms; received: ${JSON.stringify(this.received.map((f) => (f.event === 'playAudio' ? 'playAudio' : f)))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no matching frame within ${timeoutMs} ms; received: ${JSON.stringify(this.received.map((f) => (f.event === 'playAudio' ? 'playAudio' : f)))}`,
+        );
       await sleep(20);
     }
   }
 
   transcript(): { role: string; text: string; interrupted: boolean }[] {
-    return this.received.filter((f) => f.event === 'transcript').map((f) => ({ role: f.role as string, text: f.text as string, interrupted: f.interrupted as boolean }));
+    return this.received
+      .filter((f) => f.event === 'transcript')
+      .map((f) => ({ role: f.role as string, text: f.text as string, interrupted: f.interrupted as boolean }));
   }
 
   /** Hangs up as the page's button does: `stop`, then the socket closes. */

@@ -81,9 +81,15 @@ export function useCallStack(options: {
       stack.providers.telephony.setCallee(number!, script);
       return number!;
     },
-    createAgent: (settings) => agentsClient(stack.api, stack.owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings }),
+    createAgent: (settings) =>
+      agentsClient(stack.api, stack.owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings }),
     async place<C extends CallRecord>(agentId: string, to: string, userData?: Record<string, unknown>) {
-      const body = { agent_id: agentId, to_number: to, from_number: await stack.providers.callerFor(stack.owner.workspaceId), ...(userData ? { user_data: userData } : {}) };
+      const body = {
+        agent_id: agentId,
+        to_number: to,
+        from_number: await stack.providers.callerFor(stack.owner.workspaceId),
+        ...(userData ? { user_data: userData } : {}),
+      };
       const res = await stack.api.request('/api/v1/calls', withJson('POST', body, stack.owner.auth));
       expect(res.status, await res.clone().text()).to.equal(201);
       return (await res.json()) as C;
@@ -95,7 +101,11 @@ export function useCallStack(options: {
       return (await stack.api.request(`/api/v1/calls/${id}/events`, { headers: stack.owner.auth })).json();
     },
     async finished<C extends CallRecord>(id: string) {
-      const events = await until(() => stack.timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
+      const events = await until(
+        () => stack.timeline(id),
+        (list) => list.some((e) => e.type === 'call.completed'),
+        90_000,
+      );
       return { call: await stack.getCall<C>(id), events };
     },
     simulated: (to) => stack.providers.telephony.calls().filter((c) => c.to === to),

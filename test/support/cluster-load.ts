@@ -39,7 +39,10 @@ export async function loadWorkspace(stack: ClusterStack, concurrencyLimit: numbe
   workspacesOf.set(stack, used + 1);
   const { workspaceId, key } = await fundedWorkspace({ concurrencyLimit, creditsPaise: CREDITS_PAISE, callerNumber: fromNumber });
   const headers = { 'X-API-Key': key };
-  const res = await fetch(`${stack.apiUrl}/api/v1/agents`, withJson('POST', { name: `load ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, welcome_message: 'Hi.', call: OPEN_HOURS }, headers));
+  const res = await fetch(
+    `${stack.apiUrl}/api/v1/agents`,
+    withJson('POST', { name: `load ${randomInt(1e9)}`, voice: { voice_id: 'meera', language: 'en-IN' }, welcome_message: 'Hi.', call: OPEN_HOURS }, headers),
+  );
   if (res.status !== 201) throw new Error(`POST /agents answered ${res.status}: ${await res.text()}`);
   const agentId = ((await res.json()) as { id: string }).id;
   const receiver = await startWebhookReceiver();
@@ -72,7 +75,10 @@ export async function placeCalls(stack: ClusterStack, workspace: LoadWorkspace, 
       while (next < numbers.length) {
         const to = numbers[next++]!;
         try {
-          const res = await fetch(`${stack.apiUrl}/api/v1/calls`, withJson('POST', { agent_id: workspace.agentId, to_number: to, from_number: workspace.fromNumber }, workspace.headers));
+          const res = await fetch(
+            `${stack.apiUrl}/api/v1/calls`,
+            withJson('POST', { agent_id: workspace.agentId, to_number: to, from_number: workspace.fromNumber }, workspace.headers),
+          );
           const body = (await res.json()) as { id?: string; detail?: unknown };
           placements.push({ to, status: res.status, ...(res.status === 201 ? { callId: body.id } : { detail: JSON.stringify(body.detail) }) });
         } catch {
@@ -99,7 +105,11 @@ export async function untilCallsFinal(workspaceId: string, count: number, timeou
  * Samples, every `everyMs`, the slot keeper's count of live calls (GET /workspace/limits) and
  * the calls stored as live; stop() answers the largest of each.
  */
-export function sampleConcurrency(stack: ClusterStack, workspace: LoadWorkspace, everyMs = 250): { stop(): Promise<{ slotKeeperMax: number; storedLiveMax: number; samples: number }> } {
+export function sampleConcurrency(
+  stack: ClusterStack,
+  workspace: LoadWorkspace,
+  everyMs = 250,
+): { stop(): Promise<{ slotKeeperMax: number; storedLiveMax: number; samples: number }> } {
   let running = true;
   let slotKeeperMax = 0;
   let storedLiveMax = 0;
@@ -143,7 +153,9 @@ export async function answerToStreamSeconds(workspaceId: string): Promise<number
 /** The largest number of calls whose [started_at, ended_at] overlap, from the stored calls. */
 export async function maxOverlappingCalls(workspaceId: string): Promise<number> {
   const calls = await Call.find({ workspace_id: workspaceId }, { started_at: 1, ended_at: 1 }).lean();
-  const edges = calls.flatMap((c) => (c.started_at && c.ended_at ? [[c.started_at.getTime(), 1] as const, [c.ended_at.getTime(), -1] as const] : [])).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = calls
+    .flatMap((c) => (c.started_at && c.ended_at ? [[c.started_at.getTime(), 1] as const, [c.ended_at.getTime(), -1] as const] : []))
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let live = 0;
   let max = 0;
   for (const [, delta] of edges) max = Math.max(max, (live += delta));
@@ -161,7 +173,10 @@ export async function auditWorkspace(workspace: LoadWorkspace) {
   const items = await LedgerItem.find({ workspace_id: workspaceId }, { kind: 1, call_id: 1, amount_paise: 1 }).lean();
   const callItems = new Map<string, number[]>();
   for (const item of items.filter((i) => i.kind === 'call')) callItems.set(item.call_id!, [...(callItems.get(item.call_id!) ?? []), item.amount_paise]);
-  const ended = await CallEvent.aggregate<{ _id: string; count: number }>([{ $match: { workspace_id: workspaceId, type: 'call.ended' } }, { $group: { _id: '$call_id', count: { $sum: 1 } } }]);
+  const ended = await CallEvent.aggregate<{ _id: string; count: number }>([
+    { $match: { workspace_id: workspaceId, type: 'call.ended' } },
+    { $group: { _id: '$call_id', count: { $sum: 1 } } },
+  ]);
   const endedCount = new Map(ended.map((e) => [e._id, e.count]));
   const deliveries = await WebhookDelivery.find({ workspace_id: workspaceId }, { status: 1, event_id: 1 }).lean();
   const receivedIds = new Set(workspace.receiver.received.map((r) => (JSON.parse(r.rawBody) as { id: string }).id));
@@ -171,8 +186,16 @@ export async function auditWorkspace(workspace: LoadWorkspace) {
     calls,
     /** Calls whose ledger items are not exactly one `call` item of -cost_paise (a paid call), or more than one item of 0 (a call that never went live). */
     misCharged: calls
-      .map((c) => ({ _id: String(c._id), status: c.status, cost_paise: c.cost_paise ?? 0, duration_seconds: c.duration_seconds, charged: callItems.get(String(c._id)) ?? [] }))
-      .filter(({ cost_paise, charged }) => (cost_paise ? !(charged.length === 1 && charged[0] === -cost_paise) : charged.some((amount) => amount !== 0) || charged.length > 1)),
+      .map((c) => ({
+        _id: String(c._id),
+        status: c.status,
+        cost_paise: c.cost_paise ?? 0,
+        duration_seconds: c.duration_seconds,
+        charged: callItems.get(String(c._id)) ?? [],
+      }))
+      .filter(({ cost_paise, charged }) =>
+        cost_paise ? !(charged.length === 1 && charged[0] === -cost_paise) : charged.some((amount) => amount !== 0) || charged.length > 1,
+      ),
     /** Calls without exactly one `call.ended` event. */
     notEndedOnce: calls.filter((c) => endedCount.get(String(c._id)) !== 1),
     ledgerSum: items.reduce((sum, item) => sum + item.amount_paise, 0),
@@ -191,9 +214,16 @@ export async function auditWorkspace(workspace: LoadWorkspace) {
  * the slot the (limit + k)-th dial (`call.placed`) takes; each difference is one handoff.
  */
 export async function slotHandoffs(workspaceId: string, limit: number): Promise<number[]> {
-  const endTimes = (await Call.find({ workspace_id: workspaceId, ended_at: { $ne: null } }, { ended_at: 1 }).lean()).map((c) => c.ended_at!.getTime()).sort((a, b) => a - b);
-  const dialTimes = (await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1 }).lean()).map((e) => e.created_at.getTime()).sort((a, b) => a - b);
-  return dialTimes.slice(limit).map((dialAt, k) => dialAt - endTimes[k]!).filter((ms) => Number.isFinite(ms));
+  const endTimes = (await Call.find({ workspace_id: workspaceId, ended_at: { $ne: null } }, { ended_at: 1 }).lean())
+    .map((c) => c.ended_at!.getTime())
+    .sort((a, b) => a - b);
+  const dialTimes = (await CallEvent.find({ workspace_id: workspaceId, type: 'call.placed' }, { created_at: 1 }).lean())
+    .map((e) => e.created_at.getTime())
+    .sort((a, b) => a - b);
+  return dialTimes
+    .slice(limit)
+    .map((dialAt, k) => dialAt - endTimes[k]!)
+    .filter((ms) => Number.isFinite(ms));
 }
 
 /**

@@ -85,10 +85,26 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
     if (!process.env.KEEP_CLUSTER_FILES) fs.rmSync(tempDir, { recursive: true, force: true });
   };
   try {
-    const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+    const ferret = await startFerretDb({
+      port: await freePort(),
+      dataDir: path.join(tempDir, 'ferretdb'),
+      fast: true,
+      output: { file: path.join(tempDir, 'ferretdb.log') },
+    });
     infrastructure.push(ferret);
     const mongodbUri = ferret.uri(DATABASE_NAME);
-    temporal = options.temporal === 'dev' ? await startDevServer(tempDir) : await startTemporalCluster({ dataDir: tempDir, ports: await freeClusterPorts(), postgresPort: await freePort(), namespace: 'default', fast: true, ui: options.ui, output: { dir: tempDir } });
+    temporal =
+      options.temporal === 'dev'
+        ? await startDevServer(tempDir)
+        : await startTemporalCluster({
+            dataDir: tempDir,
+            ports: await freeClusterPorts(),
+            postgresPort: await freePort(),
+            namespace: 'default',
+            fast: true,
+            ui: options.ui,
+            output: { dir: tempDir },
+          });
     await connectMongo(mongodbUri);
     client = new Client({ connection: await Connection.connect({ address: temporal.address, plugins: [testEncryption.plugin] }), namespace: 'default' });
     providers = await startTestProviders({ poolSize: 4, timeoutMs: 10_000 });
@@ -156,7 +172,11 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
         await node.process.exited;
       },
       identities: () => new Map(nodes.map((node) => [`${node.process.child.pid}@${os.hostname()}`, node.name])),
-      logFiles: () => fs.readdirSync(tempDir).filter((file) => file.endsWith('.log')).map((file) => path.join(tempDir, file)),
+      logFiles: () =>
+        fs
+          .readdirSync(tempDir)
+          .filter((file) => file.endsWith('.log'))
+          .map((file) => path.join(tempDir, file)),
       stop,
     };
   } catch (error) {
@@ -167,7 +187,12 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
 
 /** The dev server as `npm start` runs it (a SQLite file), shaped as the cluster's Temporal. */
 async function startDevServer(tempDir: string): Promise<TemporalServers> {
-  const server = await startTemporalDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(tempDir, 'temporal.db'), output: { file: path.join(tempDir, 'temporal-dev.log') } });
+  const server = await startTemporalDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: path.join(tempDir, 'temporal.db'),
+    output: { file: path.join(tempDir, 'temporal-dev.log') },
+  });
   await waitForNamespace(server.address, 'default');
   return { address: server.address, processes: () => [server], stop: () => server.stop() };
 }
@@ -180,7 +205,9 @@ async function untilWorkersPoll(client: Client, workers: number, media: number):
   const deadline = Date.now() + 120_000;
   const pollers = async (taskQueue: string, taskQueueType: 1 | 2) =>
     new Set(
-      ((await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType })).pollers ?? []).map((p) => p.identity),
+      ((await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType })).pollers ?? []).map(
+        (p) => p.identity,
+      ),
     ).size;
   while (Date.now() < deadline) {
     // 1: workflow tasks, 2: activity tasks (temporal.api.enums.v1.TaskQueueType).
@@ -217,5 +244,7 @@ export async function conversationIdentity(client: Client, callId: string): Prom
 /** The identities of the workers that completed the call workflow's workflow tasks. */
 export async function workflowTaskIdentities(client: Client, callId: string): Promise<Set<string>> {
   const history = await client.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
-  return new Set((history.events ?? []).map((event) => event.workflowTaskCompletedEventAttributes?.identity).filter((identity): identity is string => !!identity));
+  return new Set(
+    (history.events ?? []).map((event) => event.workflowTaskCompletedEventAttributes?.identity).filter((identity): identity is string => !!identity),
+  );
 }

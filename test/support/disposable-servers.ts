@@ -32,7 +32,12 @@ export async function startDisposableServers(prefix: string): Promise<Disposable
     if (!options.keepFiles) fs.rmSync(tempDir, { recursive: true, force: true });
   };
   try {
-    const ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+    const ferret = await startFerretDb({
+      port: await freePort(),
+      dataDir: path.join(tempDir, 'ferretdb'),
+      fast: true,
+      output: { file: path.join(tempDir, 'ferretdb.log') },
+    });
     started.push(ferret);
     const temporal = await startTemporalDevServer({
       port: await freePort(),

@@ -33,7 +33,33 @@ const SYNONYM_GROUPS = [
   ['support', 'help', 'helpdesk', 'desk', 'assistance', 'agent', 'talk'],
 ];
 const CONCEPT = new Map(SYNONYM_GROUPS.flatMap((group) => group.map((word) => [word, group[0]] as const)));
-const FUNCTION_WORDS = new Set(['a', 'an', 'and', 'any', 'be', 'can', 'do', 'does', 'from', 'get', 'i', 'in', 'is', 'it', 'my', 'of', 'on', 'or', 'our', 'the', 'to', 'we', 'will', 'you', 'your']);
+const FUNCTION_WORDS = new Set([
+  'a',
+  'an',
+  'and',
+  'any',
+  'be',
+  'can',
+  'do',
+  'does',
+  'from',
+  'get',
+  'i',
+  'in',
+  'is',
+  'it',
+  'my',
+  'of',
+  'on',
+  'or',
+  'our',
+  'the',
+  'to',
+  'we',
+  'will',
+  'you',
+  'your',
+]);
 
 export function simulatedEmbedding(text: string): number[] {
   const vector = new Array<number>(DIMENSIONS).fill(0);
@@ -66,7 +92,8 @@ async function handle(simulator: EmbeddingsSimulator, req: IncomingMessage, res:
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   if (req.method !== 'POST' || req.url !== '/v1/embeddings') return error(res, 404, 'not found', 'invalid_request_error');
-  if (req.headers.authorization !== `Bearer ${simulator.apiKey}`) return error(res, 401, 'Incorrect API key provided', 'invalid_request_error', 'invalid_api_key');
+  if (req.headers.authorization !== `Bearer ${simulator.apiKey}`)
+    return error(res, 401, 'Incorrect API key provided', 'invalid_request_error', 'invalid_api_key');
   if (simulator.failing) return error(res, 500, 'The server had an error while processing your request.', 'server_error');
   let body: { model?: unknown; input?: unknown; encoding_format?: unknown };
   try {
@@ -80,7 +107,8 @@ async function handle(simulator: EmbeddingsSimulator, req: IncomingMessage, res:
   }
   if (body.model !== simulator.model) return error(res, 404, `The model '${String(body.model)}' does not exist`, 'invalid_request_error', 'model_not_found');
   const encodingFormat = body.encoding_format ?? 'float';
-  if (encodingFormat !== 'float' && encodingFormat !== 'base64') return error(res, 400, "'encoding_format' must be 'float' or 'base64'", 'invalid_request_error');
+  if (encodingFormat !== 'float' && encodingFormat !== 'base64')
+    return error(res, 400, "'encoding_format' must be 'float' or 'base64'", 'invalid_request_error');
   simulator.requests.push({ model: body.model, input, encodingFormat });
   const data = input.map((text: string, index: number) => {
     const vector = simulatedEmbedding(text);

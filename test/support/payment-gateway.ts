@@ -23,7 +23,12 @@ export async function startPaymentGateway(): Promise<{ gateway: PaymentSimulator
       llm: null,
       stt: null,
       timeoutMs: 2_000,
-      payments: { baseUrl: gateway.url, keyId: PAYMENT_SIMULATOR_KEY_ID, keySecret: PAYMENT_SIMULATOR_KEY_SECRET, webhookSecret: PAYMENT_SIMULATOR_WEBHOOK_SECRET },
+      payments: {
+        baseUrl: gateway.url,
+        keyId: PAYMENT_SIMULATOR_KEY_ID,
+        keySecret: PAYMENT_SIMULATOR_KEY_SECRET,
+        webhookSecret: PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+      },
     },
   };
 }
@@ -41,7 +46,10 @@ export async function payAtGateway(gateway: PaymentSimulator, orderId: string): 
  * suite's tests and closed after them. The returned holder is filled in by then. `webhooks`:
  * the simulator sends its webhooks to the API, as a dashboard's webhook URL would.
  */
-export function paymentStackPerSuite(options: Pick<StartApiOptions, 'workers' | 'paymentCheckDelaysSeconds'> & { webhooks?: boolean } = {}): { api: RunningApi; gateway: PaymentSimulator } {
+export function paymentStackPerSuite(options: Pick<StartApiOptions, 'workers' | 'paymentCheckDelaysSeconds'> & { webhooks?: boolean } = {}): {
+  api: RunningApi;
+  gateway: PaymentSimulator;
+} {
   const stack = {} as { api: RunningApi; gateway: PaymentSimulator };
   before(async () => {
     const started = await startPaymentGateway();

@@ -94,7 +94,11 @@ const scenarios: Scenario[] = [
         ['roundtrip-no-delay', { probeId: '0'.repeat(32), note: 'recorded', delaySeconds: 0 }],
         ['roundtrip-with-timer', { probeId: '1'.repeat(32), note: 'recorded', delaySeconds: 1 }],
       ] as const) {
-        const handle = await temporal.client.workflow.start(roundTripWorkflow, { taskQueue: TASK_QUEUES.ops, workflowId: `roundtrip-${args.probeId}`, args: [args] });
+        const handle = await temporal.client.workflow.start(roundTripWorkflow, {
+          taskQueue: TASK_QUEUES.ops,
+          workflowId: `roundtrip-${args.probeId}`,
+          args: [args],
+        });
         await handle.result();
         save(name, temporal, handle.workflowId);
       }
@@ -146,8 +150,15 @@ const scenarios: Scenario[] = [
       if (claimed.status !== 201) throw new Error(`claiming ${number} answered ${claimed.status}: ${await claimed.text()}`);
       await createAgent(stack, { welcome_message: 'Hello from Acme.', phone_number: number });
       const caller = '+919845012345';
-      providers.telephony.dialInbound({ from: caller, to: number, caller: { conversation: [{ say: 'Where is it?' }, { hangUp: true, afterAgentSilenceMs: 600 }] } });
-      const listed = async () => (await (await api.request(`/api/v1/calls?direction=inbound&number=${encodeURIComponent(number)}`, { headers: owner.auth })).json()).items as { id: string }[];
+      providers.telephony.dialInbound({
+        from: caller,
+        to: number,
+        caller: { conversation: [{ say: 'Where is it?' }, { hangUp: true, afterAgentSilenceMs: 600 }] },
+      });
+      const listed = async () =>
+        (await (await api.request(`/api/v1/calls?direction=inbound&number=${encodeURIComponent(number)}`, { headers: owner.auth })).json()).items as {
+          id: string;
+        }[];
       const [call] = await until(listed, (items) => items.length > 0);
       if (!call) throw new Error('the inbound call was not recorded');
       await expectCallEnded(stack, call.id, 'completed');
@@ -220,7 +231,10 @@ const scenarios: Scenario[] = [
     server: 'main',
     async record(stack) {
       const deliveryId = await webhookToFlakyTarget(stack, 'manual');
-      await until(async () => (await WebhookDelivery.findById(deliveryId).lean())?.status, (status) => status === 'retrying');
+      await until(
+        async () => (await WebhookDelivery.findById(deliveryId).lean())?.status,
+        (status) => status === 'retrying',
+      );
       const handle = stack.temporal.client.workflow.getHandle(deliveryId);
       const result = await handle.executeUpdate(retryNowUpdate);
       if (!result.ok) throw new Error(`the manual retry answered ${JSON.stringify(result)}`);
@@ -250,7 +264,11 @@ const scenarios: Scenario[] = [
         const topup = async () => (await api.request('/api/v1/billing/topup', withJson('POST', { pack_id: 'pack_500' }, headers))).json();
         const unpaid = await topup();
         const check = temporal.client.workflow.getHandle(workflowIds.paymentCheck(unpaid.order_id));
-        await until(() => check.query(paymentCheckStateQuery), (state) => state.checks >= 1, 10_000);
+        await until(
+          () => check.query(paymentCheckStateQuery),
+          (state) => state.checks >= 1,
+          10_000,
+        );
         await payAtGateway(gateway, unpaid.order_id);
         const completed = await check.result();
         if (completed.outcome !== 'completed_by_check' || completed.checks < 2) throw new Error(`the check ended ${JSON.stringify(completed)}`);
@@ -287,7 +305,8 @@ const scenarios: Scenario[] = [
       const firstRunId = (await keeper.describe()).raw.workflowExecutionInfo?.firstRunId;
       if (!firstRunId) throw new Error('the slot keeper has no first run');
       // One more call at a time until the keeper has continued as new.
-      for (let i = 0; i < 5 && (await keeper.describe()).runId === firstRunId; i++) await expectCallEnded(stack, await placeCall(stack, agentId, callee(stack, { kind: 'busy' })), 'busy');
+      for (let i = 0; i < 5 && (await keeper.describe()).runId === firstRunId; i++)
+        await expectCallEnded(stack, await placeCall(stack, agentId, callee(stack, { kind: 'busy' })), 'busy');
       const events = (await temporal.client.workflow.getHandle(keeper.workflowId, firstRunId).fetchHistory()).events ?? [];
       const secondRunId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
       if (!secondRunId) throw new Error('the slot keeper did not continue as new');
@@ -304,7 +323,8 @@ async function main(): Promise<void> {
   const asked = process.argv.slice(2);
   const chosen = scenarios.filter((s) => !asked.length || s.histories.some((name) => asked.some((a) => name.startsWith(a))));
   const unknown = asked.filter((a) => !scenarios.some((s) => s.histories.some((name) => name.startsWith(a))));
-  if (unknown.length || !chosen.length) throw new Error(`no history is named ${unknown.join(', ')}; the histories: ${scenarios.flatMap((s) => s.histories).join(', ')}`);
+  if (unknown.length || !chosen.length)
+    throw new Error(`no history is named ${unknown.join(', ')}; the histories: ${scenarios.flatMap((s) => s.histories).join(', ')}`);
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const servers = await startTestServers();
@@ -351,7 +371,10 @@ async function startStack(temporal: TestWorkflowEnvironment): Promise<Stack> {
     providers: providers.config,
     media: true,
   });
-  providers.telephony.setInboundUrls({ answerUrl: `${api.baseUrl}/api/v1/telephony/inbound/answer`, hangupUrl: `${api.baseUrl}/api/v1/telephony/inbound/status` });
+  providers.telephony.setInboundUrls({
+    answerUrl: `${api.baseUrl}/api/v1/telephony/inbound/answer`,
+    hangupUrl: `${api.baseUrl}/api/v1/telephony/inbound/status`,
+  });
   const owner = await activeOwner(api, { name: 'Asha Rao' });
   return { temporal, api, providers, owner };
 }
@@ -365,7 +388,10 @@ function save(name: string, temporal: TestWorkflowEnvironment, workflowId: strin
 }
 
 async function createAgent({ api, owner }: Stack, settings: Record<string, unknown> = {}): Promise<string> {
-  const res = await api.request('/api/v1/agents', withJson('POST', { name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, owner.auth));
+  const res = await api.request(
+    '/api/v1/agents',
+    withJson('POST', { name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings }, owner.auth),
+  );
   if (res.status !== 201) throw new Error(`POST /agents answered ${res.status}: ${await res.text()}`);
   return (await res.json()).id;
 }
@@ -397,9 +423,22 @@ async function webhookToFlakyTarget({ temporal }: Stack, label: string): Promise
   receiver ??= await startWebhookReceiver();
   const target = `/${label}/${newId()}`;
   let seen = 0;
-  receiver.behave((request) => (request.path === target ? { status: ++seen >= 2 ? 200 : 500, body: seen >= 2 ? 'ok' : 'down for maintenance' } : { status: 200 }));
+  receiver.behave((request) =>
+    request.path === target ? { status: ++seen >= 2 ? 200 : 500, body: seen >= 2 ? 'ok' : 'down for maintenance' } : { status: 200 },
+  );
   const endpoint = await storedEndpoint({ url: receiver.url + target });
-  const event = { workspaceId: endpoint.workspaceId, callId: newId(), agentId: '', sequence: 0, type: 'call.started', message: 'outbound call with Asha', level: 'info' as const, latencyMs: null, data: { channel: 'phone' }, createdAt: new Date().toISOString() };
+  const event = {
+    workspaceId: endpoint.workspaceId,
+    callId: newId(),
+    agentId: '',
+    sequence: 0,
+    type: 'call.started',
+    message: 'outbound call with Asha',
+    level: 'info' as const,
+    latencyMs: null,
+    data: { channel: 'phone' },
+    createdAt: new Date().toISOString(),
+  };
   const { deliveryIds } = await recordEvent(event, { temporal: temporal.client, now: () => new Date() });
   if (deliveryIds.length !== 1) throw new Error(`expected one delivery, got ${deliveryIds.length}`);
   return deliveryIds[0];
@@ -432,7 +471,11 @@ main()
 /** An outbound call answered, a turn, the callee hangs up: its history saved under `name`. */
 async function recordOutboundCompleted(stack: Stack, name: string): Promise<void> {
   const agentId = await createAgent(stack, { welcome_message: 'Hello from Acme.' });
-  const to = callee(stack, { kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
+  const to = callee(stack, {
+    kind: 'answer',
+    answerAfterSeconds: 1,
+    conversation: [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 600 }],
+  });
   const callId = await placeCall(stack, agentId, to);
   await expectCallEnded(stack, callId, 'completed');
   save(name, stack.temporal, workflowIds.call(callId));

@@ -40,7 +40,12 @@ export async function startTestServers(): Promise<TestServers> {
   let ferret: (ManagedProcess & { uri: (db: string) => string }) | undefined;
   let mongodbUri = process.env.TEST_MONGODB_URI;
   if (!mongodbUri) {
-    ferret = await startFerretDb({ port: await freePort(), dataDir: path.join(tempDir, 'ferretdb'), fast: true, output: { file: path.join(tempDir, 'ferretdb.log') } });
+    ferret = await startFerretDb({
+      port: await freePort(),
+      dataDir: path.join(tempDir, 'ferretdb'),
+      fast: true,
+      output: { file: path.join(tempDir, 'ferretdb.log') },
+    });
     mongodbUri = ferret.uri(dbName);
   }
   const temporal = process.env.TEST_TEMPORAL_ADDRESS
@@ -105,12 +110,19 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
  * activity (receivers in tests listen on 127.0.0.1; `deps` adds or replaces dependencies, e.g.
  * a telephony adapter); stop() ends both.
  */
-export async function timeSkippingWorker(taskQueue: string | string[], deps: Partial<ActivityDeps> = {}): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
+export async function timeSkippingWorker(
+  taskQueue: string | string[],
+  deps: Partial<ActivityDeps> = {},
+): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
   const env = await createTimeSkipping();
   const activities = createActivities({ clock: systemClock, temporal: env.client, webhooksAllowPrivateNetworks: true, ...deps });
   const bundle = await workflowBundle();
   // One worker per queue (a call's analytics child runs on its own queue).
-  const workers = await Promise.all((Array.isArray(taskQueue) ? taskQueue : [taskQueue]).map((queue) => Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: bundle, activities })));
+  const workers = await Promise.all(
+    (Array.isArray(taskQueue) ? taskQueue : [taskQueue]).map((queue) =>
+      Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: bundle, activities }),
+    ),
+  );
   const running = Promise.all(workers.map((worker) => worker.run()));
   return {
     env,

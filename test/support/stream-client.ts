@@ -64,7 +64,11 @@ export function openProviderEnd(url: string): Promise<ProviderEnd> {
     socket.once('open', () => {
       const send = (frame: Record<string, unknown>) => socket.send(JSON.stringify(frame));
       const start = (providerCallId = 'provider-call-1', streamId = 'stream-1') =>
-        send({ event: 'start', sequenceNumber: 0, start: { callId: providerCallId, streamId, accountId: 'MA1', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } });
+        send({
+          event: 'start',
+          sequenceNumber: 0,
+          start: { callId: providerCallId, streamId, accountId: 'MA1', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } },
+        });
       resolve({ socket, received, send, start, closed });
     });
   });
@@ -89,7 +93,9 @@ export async function enterDirectory(node: MediaNode, temporal: { connection: Na
         const context = Context.current();
         const beats = setInterval(() => context.heartbeat(), 500);
         try {
-          await new Promise((_, reject) => context.cancellationSignal.addEventListener('abort', () => reject(context.cancellationSignal.reason as Error), { once: true }));
+          await new Promise((_, reject) =>
+            context.cancellationSignal.addEventListener('abort', () => reject(context.cancellationSignal.reason as Error), { once: true }),
+          );
         } finally {
           clearInterval(beats);
         }

@@ -15,7 +15,16 @@ const run = promisify(execFile);
 async function temporal<T>(args: string[]): Promise<T> {
   const env = createLocal();
   const codec = ['--codec-endpoint', await standaloneCodecEndpoint(), '--codec-auth', `Bearer ${TEST_CODEC_SERVER_TOKEN}`];
-  const { stdout } = await run(requireTool('temporal'), [...args, '--address', env.address, '--namespace', env.namespace ?? 'default', ...codec, '--output', 'json']);
+  const { stdout } = await run(requireTool('temporal'), [
+    ...args,
+    '--address',
+    env.address,
+    '--namespace',
+    env.namespace ?? 'default',
+    ...codec,
+    '--output',
+    'json',
+  ]);
   return JSON.parse(stdout) as T;
 }
 
@@ -27,7 +36,12 @@ export async function listedWorkflowIds(query: string): Promise<string[]> {
 
 /** The static summary and details `temporal workflow describe` shows (the UI's title and details). */
 export async function describedMetadata(workflowId: string): Promise<{ summary?: string; details?: string }> {
-  const described = await temporal<{ executionConfig?: { userMetadata?: { summary?: string; details?: string } } }>(['workflow', 'describe', '--workflow-id', workflowId]);
+  const described = await temporal<{ executionConfig?: { userMetadata?: { summary?: string; details?: string } } }>([
+    'workflow',
+    'describe',
+    '--workflow-id',
+    workflowId,
+  ]);
   return described.executionConfig?.userMetadata ?? {};
 }
 

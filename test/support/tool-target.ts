@@ -43,7 +43,13 @@ export async function startToolTarget(): Promise<ToolTarget> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://target');
-      const request = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request = {
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(request);
       respond(url, request, res);
     });
@@ -71,7 +77,10 @@ export async function startToolTarget(): Promise<ToolTarget> {
       case '/not-json':
         return res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"half": ');
       case '/long-json':
-        return json(200, Array.from({ length: 200 }, (_, i) => ({ index: i, name: `item number ${i}` })));
+        return json(
+          200,
+          Array.from({ length: 200 }, (_, i) => ({ index: i, name: `item number ${i}` })),
+        );
       case '/redirect':
         return res.writeHead(302, { Location: `${origin}/echo` }).end('moved');
       case '/silent':

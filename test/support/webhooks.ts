@@ -32,7 +32,11 @@ export async function storedEndpoint(options: { workspaceId?: string; url: strin
  * README: split the header into `t` and `v1`, refuse a `t` more than 300 s from now, and
  * compare HMAC-SHA256("<t>.<raw body>") in constant time.
  */
-export async function receiverAccepts(request: Pick<ReceivedWebhook, 'headers' | 'rawBody'>, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<boolean> {
+export async function receiverAccepts(
+  request: Pick<ReceivedWebhook, 'headers' | 'rawBody'>,
+  secret: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<boolean> {
   const header = request.headers['x-service-signature'];
   if (typeof header !== 'string') return false;
   const parts = new Map(header.split(',').map((part) => part.split('=', 2) as [string, string]));

@@ -3,8 +3,12 @@ import { templateVariables } from '../../domain/agents/variables';
 
 /** An agent's `variables`: every `{variable}` of the welcome message, then of the prompt, in order of first use, each once. */
 describe('agent template variables', () => {
-  it('lists the welcome message\'s variables first, then the prompt\'s, each once, in order of first use', () => {
-    expect(templateVariables('Hi {name}, about {amount}', 'Remind {name} that {amount} is due on {due_date}; {name} again')).to.deep.equal(['name', 'amount', 'due_date']);
+  it("lists the welcome message's variables first, then the prompt's, each once, in order of first use", () => {
+    expect(templateVariables('Hi {name}, about {amount}', 'Remind {name} that {amount} is due on {due_date}; {name} again')).to.deep.equal([
+      'name',
+      'amount',
+      'due_date',
+    ]);
     expect(templateVariables('{b} {a}', '{a} {c} {b}')).to.deep.equal(['b', 'a', 'c']);
   });
 

@@ -18,7 +18,12 @@ describe('answer XML', () => {
     expect(readPlivoXml(HANGUP_ANSWER_XML)).to.deep.equal({ kind: 'hangup', reason: null });
     expect(readPlivoXml('<Response><Hangup /><Stream>wss://a</Stream></Response>')).to.deep.equal({ kind: 'hangup', reason: null });
     expect(readPlivoXml("<Response><Hangup reason='rejected'/></Response>")).to.deep.equal({ kind: 'hangup', reason: 'rejected' });
-    expect(readPlivoXml('<Response>\n  <Stream bidirectional="false">\n wss://a/b \n</Stream>\n</Response>')).to.deep.equal({ kind: 'stream', url: 'wss://a/b', bidirectional: false, contentType: null });
+    expect(readPlivoXml('<Response>\n  <Stream bidirectional="false">\n wss://a/b \n</Stream>\n</Response>')).to.deep.equal({
+      kind: 'stream',
+      url: 'wss://a/b',
+      bidirectional: false,
+      contentType: null,
+    });
     expect(readPlivoXml('<Response></Response>')).to.deep.equal({ kind: 'nothing' });
     expect(readPlivoXml('<Response/>')).to.deep.equal({ kind: 'nothing' });
     expect(readPlivoXml('{}')).to.equal(null);

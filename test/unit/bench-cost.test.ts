@@ -30,7 +30,10 @@ describe('bench cost: CPU per role from /proc', function () {
 
 /** A child that spins until it has used 600 ms of CPU, says so, and waits to be killed. */
 function busyChild() {
-  return spawn(process.execPath, ['-e', 'for (let u = process.cpuUsage(); u.user + u.system < 600000; u = process.cpuUsage()); console.log("spun"); setTimeout(() => {}, 10000);']);
+  return spawn(process.execPath, [
+    '-e',
+    'for (let u = process.cpuUsage(); u.user + u.system < 600000; u = process.cpuUsage()); console.log("spun"); setTimeout(() => {}, 10000);',
+  ]);
 }
 
 function spun(child: ReturnType<typeof spawn>): Promise<void> {

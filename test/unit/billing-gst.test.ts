@@ -54,7 +54,13 @@ describe('billing: GST, invoice numbers, the balance summary', () => {
   describe('the balance summary', () => {
     const starter = planOf('starter');
     it('is low below 10 minutes at the price, not at exactly 10', () => {
-      expect(summarize(4_000, starter)).to.deep.equal({ credits_paise: 4_000, price_per_minute_paise: 400, minutes_left: 10, low_balance: false, plan_name: 'Starter' });
+      expect(summarize(4_000, starter)).to.deep.equal({
+        credits_paise: 4_000,
+        price_per_minute_paise: 400,
+        minutes_left: 10,
+        low_balance: false,
+        plan_name: 'Starter',
+      });
       expect(summarize(3_999, starter)).to.include({ minutes_left: 9.99, low_balance: true });
       expect(summarize(3_500, planOf('growth'))).to.include({ minutes_left: 10, low_balance: false, plan_name: 'Growth' });
       expect(summarize(2_999, planOf('scale'))).to.include({ minutes_left: 9.99, low_balance: true });
@@ -92,7 +98,13 @@ describe('billing: GST, invoice numbers, the balance summary', () => {
     const defaults = loadConfig({});
     expect(defaults.providers.payments).to.equal(null);
     expect(defaults.billing).to.deep.equal({ sellerName: 'Voice Agents Platform', sellerGstin: null, sellerState: 'KA' });
-    const set = loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com/', RAZORPAY_KEY_ID: 'rzp_live_x', RAZORPAY_KEY_SECRET: 's', BILLING_SELLER_STATE: 'MH', BILLING_SELLER_GSTIN: '27AABCV1234C1Z5' });
+    const set = loadConfig({
+      PAYMENTS_BASE_URL: 'https://api.razorpay.com/',
+      RAZORPAY_KEY_ID: 'rzp_live_x',
+      RAZORPAY_KEY_SECRET: 's',
+      BILLING_SELLER_STATE: 'MH',
+      BILLING_SELLER_GSTIN: '27AABCV1234C1Z5',
+    });
     expect(set.providers.payments).to.deep.equal({ baseUrl: 'https://api.razorpay.com', keyId: 'rzp_live_x', keySecret: 's', webhookSecret: null });
     expect(set.billing).to.include({ sellerState: 'MH', sellerGstin: '27AABCV1234C1Z5' });
     expect(() => loadConfig({ PAYMENTS_BASE_URL: 'https://api.razorpay.com' })).to.throw(/RAZORPAY_KEY_ID/);

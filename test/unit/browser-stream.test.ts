@@ -89,7 +89,7 @@ describe('browser call stream (media/browser)', () => {
     ]);
   });
 
-  it('the page\'s stop frame, or its socket closing, is the caller hanging up (onClose once)', async () => {
+  it("the page's stop frame, or its socket closing, is the caller hanging up (onClose once)", async () => {
     const first = await connect(newId());
     const reasons: string[] = [];
     first.stream.onClose((reason) => reasons.push(reason));

@@ -7,8 +7,8 @@ const ist = (day: number, hour: number, minute = 0) => new Date(Date.UTC(2026, 0
 const ALL_DAY = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 
 /** Calling hours as an intersection of windows, and India's hours for +91 numbers (docs/decisions/0207). */
-describe('calling hours: the intersection of the agent\'s and India\'s', () => {
-  it('India\'s window applies to +91 numbers only, and only when the workspace keeps it', () => {
+describe("calling hours: the intersection of the agent's and India's", () => {
+  it("India's window applies to +91 numbers only, and only when the workspace keeps it", () => {
     expect(callingHoursFor({ hours: ALL_DAY, indiaCallingHours: true }, '+919812345678')).to.deep.equal([ALL_DAY, INDIA_CALLING_HOURS]);
     expect(callingHoursFor({ hours: ALL_DAY, indiaCallingHours: true }, '+14155550123')).to.deep.equal([ALL_DAY]);
     expect(callingHoursFor({ hours: ALL_DAY, indiaCallingHours: false }, '+919812345678')).to.deep.equal([ALL_DAY]);
@@ -34,7 +34,7 @@ describe('calling hours: the intersection of the agent\'s and India\'s', () => {
     expect(callingWindowWithin(ist(10, 21, 30), [evening, INDIA_CALLING_HOURS])).to.deep.equal({ open: false, opensInMs: 22.5 * HOUR_MS });
   });
 
-  it('hours that never meet read as closed for a day (the queue\'s 24 hours end the call)', () => {
+  it("hours that never meet read as closed for a day (the queue's 24 hours end the call)", () => {
     const lateNight = { call_start_hour: 22, call_end_hour: 23, timezone: 'Asia/Kolkata' };
     expect(callingWindowWithin(ist(10, 12), [lateNight, INDIA_CALLING_HOURS])).to.deep.equal({ open: false, opensInMs: 24 * HOUR_MS });
   });

@@ -1,5 +1,15 @@
 import { expect } from 'chai';
-import { agentDefaults, CATALOG, defaultLlmProvider, defaultTtsProvider, llmModels, llmProvidersAllowed, transcriberModelFor, transcriberSettingsFor, ttsModels } from '../../domain/agents/catalog';
+import {
+  agentDefaults,
+  CATALOG,
+  defaultLlmProvider,
+  defaultTtsProvider,
+  llmModels,
+  llmProvidersAllowed,
+  transcriberModelFor,
+  transcriberSettingsFor,
+  ttsModels,
+} from '../../domain/agents/catalog';
 import { openApiDocument } from '../../api/openapi-document';
 import { PLANS } from '../../domain/billing/plans';
 
@@ -48,7 +58,8 @@ describe('the catalog', () => {
 
   it('agrees with every default the OpenAPI document states for an Agent field', () => {
     const doc = openApiDocument() as { components: { schemas: Record<string, SchemaNode> } };
-    const resolve = (node: SchemaNode): SchemaNode => (node.$ref ? { ...doc.components.schemas[node.$ref.split('/').pop() as string], ...node, $ref: undefined } : node);
+    const resolve = (node: SchemaNode): SchemaNode =>
+      node.$ref ? { ...doc.components.schemas[node.$ref.split('/').pop() as string], ...node, $ref: undefined } : node;
     const stated: [string, unknown][] = [];
     const walk = (node: SchemaNode, path: string[]) => {
       const schema = resolve(node);

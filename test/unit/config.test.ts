@@ -34,7 +34,13 @@ describe('configuration', () => {
 
   it('takes the keys of stored secrets, required in production, a development key only outside it', () => {
     // The Temporal payload key is given: this is about the other key.
-    const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233', AUTH_SECRET: 's'.repeat(40), TEMPORAL_PAYLOAD_KEYS: `p1:${Buffer.alloc(32, 3).toString('base64')}` };
+    const production = {
+      NODE_ENV: 'production',
+      MONGODB_URI: 'mongodb://db/x',
+      TEMPORAL_ADDRESS: 't:7233',
+      AUTH_SECRET: 's'.repeat(40),
+      TEMPORAL_PAYLOAD_KEYS: `p1:${Buffer.alloc(32, 3).toString('base64')}`,
+    };
     expect(() => loadConfig(production)).to.throw('DATA_KEYS must be set when NODE_ENV=production');
     const k1 = Buffer.alloc(32, 1).toString('base64');
     const k2 = Buffer.alloc(32, 2).toString('base64');
@@ -48,8 +54,21 @@ describe('configuration', () => {
   });
 
   it('takes the auth settings, with a development secret only outside production', () => {
-    const config = loadConfig({ AUTH_SECRET: 's'.repeat(40), SESSION_TTL_HOURS: '2', PASSWORD_HASH_LOG_N: '15', WELCOME_CREDITS_PAISE: '100', PASSWORD_HASH_CONCURRENCY: '2', PASSWORD_HASH_QUEUE: '10' });
-    expect(config.auth).to.deep.equal({ secret: 's'.repeat(40), sessionTtlSeconds: 7200, passwordHashLogN: 15, passwordHashConcurrency: 2, passwordHashQueue: 10 });
+    const config = loadConfig({
+      AUTH_SECRET: 's'.repeat(40),
+      SESSION_TTL_HOURS: '2',
+      PASSWORD_HASH_LOG_N: '15',
+      WELCOME_CREDITS_PAISE: '100',
+      PASSWORD_HASH_CONCURRENCY: '2',
+      PASSWORD_HASH_QUEUE: '10',
+    });
+    expect(config.auth).to.deep.equal({
+      secret: 's'.repeat(40),
+      sessionTtlSeconds: 7200,
+      passwordHashLogN: 15,
+      passwordHashConcurrency: 2,
+      passwordHashQueue: 10,
+    });
     expect(loadConfig({}).auth).to.include({ passwordHashConcurrency: 4, passwordHashQueue: 64 });
     expect(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' })).to.throw('PASSWORD_HASH_CONCURRENCY');
     expect(config.welcomeCreditsPaise).to.equal(100);
@@ -81,7 +100,10 @@ describe('configuration', () => {
 
   it('CORS_ORIGINS: none by default, else exact origins', () => {
     expect(loadConfig({}).corsOrigins).to.deep.equal([]);
-    expect(loadConfig({ CORS_ORIGINS: 'https://console.example.com, http://localhost:5173' }).corsOrigins).to.deep.equal(['https://console.example.com', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://console.example.com, http://localhost:5173' }).corsOrigins).to.deep.equal([
+      'https://console.example.com',
+      'http://localhost:5173',
+    ]);
     for (const bad of ['*', 'https://console.example.com/', 'console.example.com', 'https://console.example.com/app', 'ftp://x.example.com']) {
       expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw('CORS_ORIGINS');
     }

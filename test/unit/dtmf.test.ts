@@ -48,7 +48,8 @@ describe('keypad digits: DTMF tones and their detector', () => {
   it('recognises every key through mu-law, in any chunking and alignment, repeated keys included', () => {
     const keys = '0123456789*#';
     const audio = decodeMulaw(dtmfMulaw(keys));
-    for (const chunk of [1, 160, 333, 8000]) for (const offset of [0, 37, 81, 159]) expect(detect(audio, chunk, offset), `chunk ${chunk}, offset ${offset}`).to.equal(keys);
+    for (const chunk of [1, 160, 333, 8000])
+      for (const offset of [0, 37, 81, 159]) expect(detect(audio, chunk, offset), `chunk ${chunk}, offset ${offset}`).to.equal(keys);
     expect(detect(decodeMulaw(dtmfMulaw('1122w#')))).to.equal('1122#');
     const detector = new DtmfDetector();
     const mulaw = dtmfMulaw('7');
@@ -64,7 +65,7 @@ describe('keypad digits: DTMF tones and their detector', () => {
     expect(detect(decodeMulaw(encodeMulaw(mixed)))).to.equal('159#');
   });
 
-  it('hears no key in silence, noise, single tones or the simulators\' speech', () => {
+  it("hears no key in silence, noise, single tones or the simulators' speech", () => {
     expect(detect(new Int16Array(8000))).to.equal('');
     expect(detect(noise(16_000, 12_000))).to.equal('');
     // One sine at a DTMF frequency is no key (a key needs a row and a column).

@@ -42,9 +42,22 @@ describe('guarded requests with pooled connections', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const resolvingTo = (address: string): GuardOptions['resolve'] => async () => [{ address, family: 4 } satisfies LookupAddress];
+  const resolvingTo =
+    (address: string): GuardOptions['resolve'] =>
+    async () => [{ address, family: 4 } satisfies LookupAddress];
   const post = (path: string, options: GuardOptions, host = 'hooks.example.test') =>
-    sendGuarded({ method: 'POST', url: new URL(`http://${host}:${port}${path}`), headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs: 2_000, bodyLimitBytes: 1024, keepAlive: true }, options);
+    sendGuarded(
+      {
+        method: 'POST',
+        url: new URL(`http://${host}:${port}${path}`),
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        timeoutMs: 2_000,
+        bodyLimitBytes: 1024,
+        keepAlive: true,
+      },
+      options,
+    );
 
   it('reuses one connection for consecutive requests to the same target and address', async () => {
     const options = { allowPrivateNetworks: true, resolve: resolvingTo('127.0.0.1') };

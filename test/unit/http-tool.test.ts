@@ -28,7 +28,11 @@ describe('runHttpTool: connecting to the checked address', () => {
 
   it('resolves the name once, connects to that address, and sends the original Host', async () => {
     const { asked, resolve } = resolveOnceThenElsewhere();
-    const result = await runHttpTool({ method: 'GET', url: `http://tools.example.test:${target.port}/echo`, timeout_seconds: 2 }, { q: 1 }, { allowPrivateNetworks: true, resolve });
+    const result = await runHttpTool(
+      { method: 'GET', url: `http://tools.example.test:${target.port}/echo`, timeout_seconds: 2 },
+      { q: 1 },
+      { allowPrivateNetworks: true, resolve },
+    );
     expect(result).to.include({ ok: true, status: 200, error: null });
     expect(asked).to.deep.equal(['tools.example.test']);
     expect(target.received.at(-1)?.headers.host).to.equal(`tools.example.test:${target.port}`);
@@ -61,7 +65,10 @@ describe('runHttpTool: connecting to the checked address', () => {
     const before = target.connections();
     const { asked, resolve } = resolveOnceThenElsewhere();
     const result = await runHttpTool({ url: `http://tools.example.test:${target.port}/echo` }, {}, { allowPrivateNetworks: false, resolve });
-    expect(result.error).to.deep.equal({ kind: 'blocked_address', message: 'tools.example.test resolves to 127.0.0.1, which is a loopback address; tools may only call public addresses' });
+    expect(result.error).to.deep.equal({
+      kind: 'blocked_address',
+      message: 'tools.example.test resolves to 127.0.0.1, which is a loopback address; tools may only call public addresses',
+    });
     expect(asked).to.have.length(1);
     expect(target.connections()).to.equal(before);
   });
@@ -85,7 +92,11 @@ describe('runHttpTool: connecting to the checked address', () => {
     for (const path of ['/silent', '/stall-body']) {
       const stop = new AbortController();
       setTimeout(() => stop.abort(), 150);
-      const result = await runHttpTool({ url: `${target.origin}${path}`, method: 'GET', timeout_seconds: 5 }, {}, { allowPrivateNetworks: true, signal: stop.signal });
+      const result = await runHttpTool(
+        { url: `${target.origin}${path}`, method: 'GET', timeout_seconds: 5 },
+        {},
+        { allowPrivateNetworks: true, signal: stop.signal },
+      );
       expect(result.error, path).to.deep.equal({ kind: 'canceled', message: 'canceled before the answer was complete' });
       expect(result, path).to.include({ ok: false, status: null });
       expect(result.latency_ms, path).to.be.within(140, 1000);

@@ -5,10 +5,14 @@ import { defaultRespond, type ChatCompletionRequestBody } from '../../simulators
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('keypad digits in the conversation engine and the simulated model', () => {
-  describe('CallerDigits (the caller\'s keys gathered for their turn)', () => {
+  describe("CallerDigits (the caller's keys gathered for their turn)", () => {
     it('makes a turn of keys pressed alone after the pause between keys, or at # at once', async () => {
       const turns: string[] = [];
-      const digits = new CallerDigits((d) => turns.push(d), () => false, 60);
+      const digits = new CallerDigits(
+        (d) => turns.push(d),
+        () => false,
+        60,
+      );
       digits.press('1');
       digits.press('2');
       await sleep(30);
@@ -27,7 +31,11 @@ describe('keypad digits in the conversation engine and the simulated model', () 
     it('leaves keys pressed while the caller speaks to their speech turn (take), and take empties', async () => {
       const turns: string[] = [];
       let speaking = true;
-      const digits = new CallerDigits((d) => turns.push(d), () => speaking, 30);
+      const digits = new CallerDigits(
+        (d) => turns.push(d),
+        () => speaking,
+        30,
+      );
       digits.press('7');
       await sleep(80);
       expect(turns).to.deep.equal([]);
@@ -48,17 +56,25 @@ describe('keypad digits in the conversation engine and the simulated model', () 
     });
   });
 
-  describe('the simulated model\'s keypad rules', () => {
+  describe("the simulated model's keypad rules", () => {
     const tools = [
       { type: 'function', function: { name: 'press_digits' } },
       { type: 'function', function: { name: 'end_call' } },
     ];
     const system = { role: 'system', content: 'You call Acme about a billing question: ask for support, then for billing.' };
-    const ask = (user: string, offered = tools): ChatCompletionRequestBody => ({ model: 'm', tools: offered, messages: [system, { role: 'user', content: user }] });
+    const ask = (user: string, offered = tools): ChatCompletionRequestBody => ({
+      model: 'm',
+      tools: offered,
+      messages: [system, { role: 'user', content: user }],
+    });
 
     it('presses the key of the option the system prompt asks for, or the only key named', () => {
-      expect(defaultRespond(ask('Welcome. Press 1 for sales, press 2 for support.'))).to.deep.equal({ toolCalls: [{ name: 'press_digits', arguments: { digits: '2' } }] });
-      expect(defaultRespond(ask('Press 3 for billing or press 4 for technical help.'))).to.deep.equal({ toolCalls: [{ name: 'press_digits', arguments: { digits: '3' } }] });
+      expect(defaultRespond(ask('Welcome. Press 1 for sales, press 2 for support.'))).to.deep.equal({
+        toolCalls: [{ name: 'press_digits', arguments: { digits: '2' } }],
+      });
+      expect(defaultRespond(ask('Press 3 for billing or press 4 for technical help.'))).to.deep.equal({
+        toolCalls: [{ name: 'press_digits', arguments: { digits: '3' } }],
+      });
       expect(defaultRespond(ask('Enter your account then press #.'))).to.deep.equal({ toolCalls: [{ name: 'press_digits', arguments: { digits: '#' } }] });
       // No option wanted and several keys: no key pressed.
       expect(defaultRespond(ask('Press 1 for sales, press 5 for cricket.')).toolCalls).to.equal(undefined);
@@ -70,7 +86,12 @@ describe('keypad digits in the conversation engine and the simulated model', () 
       const after: ChatCompletionRequestBody = {
         model: 'm',
         tools,
-        messages: [system, { role: 'user', content: 'Press 2 for support.' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] }, { role: 'tool', tool_call_id: 'c1', content: 'sent' }],
+        messages: [
+          system,
+          { role: 'user', content: 'Press 2 for support.' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'sent' },
+        ],
       };
       expect(defaultRespond(after)).to.deep.equal({ text: '' });
       expect(defaultRespond(ask('[pressed 1]', []))).to.deep.equal({ text: 'You pressed 1.' });

@@ -16,7 +16,11 @@ describe('knowledge chunker', () => {
     expect(chunks.length).to.be.greaterThan(3);
     chunks.forEach((c, i) => expect(c.position).to.equal(i));
     for (const c of chunks) expect(c.text.length).to.be.at.most(CHUNK_TARGET_CHARS);
-    for (const p of paragraphs) expect(chunks.some((c) => c.text.includes(p)), p.slice(0, 30)).to.equal(true);
+    for (const p of paragraphs)
+      expect(
+        chunks.some((c) => c.text.includes(p)),
+        p.slice(0, 30),
+      ).to.equal(true);
   });
 
   it('splits a long paragraph on sentence boundaries, with each sentence whole somewhere', () => {
@@ -25,9 +29,15 @@ describe('knowledge chunker', () => {
     expect(chunks.length).to.be.within(3, 6);
     for (const c of chunks) {
       expect(c.text.length).to.be.at.most(CHUNK_TARGET_CHARS);
-      expect(c.text).to.match(/^Sentence number \d+/).and.match(/here\.$/);
+      expect(c.text)
+        .to.match(/^Sentence number \d+/)
+        .and.match(/here\.$/);
     }
-    for (let i = 0; i < 40; i++) expect(chunks.some((c) => c.text.includes(sentence(i))), `sentence ${i}`).to.equal(true);
+    for (let i = 0; i < 40; i++)
+      expect(
+        chunks.some((c) => c.text.includes(sentence(i))),
+        `sentence ${i}`,
+      ).to.equal(true);
   });
 
   it('repeats the end of a chunk at the start of the next (at most 150 characters)', () => {
@@ -49,7 +59,12 @@ describe('knowledge chunker', () => {
     for (const c of chunks) expect(c.text.length).to.be.at.most(CHUNK_TARGET_CHARS);
     const joined = chunks.map((c) => c.text).join(' ');
     for (const w of ['word0', 'word199', 'word399']) expect(joined.split(/\s+/)).to.include(w);
-    expect(chunks.filter((c) => /^x+$/.test(c.text)).map((c) => c.text.length).reduce((a, b) => a + b)).to.equal(2000);
+    expect(
+      chunks
+        .filter((c) => /^x+$/.test(c.text))
+        .map((c) => c.text.length)
+        .reduce((a, b) => a + b),
+    ).to.equal(2000);
   });
 
   it('ends sentences at the Devanagari danda too', () => {

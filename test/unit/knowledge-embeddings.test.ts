@@ -15,7 +15,11 @@ describe('knowledge embeddings', () => {
     });
 
     it('take the base URL (without trailing slashes), key and model, with text-embedding-3-small by default', () => {
-      expect(embeddingsConfig({ EMBEDDINGS_BASE_URL: 'https://api.example.com/v1/' })).to.deep.equal({ baseUrl: 'https://api.example.com/v1', apiKey: '', model: 'text-embedding-3-small' });
+      expect(embeddingsConfig({ EMBEDDINGS_BASE_URL: 'https://api.example.com/v1/' })).to.deep.equal({
+        baseUrl: 'https://api.example.com/v1',
+        apiKey: '',
+        model: 'text-embedding-3-small',
+      });
       const config = loadConfig({ EMBEDDINGS_BASE_URL: 'http://127.0.0.1:11434/v1', EMBEDDINGS_API_KEY: 'sk-x', EMBEDDINGS_MODEL: 'nomic-embed-text' });
       expect(config.embeddings).to.deep.equal({ baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'sk-x', model: 'nomic-embed-text' });
     });
@@ -74,8 +78,16 @@ describe('knowledge embeddings', () => {
     });
 
     it('throws EmbeddingsFailedError for an answer with too few vectors or vectors of unequal length', async () => {
-      for (const data of [[{ object: 'embedding', index: 0, embedding: [1, 0] }], [{ object: 'embedding', index: 0, embedding: [1, 0] }, { object: 'embedding', index: 1, embedding: [1] }]]) {
-        const server = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'm', usage: {} })));
+      for (const data of [
+        [{ object: 'embedding', index: 0, embedding: [1, 0] }],
+        [
+          { object: 'embedding', index: 0, embedding: [1, 0] },
+          { object: 'embedding', index: 1, embedding: [1] },
+        ],
+      ]) {
+        const server = createServer((_req, res) =>
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'm', usage: {} })),
+        );
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
         try {

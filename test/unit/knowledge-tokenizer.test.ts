@@ -3,7 +3,17 @@ import { decodeTermCounts, encodeTermCounts, STOP_WORDS, termCounts, tokenize } 
 
 describe('knowledge tokenizer', () => {
   it('lowercases, splits on anything but letters and digits, and drops stop words', () => {
-    expect(tokenize('What is the REFUND policy? Refunds take 5-7 days (e-mail us)!')).to.deep.equal(['refund', 'policy', 'refunds', 'take', '5', '7', 'days', 'e', 'mail']);
+    expect(tokenize('What is the REFUND policy? Refunds take 5-7 days (e-mail us)!')).to.deep.equal([
+      'refund',
+      'policy',
+      'refunds',
+      'take',
+      '5',
+      '7',
+      'days',
+      'e',
+      'mail',
+    ]);
   });
 
   it('keeps digits and letters of any script together, and splits on punctuation and symbols', () => {
@@ -31,7 +41,10 @@ describe('knowledge tokenizer', () => {
   });
 
   it('counts terms', () => {
-    expect([...termCounts(tokenize('price price PRICE list'))]).to.deep.equal([['price', 3], ['list', 1]]);
+    expect([...termCounts(tokenize('price price PRICE list'))]).to.deep.equal([
+      ['price', 3],
+      ['list', 1],
+    ]);
   });
 
   it('stores term counts as one string and reads them back, Devanagari included', () => {

@@ -81,8 +81,15 @@ describe('lint: layer boundaries', function () {
   }
 
   it('lets domain/ use db/, providers/ and itself, and the API use everything', async () => {
-    expect(await bansIn('domain/calls/sample.ts', "import { Call } from '../../db/models/call';\nimport { y } from '../../providers/errors';\nimport { z } from '../shared/time';")).to.deep.equal([]);
-    expect(await bansIn('api/routes/sample.ts', "import { y } from '../../domain/calls/views';\nimport { z } from '../../media/conversation/engine';")).to.deep.equal([]);
+    expect(
+      await bansIn(
+        'domain/calls/sample.ts',
+        "import { Call } from '../../db/models/call';\nimport { y } from '../../providers/errors';\nimport { z } from '../shared/time';",
+      ),
+    ).to.deep.equal([]);
+    expect(
+      await bansIn('api/routes/sample.ts', "import { y } from '../../domain/calls/views';\nimport { z } from '../../media/conversation/engine';"),
+    ).to.deep.equal([]);
   });
 
   it('keeps workflows to types of the shared layers', async () => {
@@ -137,7 +144,9 @@ describe('lint: the telephony simulator imports no protocol code of the service'
   }
 
   it('allows type imports from contracts/', async () => {
-    expect(await lintSimulator("import type { ProviderStreamFrame } from '../../contracts/telephony-stream';\nexport type F = ProviderStreamFrame;\n")).to.deep.equal([]);
+    expect(
+      await lintSimulator("import type { ProviderStreamFrame } from '../../contracts/telephony-stream';\nexport type F = ProviderStreamFrame;\n"),
+    ).to.deep.equal([]);
   });
 });
 
@@ -155,7 +164,14 @@ describe('lint: no simulator imports protocol code of the service', function () 
       expect(await ruleMessages(eslint, file, `${line}\nexport const x = 1;\n`, '@typescript-eslint/no-restricted-imports')).to.have.length(1);
     });
     it(`rejects even a type import from providers/ in ${file} (issue 30: only contracts/)`, async () => {
-      expect(await ruleMessages(eslint, file, "import type { LanguageModel } from '../../providers/llm/types';\nexport type L = LanguageModel;\n", '@typescript-eslint/no-restricted-imports')).to.have.length(1);
+      expect(
+        await ruleMessages(
+          eslint,
+          file,
+          "import type { LanguageModel } from '../../providers/llm/types';\nexport type L = LanguageModel;\n",
+          '@typescript-eslint/no-restricted-imports',
+        ),
+      ).to.have.length(1);
     });
   }
 });
@@ -169,7 +185,15 @@ describe('lint: contracts/ is the only layer beneath db/, config/, providers/ an
   for (const file of ['db/models/sample.ts', 'config/sample.ts', 'providers/tts/sample.ts', 'simulators/tts/sample.ts']) {
     const layer = file.split('/')[0];
     const up = '../'.repeat(file.split('/').length - 1);
-    for (const target of ['domain/accounts/permissions', 'workflows/call', 'db/models/call', 'config/env', 'providers/errors', 'simulators/tts/simulator', 'scripts/infra/processes'].filter((t) => !t.startsWith(`${layer}/`))) {
+    for (const target of [
+      'domain/accounts/permissions',
+      'workflows/call',
+      'db/models/call',
+      'config/env',
+      'providers/errors',
+      'simulators/tts/simulator',
+      'scripts/infra/processes',
+    ].filter((t) => !t.startsWith(`${layer}/`))) {
       it(`${layer}/ may not import ${target.split('/')[0]}/`, async () => {
         expect(await bansIn(file, `import { y } from '${up}${target}';`)).to.have.length(1);
       });

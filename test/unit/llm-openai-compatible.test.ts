@@ -31,7 +31,13 @@ describe('OpenAI-compatible language model', () => {
     parameters: { type: 'object', properties: { order_id: { type: 'string' }, verbose: { type: 'boolean' } }, required: ['order_id', 'verbose'] },
   };
   const endCall: LlmTool = { name: 'end_call', description: 'Ends the call', parameters: { type: 'object', properties: {} } };
-  const ask = (messages: ChatMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'local-chat', messages, temperature: 0.4, maxTokens: 300, ...extra });
+  const ask = (messages: ChatMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({
+    model: 'local-chat',
+    messages,
+    temperature: 0.4,
+    maxTokens: 300,
+    ...extra,
+  });
   const user = (content: string): ChatMessage => ({ role: 'user', content });
 
   describe('streaming', () => {
@@ -65,7 +71,13 @@ describe('OpenAI-compatible language model', () => {
     });
 
     it('joins streamed tool-call arguments by index and yields each call whole after the text', async () => {
-      simulator.respond = () => ({ text: 'Let me check.', toolCalls: [{ name: 'lookup_order', arguments: { order_id: 'A-17', verbose: true } }, { name: 'end_call', arguments: {} }] });
+      simulator.respond = () => ({
+        text: 'Let me check.',
+        toolCalls: [
+          { name: 'lookup_order', arguments: { order_id: 'A-17', verbose: true } },
+          { name: 'end_call', arguments: {} },
+        ],
+      });
       const events = await collect(llm.stream(ask([user('Where is A-17?')], { tools: [lookupOrder, endCall] })));
       expect(events.map((e) => e.type)).to.deep.equal(['text', 'text', 'text', 'text', 'tool_call', 'tool_call', 'usage']);
       const calls = events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
@@ -90,11 +102,17 @@ describe('OpenAI-compatible language model', () => {
       const sent = simulator.requests[0]!;
       expect(sent).to.include({ model: 'gpt-4o-mini', temperature: 0.7, max_tokens: 123, stream: true });
       expect(sent.stream_options).to.deep.equal({ include_usage: true });
-      expect(sent.tools).to.deep.equal([{ type: 'function', function: { name: 'lookup_order', description: 'Finds an order by its id', parameters: lookupOrder.parameters } }]);
+      expect(sent.tools).to.deep.equal([
+        { type: 'function', function: { name: 'lookup_order', description: 'Finds an order by its id', parameters: lookupOrder.parameters } },
+      ]);
       expect(sent.messages).to.deep.equal([
         messages[0],
         messages[1],
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-17"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-17"}' } }],
+        },
         messages[3],
       ]);
 
@@ -149,7 +167,10 @@ describe('OpenAI-compatible language model', () => {
 
     it('rejects promptly when aborted before the first token, streaming or not', async () => {
       simulator.latencyMs = 1_000;
-      for (const run of [(signal: AbortSignal) => collect(llm.stream(ask([user('hi')], { signal }))), (signal: AbortSignal) => llm.complete(ask([user('hi')], { signal }))]) {
+      for (const run of [
+        (signal: AbortSignal) => collect(llm.stream(ask([user('hi')], { signal }))),
+        (signal: AbortSignal) => llm.complete(ask([user('hi')], { signal })),
+      ]) {
         const controller = new AbortController();
         setTimeout(() => controller.abort(), 50);
         const started = Date.now();
@@ -189,19 +210,29 @@ describe('OpenAI-compatible language model', () => {
       for (const streaming of [true, false]) {
         const err = await failure(wrongKey, streaming);
         expect(err).to.be.instanceOf(ProviderRefusedError);
-        expect((err as Error).message).to.equal('the language model provider refused the credentials (server setting LLM_OPENAI_API_KEY): answered 401: Incorrect API key provided');
+        expect((err as Error).message).to.equal(
+          'the language model provider refused the credentials (server setting LLM_OPENAI_API_KEY): answered 401: Incorrect API key provided',
+        );
       }
       // OpenAI's answer to a model the account cannot use.
       const server = http.createServer((_req, res) =>
-        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'The model `m` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } })),
+        res
+          .writeHead(404, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'The model `m` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } })),
       );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
-        const noModel = new OpenAiCompatibleLanguageModel({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k', timeoutMs: 1_000 });
+        const noModel = new OpenAiCompatibleLanguageModel({
+          baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          apiKey: 'k',
+          timeoutMs: 1_000,
+        });
         for (const streaming of [true, false]) {
           const err = await failure(noModel, streaming);
           expect(err).to.be.instanceOf(ProviderRefusedError);
-          expect((err as Error).message).to.match(/^the language model provider refused the agent's model '[^']+' \(agent setting llm\.model\): answered 404: The model `m` does not exist$/);
+          expect((err as Error).message).to.match(
+            /^the language model provider refused the agent's model '[^']+' \(agent setting llm\.model\): answered 404: The model `m` does not exist$/,
+          );
         }
       } finally {
         server.close();
@@ -247,7 +278,9 @@ describe('OpenAI-compatible language model', () => {
 
   describe('the simulator’s built-in agent', () => {
     it('echoes the caller in two sentences, and greets when nobody spoke yet', async () => {
-      expect(texts(await collect(llm.stream(ask([{ role: 'system', content: 'Be brief.' }, user('I want to book a table.')]))))).to.equal('You said: I want to book a table. How can I help further?');
+      expect(texts(await collect(llm.stream(ask([{ role: 'system', content: 'Be brief.' }, user('I want to book a table.')]))))).to.equal(
+        'You said: I want to book a table. How can I help further?',
+      );
       expect((await llm.complete(ask([{ role: 'system', content: 'Be brief.' }]))).text).to.equal('Hello! How can I help you today?');
     });
 
@@ -265,7 +298,14 @@ describe('OpenAI-compatible language model', () => {
 
     it('answers a yes/no question by whether the caller’s last turn said goodbye', async () => {
       const question: ChatMessage = { role: 'system', content: 'Is the conversation over? Answer Yes or No.' };
-      const conversation = (last: string): ChatMessage[] => [{ role: 'system', content: 'You are Asha.' }, user('Hi'), { role: 'assistant', content: 'Hello!' }, user(last), { role: 'assistant', content: 'Sure.' }, question];
+      const conversation = (last: string): ChatMessage[] => [
+        { role: 'system', content: 'You are Asha.' },
+        user('Hi'),
+        { role: 'assistant', content: 'Hello!' },
+        user(last),
+        { role: 'assistant', content: 'Sure.' },
+        question,
+      ];
       expect((await llm.complete(ask(conversation('ok goodbye')))).text).to.equal('Yes');
       expect((await llm.complete(ask(conversation('what are your hours?')))).text).to.equal('No');
       const transcript = (last: string) => user(`user: hello\nassistant: Hi!\ncaller: ${last}\nassistant: Okay.\nDid the caller finish? Answer yes or no.`);
@@ -280,29 +320,53 @@ describe('OpenAI-compatible language model', () => {
         { role: 'tool', tool_call_id: 'call_1', content: '{"status":"shipped"}' },
       ];
       expect((await llm.complete(ask(afterTool))).text).to.equal('The tool answered: {"status":"shipped"}.');
-      expect((await llm.complete(ask([afterTool[0]!, afterTool[1]!, { role: 'tool', tool_call_id: 'call_1', content: 'x'.repeat(300) }]))).text).to.equal(`The tool answered: ${'x'.repeat(200)}.`);
+      expect((await llm.complete(ask([afterTool[0]!, afterTool[1]!, { role: 'tool', tool_call_id: 'call_1', content: 'x'.repeat(300) }]))).text).to.equal(
+        `The tool answered: ${'x'.repeat(200)}.`,
+      );
 
       const named = await llm.complete(ask([user('Please lookup order A-17')], { tools: [endCall, lookupOrder] }));
-      expect(named.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown])).to.deep.equal([['lookup_order', { order_id: 'Please lookup order A-17' }]]);
+      expect(named.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown])).to.deep.equal([
+        ['lookup_order', { order_id: 'Please lookup order A-17' }],
+      ]);
 
       expect(JSON.parse((await llm.complete({ ...ask([user('Classify this call')]), jsonObject: true })).text)).to.deep.equal({});
-      const summary = JSON.parse((await llm.complete({ ...ask([{ role: 'system', content: 'Write a summary.' }, user('caller wanted a refund')]), jsonObject: true })).text) as unknown;
+      const summary = JSON.parse(
+        (await llm.complete({ ...ask([{ role: 'system', content: 'Write a summary.' }, user('caller wanted a refund')]), jsonObject: true })).text,
+      ) as unknown;
       expect(summary).to.deep.equal({ summary: 'Simulated summary: caller wanted a refund' });
     });
   });
 
   describe('the simulator’s wire format', () => {
     const post = (body: unknown, key = simulator.apiKey) =>
-      fetch(`${simulator.url}/v1/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${simulator.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
 
     it('streams chat.completion.chunk events, the finish reason, a usage chunk and [DONE]', async () => {
       simulator.respond = () => ({ text: 'Hello there, friend.' });
-      const res = await post({ model: 'local-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true, stream_options: { include_usage: true } });
+      const res = await post({
+        model: 'local-chat',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       expect(res.headers.get('content-type')).to.equal('text/event-stream');
       const events = (await res.text()).split('\n\n').filter(Boolean);
       expect(events.every((e) => e.startsWith('data: '))).to.equal(true);
       expect(events.at(-1)).to.equal('data: [DONE]');
-      const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)) as { object: string; model: string; choices: { delta: Record<string, unknown>; finish_reason: string | null }[]; usage: unknown });
+      const chunks = events.slice(0, -1).map(
+        (e) =>
+          JSON.parse(e.slice(6)) as {
+            object: string;
+            model: string;
+            choices: { delta: Record<string, unknown>; finish_reason: string | null }[];
+            usage: unknown;
+          },
+      );
       expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'local-chat')).to.equal(true);
       expect(chunks[0]!.choices[0]!.delta).to.include({ role: 'assistant', content: '' });
       expect(chunks.slice(1, 3).map((c) => c.choices[0]!.delta.content)).to.deep.equal(['Hello', ' there']);
@@ -312,7 +376,10 @@ describe('OpenAI-compatible language model', () => {
     });
 
     it('lists models, and refuses a wrong key and a malformed body in OpenAI’s error shape', async () => {
-      const models = (await (await fetch(`${simulator.url}/v1/models`, { headers: { Authorization: `Bearer ${simulator.apiKey}` } })).json()) as { object: string; data: { id: string }[] };
+      const models = (await (await fetch(`${simulator.url}/v1/models`, { headers: { Authorization: `Bearer ${simulator.apiKey}` } })).json()) as {
+        object: string;
+        data: { id: string }[];
+      };
       expect(models.object).to.equal('list');
       expect(models.data.map((m) => m.id)).to.include('local-chat');
       const refused = await post({ model: 'local-chat', messages: [{ role: 'user', content: 'hi' }] }, 'wrong');

@@ -72,7 +72,10 @@ describe('Temporal payload encryption', () => {
   });
 
   it('puts failure messages and stack traces into the encoded attributes, which decode back', () => {
-    const failure = failureConverter.errorToFailure(ApplicationFailure.create({ message: `could not dial ${PHONE}`, type: 'DialFailed' }), defaultPayloadConverter);
+    const failure = failureConverter.errorToFailure(
+      ApplicationFailure.create({ message: `could not dial ${PHONE}`, type: 'DialFailed' }),
+      defaultPayloadConverter,
+    );
     expect(failure.message).to.equal('Encoded failure');
     expect(failure.stackTrace).to.equal('');
     expect(defaultPayloadConverter.fromPayload(failure.encodedAttributes!)).to.have.property('message', `could not dial ${PHONE}`);
@@ -90,19 +93,30 @@ describe('Temporal payload encryption', () => {
 });
 
 describe('Temporal payload keys (TEMPORAL_PAYLOAD_KEYS)', () => {
-  const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 'temporal:7233', AUTH_SECRET: 'a-secret-of-at-least-32-characters-long!', DATA_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` };
+  const production = {
+    NODE_ENV: 'production',
+    MONGODB_URI: 'mongodb://db/x',
+    TEMPORAL_ADDRESS: 'temporal:7233',
+    AUTH_SECRET: 'a-secret-of-at-least-32-characters-long!',
+    DATA_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  };
 
   it('is required in production; elsewhere absent unless set', () => {
     expect(() => loadConfig(production)).to.throw('TEMPORAL_PAYLOAD_KEYS must be set when NODE_ENV=production');
     expect(loadConfig({}).temporalPayloadKeys).to.equal(null);
     expect(() => requirePayloadEncryption(null)).to.throw('TEMPORAL_PAYLOAD_KEYS is not set');
     const k = key();
-    expect(loadConfig({ ...production, TEMPORAL_PAYLOAD_KEYS: `p1:${k}` }).temporalPayloadKeys).to.deep.equal({ currentKeyId: 'p1', keys: [{ id: 'p1', key: Buffer.from(k, 'base64') }] });
+    expect(loadConfig({ ...production, TEMPORAL_PAYLOAD_KEYS: `p1:${k}` }).temporalPayloadKeys).to.deep.equal({
+      currentKeyId: 'p1',
+      keys: [{ id: 'p1', key: Buffer.from(k, 'base64') }],
+    });
   });
 
   it('names the current key among several, and refuses what it cannot use without echoing a key', () => {
     const [a, b] = [key(), key()];
-    expect(() => payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: `a:${a},b:${b}` }, false)).to.throw('TEMPORAL_PAYLOAD_KEY_CURRENT must name the key that encrypts, one of a, b');
+    expect(() => payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: `a:${a},b:${b}` }, false)).to.throw(
+      'TEMPORAL_PAYLOAD_KEY_CURRENT must name the key that encrypts, one of a, b',
+    );
     expect(payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: ` a:${a} , b:${b} `, TEMPORAL_PAYLOAD_KEY_CURRENT: 'b' }, false)!.currentKeyId).to.equal('b');
     expect(() => payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: `a:${a}`, TEMPORAL_PAYLOAD_KEY_CURRENT: 'c' }, false)).to.throw('does not hold');
     expect(() => payloadKeysConfig({ TEMPORAL_PAYLOAD_KEYS: `a:${a},a:${b}` }, false)).to.throw('twice');

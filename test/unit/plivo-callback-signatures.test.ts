@@ -10,7 +10,15 @@ describe('Plivo callback signatures', () => {
   const params = { To: '919876543210', From: '918047180001', CallUUID: 'c2a1', CallStatus: 'completed', Duration: '42', HangupCause: 'NORMAL_CLEARING' };
 
   it('sign the URL without its query, `?`, the query sorted, `.`, the fields sorted by name as name and value, a dot and the nonce', () => {
-    const text = 'https://voice.example.in/telephony/hangup?call=7d3f.' + 'CallStatuscompleted' + 'CallUUIDc2a1' + 'Duration42' + 'From918047180001' + 'HangupCauseNORMAL_CLEARING' + 'To919876543210' + '.05429567804466091622';
+    const text =
+      'https://voice.example.in/telephony/hangup?call=7d3f.' +
+      'CallStatuscompleted' +
+      'CallUUIDc2a1' +
+      'Duration42' +
+      'From918047180001' +
+      'HangupCauseNORMAL_CLEARING' +
+      'To919876543210' +
+      '.05429567804466091622';
     const expected = createHmac('sha256', authToken).update(text, 'utf8').digest('base64');
     expect(signPlivoCallback(authToken, url, params, nonce)).to.equal(expected);
     expect(verifyPlivoCallback({ authToken, url, params, nonce, signature: expected })).to.equal(true);
@@ -38,14 +46,33 @@ describe('Plivo callback signatures', () => {
   });
 
   it("take every CallStatus Plivo documents, in the contract's words: cancel is canceled, timeout is no-answer", () => {
-    const taken = Object.fromEntries(['ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'cancel', 'timeout'].map((word) => [word, parseStatusCallback({ CallUUID: 'c', CallStatus: word })?.status]));
-    expect(taken).to.deep.equal({ ringing: 'ringing', 'in-progress': 'in-progress', completed: 'completed', 'no-answer': 'no-answer', busy: 'busy', failed: 'failed', cancel: 'canceled', timeout: 'no-answer' });
+    const taken = Object.fromEntries(
+      ['ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'cancel', 'timeout'].map((word) => [
+        word,
+        parseStatusCallback({ CallUUID: 'c', CallStatus: word })?.status,
+      ]),
+    );
+    expect(taken).to.deep.equal({
+      ringing: 'ringing',
+      'in-progress': 'in-progress',
+      completed: 'completed',
+      'no-answer': 'no-answer',
+      busy: 'busy',
+      failed: 'failed',
+      cancel: 'canceled',
+      timeout: 'no-answer',
+    });
   });
 
   it('read the status, the call id (RequestUUID first), the answered seconds and the cause', () => {
     expect(parseStatusCallback(params)).to.deep.equal({ status: 'completed', providerCallId: 'c2a1', durationSeconds: 42, cause: 'NORMAL_CLEARING' });
     expect(parseStatusCallback({ CallUUID: 'c', RequestUUID: 'r', CallStatus: 'ringing' })).to.deep.equal({ status: 'ringing', providerCallId: 'r' });
-    expect(parseStatusCallback({ CallUUID: 'c', CallStatus: 'no-answer', Duration: '0', HangupCause: 'NO_ANSWER' })).to.deep.equal({ status: 'no-answer', providerCallId: 'c', durationSeconds: 0, cause: 'NO_ANSWER' });
+    expect(parseStatusCallback({ CallUUID: 'c', CallStatus: 'no-answer', Duration: '0', HangupCause: 'NO_ANSWER' })).to.deep.equal({
+      status: 'no-answer',
+      providerCallId: 'c',
+      durationSeconds: 0,
+      cause: 'NO_ANSWER',
+    });
     expect(parseStatusCallback({ CallUUID: 'c', CallStatus: 'completed', Duration: '4.5' })).to.deep.equal({ status: 'completed', providerCallId: 'c' });
     expect(parseStatusCallback({ CallUUID: 'c', CallStatus: 'answered' })).to.equal(null);
     // Twilio's word, not Plivo's.

@@ -35,7 +35,15 @@ describe('Plivo answering-machine detection', () => {
   async function place(script: CalleeScript, machineDetection?: { url: string; timeMs: number }) {
     const to = `+9194${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
     simulator.setCallee(to, script);
-    const { providerCallId } = await plivo.createCall({ from: FROM, to, answerUrl: `${receiver.url}/answer/${to}`, ringUrl: `${receiver.url}/status/${to}`, hangupUrl: `${receiver.url}/status/${to}`, timeLimitSeconds: 60, machineDetection });
+    const { providerCallId } = await plivo.createCall({
+      from: FROM,
+      to,
+      answerUrl: `${receiver.url}/answer/${to}`,
+      ringUrl: `${receiver.url}/status/${to}`,
+      hangupUrl: `${receiver.url}/status/${to}`,
+      timeLimitSeconds: 60,
+      machineDetection,
+    });
     return { to, providerCallId, record: () => simulator.calls().find((c) => c.providerCallId === providerCallId)! };
   }
   const verdicts = async (to: string, count: number) => {
@@ -48,12 +56,18 @@ describe('Plivo answering-machine detection', () => {
   };
 
   it('asks for it on creation; a machine gets Machine=true and a person Machine=false, signed, at the URL given', async () => {
-    const machine = await place({ kind: 'machine', answerAfterSeconds: 1, greeting: 'Leave a message.', hangUpAfterSeconds: 100 }, { url: `${receiver.url}/machine/m`, timeMs: 4_000 });
+    const machine = await place(
+      { kind: 'machine', answerAfterSeconds: 1, greeting: 'Leave a message.', hangUpAfterSeconds: 100 },
+      { url: `${receiver.url}/machine/m`, timeMs: 4_000 },
+    );
     expect(machine.record().machineDetectionUrl).to.equal(`${receiver.url}/machine/m`);
     const person = await place({ kind: 'answer', answerAfterSeconds: 1, hangUpAfterSeconds: 100 }, { url: `${receiver.url}/machine/p`, timeMs: 4_000 });
     const [m] = await verdicts('m', 1);
     const [p] = await verdicts('p', 1);
-    for (const [request, answeredBy, call] of [[m, 'machine', machine], [p, 'human', person]] as const) {
+    for (const [request, answeredBy, call] of [
+      [m, 'machine', machine],
+      [p, 'human', person],
+    ] as const) {
       expect(request, answeredBy).to.not.equal(undefined);
       expect(verified(request!)).to.equal(true);
       const params = Object.fromEntries(new URLSearchParams(request!.rawBody));

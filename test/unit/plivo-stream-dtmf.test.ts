@@ -7,7 +7,7 @@ import { openProviderEnd, startMediaNode, type MediaNode, type ProviderEnd } fro
 const SECRET = 'keypad-streams-secret-at-least-32-characters';
 
 /** The Plivo stream adapter's `dtmf` frames (the caller's keys), over a real loopback WebSocket. */
-describe('telephony audio streams: the caller\'s keys (Plivo dtmf frames)', () => {
+describe("telephony audio streams: the caller's keys (Plivo dtmf frames)", () => {
   let node: MediaNode;
   let seq = 0;
 
@@ -28,7 +28,8 @@ describe('telephony audio streams: the caller\'s keys (Plivo dtmf frames)', () =
     const { end, stream } = await started();
     const keys: string[] = [];
     stream.onDigits!((digit) => keys.push(digit));
-    const dtmf = (digit: unknown, track: unknown = 'inbound') => end.send({ event: 'dtmf', sequenceNumber: ++seq, streamId: 'stream-9', dtmf: { track, digit, timestamp: '120' } });
+    const dtmf = (digit: unknown, track: unknown = 'inbound') =>
+      end.send({ event: 'dtmf', sequenceNumber: ++seq, streamId: 'stream-9', dtmf: { track, digit, timestamp: '120' } });
     dtmf('1');
     dtmf('#');
     dtmf('9', 'outbound');

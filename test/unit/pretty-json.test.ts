@@ -19,7 +19,9 @@ describe('prettyJson', () => {
   }
 
   it('keeps numbers beyond 2^53 and escapes exactly as sent', () => {
-    expect(prettyJson('{"order_id":12345678901234567890,"price":1.10,"e":"\\u00e9"}')).to.equal('{\n  "order_id": 12345678901234567890,\n  "price": 1.10,\n  "e": "\\u00e9"\n}');
+    expect(prettyJson('{"order_id":12345678901234567890,"price":1.10,"e":"\\u00e9"}')).to.equal(
+      '{\n  "order_id": 12345678901234567890,\n  "price": 1.10,\n  "e": "\\u00e9"\n}',
+    );
   });
 
   it('answers null for text that is not JSON', () => {

@@ -62,7 +62,9 @@ describe('provider adapters', () => {
       try {
         const voices = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 500, flavour: 'kokoro' }).listVoices();
         expect(voices).to.deep.equal(simulator.voices);
-        const refused = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: '', timeoutMs: 500, flavour: 'kokoro' }).listVoices().catch((e: unknown) => e);
+        const refused = await new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: '', timeoutMs: 500, flavour: 'kokoro' })
+          .listVoices()
+          .catch((e: unknown) => e);
         expect((refused as Error).message).to.match(/answered 401/);
       } finally {
         await simulator.close();
@@ -70,14 +72,23 @@ describe('provider adapters', () => {
     });
 
     it('reads bare voice names (Kokoro-FastAPI) and refuses a body without `voices`', async () => {
-      const bodies = [{ voices: ['af_bella', { id: 'hf_alpha', name: 'Alpha', language: 'hi' }, { voice_id: 'x1' }, '', { name: 'no id' }] }, { data: [] }, 'not json'];
+      const bodies = [
+        { voices: ['af_bella', { id: 'hf_alpha', name: 'Alpha', language: 'hi' }, { voice_id: 'x1' }, '', { name: 'no id' }] },
+        { data: [] },
+        'not json',
+      ];
       const server = http.createServer((_req, res) => {
         const body = bodies.shift();
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(typeof body === 'string' ? body : JSON.stringify(body));
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500, flavour: 'kokoro' });
+      const speech = new OpenAiCompatibleSpeech({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        apiKey: '',
+        timeoutMs: 500,
+        flavour: 'kokoro',
+      });
       try {
         expect(await speech.listVoices()).to.deep.equal([
           { id: 'af_bella', name: 'af_bella', language: null, gender: null },

@@ -4,7 +4,9 @@ import { cacheValidatorRouteMatchers } from '../../api/route-matchers-cache';
 
 type Compiled = { regexp: RegExp; keys: { name: string }[] };
 /** The path-to-regexp module express-openapi-validator loads (the one the cache replaces a function of). */
-const validatorsPathToRegexp = () => (createRequire(require.resolve('express-openapi-validator'))('path-to-regexp') as { pathToRegexp: (path: unknown, options?: object) => Compiled }).pathToRegexp;
+const validatorsPathToRegexp = () =>
+  (createRequire(require.resolve('express-openapi-validator'))('path-to-regexp') as { pathToRegexp: (path: unknown, options?: object) => Compiled })
+    .pathToRegexp;
 
 describe('the validator route matchers cache (api/route-matchers-cache.ts)', () => {
   before(() => cacheValidatorRouteMatchers());

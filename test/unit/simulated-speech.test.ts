@@ -69,8 +69,17 @@ describe('simulated speech (text as tones)', () => {
       }
       return out;
     };
-    for (const [sampleRate, speed] of [[8000, 1], [24000, 1], [24000, 1.5], [16000, 0.6], [44100, 2]] as const) {
-      expect(Buffer.from(speakText(line, { sampleRate, speed }).buffer).equals(Buffer.from(reference(line, sampleRate, speed).buffer)), `${sampleRate} Hz, speed ${speed}`).to.equal(true);
+    for (const [sampleRate, speed] of [
+      [8000, 1],
+      [24000, 1],
+      [24000, 1.5],
+      [16000, 0.6],
+      [44100, 2],
+    ] as const) {
+      expect(
+        Buffer.from(speakText(line, { sampleRate, speed }).buffer).equals(Buffer.from(reference(line, sampleRate, speed).buffer)),
+        `${sampleRate} Hz, speed ${speed}`,
+      ).to.equal(true);
     }
   });
 
@@ -87,7 +96,8 @@ describe('simulated speech (text as tones)', () => {
   it('encodes every 16-bit sample to the mu-law byte of the segment search', () => {
     const all = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
     const encoded = encodeMulaw(all);
-    for (let i = 0; i < all.length; i++) if (encoded[i] !== linearToMulaw(all[i]!)) expect.fail(`sample ${all[i]}: ${encoded[i]} instead of ${linearToMulaw(all[i]!)}`);
+    for (let i = 0; i < all.length; i++)
+      if (encoded[i] !== linearToMulaw(all[i]!)) expect.fail(`sample ${all[i]}: ${encoded[i]} instead of ${linearToMulaw(all[i]!)}`);
   });
 
   it('converts PCM bytes little-endian both ways, and downsamples the same whatever the cuts and buffer offsets', () => {

@@ -115,17 +115,32 @@ describe('SSRF guard', () => {
     };
 
     it('answers every address of a public name, asking the resolver once', async () => {
-      const { asked, resolve } = resolver({ 'api.example.com': [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::', family: 6 }] });
+      const { asked, resolve } = resolver({
+        'api.example.com': [
+          { address: '93.184.216.34', family: 4 },
+          { address: '2606:2800:220:1::', family: 6 },
+        ],
+      });
       const addresses = await checkedAddresses('api.example.com', { allowPrivateNetworks: false, resolve });
-      expect(addresses).to.deep.equal([{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::', family: 6 }]);
+      expect(addresses).to.deep.equal([
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1::', family: 6 },
+      ]);
       expect(asked).to.deep.equal(['api.example.com']);
     });
 
     it('refuses a name when ANY of its addresses is blocked, naming the name, the address and the range', async () => {
-      const { resolve } = resolver({ 'mixed.example.com': [{ address: '93.184.216.34', family: 4 }, { address: '10.1.2.3', family: 4 }] });
+      const { resolve } = resolver({
+        'mixed.example.com': [
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.1.2.3', family: 4 },
+        ],
+      });
       const error = await checkedAddresses('mixed.example.com', { allowPrivateNetworks: false, resolve }).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(BlockedAddressError);
-      expect((error as BlockedAddressError).message).to.equal('mixed.example.com resolves to 10.1.2.3, which is a private address; tools may only call public addresses');
+      expect((error as BlockedAddressError).message).to.equal(
+        'mixed.example.com resolves to 10.1.2.3, which is a private address; tools may only call public addresses',
+      );
       expect(error).to.include({ hostname: 'mixed.example.com', address: '10.1.2.3', range: 'private' });
     });
 

@@ -46,7 +46,10 @@ describe('StreamRegistry', () => {
     await connect(callId, 'early');
     await sleep(50);
     const stray = await registry.waitFor(other, { timeoutMs: 100 }).catch((e: Error) => e);
-    expect(stray).to.be.instanceOf(Error).with.property('message').that.matches(/no audio stream for call .* within 100 ms/);
+    expect(stray)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .that.matches(/no audio stream for call .* within 100 ms/);
     expect((await registry.waitFor(callId, { timeoutMs: 100 })).streamId).to.equal('early');
     // Taken: the next wait for the same call finds nothing.
     expect(await registry.waitFor(callId, { timeoutMs: 50 }).catch((e: Error) => e)).to.be.instanceOf(Error);
@@ -84,11 +87,17 @@ describe('StreamRegistry', () => {
     const aborted = registry.waitFor(callId, { timeoutMs: 5_000, signal: controller.signal }).catch((e: Error) => e);
     controller.abort(new Error('activity cancelled'));
     expect(await aborted).to.have.property('message', 'activity cancelled');
-    expect(await registry.waitFor(callId, { timeoutMs: 5_000, signal: AbortSignal.abort(new Error('already')) }).catch((e: Error) => e)).to.have.property('message', 'already');
+    expect(await registry.waitFor(callId, { timeoutMs: 5_000, signal: AbortSignal.abort(new Error('already')) }).catch((e: Error) => e)).to.have.property(
+      'message',
+      'already',
+    );
 
     const earlier = registry.waitFor(callId, { timeoutMs: 5_000 }).catch((e: Error) => e);
     const later = registry.waitFor(callId, { timeoutMs: 5_000 });
-    expect(await earlier).to.be.instanceOf(Error).with.property('message').that.matches(/took over/);
+    expect(await earlier)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .that.matches(/took over/);
     await connect(callId, 'for-the-later');
     expect((await later).streamId).to.equal('for-the-later');
   });
@@ -99,7 +108,10 @@ describe('StreamRegistry', () => {
     const waiting = registry.waitFor(awaited, { timeoutMs: 5_000 }).catch((e: Error) => e);
     await sleep(50);
     registry.close();
-    expect(await waiting).to.be.instanceOf(Error).with.property('message').that.matches(/registry closed/);
+    expect(await waiting)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .that.matches(/registry closed/);
     expect(await end.closed).to.equal(1000);
   });
 });

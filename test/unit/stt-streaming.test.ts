@@ -33,7 +33,12 @@ class Heard {
   }
 
   async waitForTurns(count: number, timeoutMs = 5_000): Promise<void> {
-    await until(async () => this.turns.length, (n) => n >= count, timeoutMs, 5);
+    await until(
+      async () => this.turns.length,
+      (n) => n >= count,
+      timeoutMs,
+      5,
+    );
     expect(this.turnTexts(), `${count} turns`).to.have.length.of.at.least(count);
   }
 }
@@ -71,7 +76,10 @@ describe('streaming speech recognition', () => {
     };
   }
 
-  async function listen(fields: RecognitionSettings, via: StreamingTranscriber = transcriber): Promise<{ stream: RecognitionStream; heard: Heard; session: SimulatedRecognitionSession }> {
+  async function listen(
+    fields: RecognitionSettings,
+    via: StreamingTranscriber = transcriber,
+  ): Promise<{ stream: RecognitionStream; heard: Heard; session: SimulatedRecognitionSession }> {
     const heard = new Heard();
     const stream = await via.open(fields, heard.handlers);
     return { stream, heard, session: simulator.sessions.at(-1)! };
@@ -109,7 +117,8 @@ describe('streaming speech recognition', () => {
         const interims = heard.events.slice(0, end).map((e) => e.text);
         // Each character completed is reported at once: every word appears before the turn ends.
         expect(new Set(interims).size).to.be.at.least(sentence.split(' ').length);
-        for (let i = 1; i < interims.length; i++) expect(interims[i]!.startsWith(interims[i - 1]!), `${interims[i]} grows from ${interims[i - 1]}`).to.equal(true);
+        for (let i = 1; i < interims.length; i++)
+          expect(interims[i]!.startsWith(interims[i - 1]!), `${interims[i]} grows from ${interims[i - 1]}`).to.equal(true);
         expect(interims[0]!.length).to.be.lessThan(sentence.length);
         expect(interims.at(-1)).to.equal(sentence);
         expect(heard.events[end]).to.deep.equal({ kind: 'turn', text: sentence });
@@ -119,7 +128,12 @@ describe('streaming speech recognition', () => {
         const { stream, heard, session } = await listen(settings(provider));
         const audio = Buffer.concat([say('one moment'), mulawSilence(100)]);
         feed(stream, audio);
-        await until(async () => session.audioSeconds, (s) => s >= audio.length / 8000, 5_000, 5);
+        await until(
+          async () => session.audioSeconds,
+          (s) => s >= audio.length / 8000,
+          5_000,
+          5,
+        );
         const { audioSeconds } = await stream.close();
         expect(audioSeconds).to.be.closeTo(audio.length / 8000, 1e-9);
         expect(session.audioSeconds).to.be.closeTo(audio.length / 8000, 1e-9);
@@ -145,9 +159,19 @@ describe('streaming speech recognition', () => {
       it('tells onError once when the provider drops the connection, and still closes', async () => {
         const { stream, heard, session } = await listen(settings(provider));
         feed(stream, say('hello'));
-        await until(async () => session.audioSeconds, (s) => s > 0, 5_000, 5);
+        await until(
+          async () => session.audioSeconds,
+          (s) => s > 0,
+          5_000,
+          5,
+        );
         session.drop();
-        await until(async () => heard.errors.length, (n) => n > 0, 5_000, 5);
+        await until(
+          async () => heard.errors.length,
+          (n) => n > 0,
+          5_000,
+          5,
+        );
         feed(stream, say('anyone there'));
         const { audioSeconds } = await stream.close();
         expect(heard.errors).to.have.length(1);
@@ -159,9 +183,19 @@ describe('streaming speech recognition', () => {
       it('tells onError once, with the reason, when the provider fails the stream', async () => {
         const { stream, heard, session } = await listen(settings(provider));
         feed(stream, say('hello'));
-        await until(async () => session.audioSeconds, (s) => s > 0, 5_000, 5);
+        await until(
+          async () => session.audioSeconds,
+          (s) => s > 0,
+          5_000,
+          5,
+        );
         session.fail('simulated overload');
-        await until(async () => heard.errors.length, (n) => n > 0, 5_000, 5);
+        await until(
+          async () => heard.errors.length,
+          (n) => n > 0,
+          5_000,
+          5,
+        );
         // Whatever else arrives (Flux's close after its Error message) is the same failure.
         await stream.close();
         expect(heard.errors).to.have.length(1);
@@ -220,7 +254,9 @@ describe('streaming speech recognition', () => {
     });
 
     it('passes model, language, endpointing and keyterms as query parameters', async () => {
-      const { stream, session } = await listen(settings('provider_b', { model: 'nova-3', language: 'hi', endpointingMs: 450, keyterms: ['Zomato', 'Swiggy One'] }));
+      const { stream, session } = await listen(
+        settings('provider_b', { model: 'nova-3', language: 'hi', endpointingMs: 450, keyterms: ['Zomato', 'Swiggy One'] }),
+      );
       await stream.close();
       expect(session).to.include({ path: '/v1/listen', model: 'nova-3', language: 'hi', endpointingMs: 450, eotThreshold: null });
       expect(session.keyterms).to.deep.equal(['Zomato', 'Swiggy One']);
@@ -237,7 +273,12 @@ describe('streaming speech recognition', () => {
     it('sends KeepAlive while no audio flows', async () => {
       const patient = new StreamingTranscriber({ baseUrl: simulator.url, apiKey: simulator.apiKey, connectTimeoutMs: 2_000, keepAliveMs: 50 });
       const { stream, heard, session } = await listen(settings('provider_b'), patient);
-      await until(async () => session.keepAlives, (n) => n >= 2, 2_000, 10);
+      await until(
+        async () => session.keepAlives,
+        (n) => n >= 2,
+        2_000,
+        10,
+      );
       await stream.close();
       expect(session.keepAlives).to.be.at.least(2);
       expect(heard.errors).to.deep.equal([]);
@@ -255,7 +296,12 @@ describe('streaming speech recognition', () => {
       await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
       const audio = Buffer.concat([say(sentence), mulawSilence(500)]);
       for (let at = 0; at < audio.length; at += FRAME_BYTES) socket.send(audio.subarray(at, at + FRAME_BYTES));
-      await until(async () => results.some((r) => r.speech_final), (done) => done, 5_000, 5);
+      await until(
+        async () => results.some((r) => r.speech_final),
+        (done) => done,
+        5_000,
+        5,
+      );
       socket.close();
       const finals = results.filter((r) => r.is_final).map((r) => r.channel.alternatives[0]!.transcript);
       expect(finals.length).to.be.at.least(2);

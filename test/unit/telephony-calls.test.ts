@@ -106,7 +106,15 @@ describe('Plivo calls', () => {
       expect(params).to.include({ CallUUID: providerCallId, RequestUUID: providerCallId, From: FROM.slice(1), To: to.slice(1), Direction: 'outbound' });
     }
     const call = record();
-    expect(call).to.include({ from: FROM, to, answerUrl: newCall(to).answerUrl, ringUrl: newCall(to).ringUrl, hangupUrl: newCall(to).hangupUrl, timeLimitSeconds: 3_600, status: 'completed' });
+    expect(call).to.include({
+      from: FROM,
+      to,
+      answerUrl: newCall(to).answerUrl,
+      ringUrl: newCall(to).ringUrl,
+      hangupUrl: newCall(to).hangupUrl,
+      timeLimitSeconds: 3_600,
+      status: 'completed',
+    });
     expect(call.history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'in-progress', 'completed']);
     // 1 s to answer and 5 s talking are 10 ms and 50 ms at this time scale.
     expect(call.history[3]!.at.getTime() - call.history[2]!.at.getTime()).to.be.at.least(45);
@@ -120,7 +128,13 @@ describe('Plivo calls', () => {
 
   it('plays the scripts of no-answer, busy and failed callees', async () => {
     const cases: [CalleeScript, unknown[][]][] = [
-      [{ kind: 'no-answer', ringSeconds: 3 }, [['ring', 'ringing', undefined, undefined], ['hangup', 'no-answer', 0, 'NO_ANSWER']]],
+      [
+        { kind: 'no-answer', ringSeconds: 3 },
+        [
+          ['ring', 'ringing', undefined, undefined],
+          ['hangup', 'no-answer', 0, 'NO_ANSWER'],
+        ],
+      ],
       [{ kind: 'busy' }, [['hangup', 'busy', 0, 'USER_BUSY']]],
       [{ kind: 'failed' }, [['hangup', 'failed', 0, 'UNALLOCATED_NUMBER']]],
     ];

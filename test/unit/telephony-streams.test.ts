@@ -70,7 +70,12 @@ describe('telephony audio streams (Plivo frames)', () => {
   it('closes a stream that sends no start frame in time, and offers nothing', async () => {
     const callId = newCallId();
     const end = await openProviderEnd(await streamUrl(callId));
-    end.send({ event: 'media', sequenceNumber: 1, streamId: 's', media: { track: 'inbound', timestamp: '0', chunk: 1, payload: mulawSilence(20).toString('base64') } });
+    end.send({
+      event: 'media',
+      sequenceNumber: 1,
+      streamId: 's',
+      media: { track: 'inbound', timestamp: '0', chunk: 1, payload: mulawSilence(20).toString('base64') },
+    });
     expect(await end.closed).to.equal(1008);
     expect(await node.registry.waitFor(callId, { timeoutMs: 50 }).catch((e: Error) => e)).to.be.instanceOf(Error);
   });
@@ -84,9 +89,19 @@ describe('telephony audio streams (Plivo frames)', () => {
     stream.onAudio((mulaw) => heard.push(mulaw));
     const audio = encodeMulaw(speakText('ok', { sampleRate: 8000 }));
     for (let at = 0, chunk = 1; at < audio.length; at += 160, chunk++) {
-      end.send({ event: 'media', sequenceNumber: chunk, streamId: 'stream-7', media: { track: 'inbound', timestamp: String(chunk * 20), chunk, payload: audio.subarray(at, at + 160).toString('base64') } });
+      end.send({
+        event: 'media',
+        sequenceNumber: chunk,
+        streamId: 'stream-7',
+        media: { track: 'inbound', timestamp: String(chunk * 20), chunk, payload: audio.subarray(at, at + 160).toString('base64') },
+      });
     }
-    end.send({ event: 'media', sequenceNumber: 99, streamId: 'stream-7', media: { track: 'outbound', timestamp: '0', chunk: 99, payload: audio.toString('base64') } });
+    end.send({
+      event: 'media',
+      sequenceNumber: 99,
+      streamId: 'stream-7',
+      media: { track: 'outbound', timestamp: '0', chunk: 99, payload: audio.toString('base64') },
+    });
     end.send({ event: 'somethingNew' });
     await until(() => Buffer.concat(heard).length >= audio.length);
     await sleep(30);
@@ -105,7 +120,8 @@ describe('telephony audio streams (Plivo frames)', () => {
     stream.clear();
     await until(() => end.received.length >= 5);
     const [a, b, c, checkpoint, clear] = end.received as { event: string; media?: { contentType: string; sampleRate: number; payload: string } }[];
-    for (const frame of [a, b, c]) expect(frame).to.deep.include({ event: 'playAudio' }).and.nested.include({ 'media.contentType': 'audio/x-mulaw', 'media.sampleRate': 8000 });
+    for (const frame of [a, b, c])
+      expect(frame).to.deep.include({ event: 'playAudio' }).and.nested.include({ 'media.contentType': 'audio/x-mulaw', 'media.sampleRate': 8000 });
     const sizes = [a, b, c].map((f) => Buffer.from(f!.media!.payload, 'base64').length);
     expect(sizes).to.deep.equal([8000, 8000, 4000]);
     expect(Buffer.concat([a, b, c].map((f) => Buffer.from(f!.media!.payload, 'base64'))).equals(audio)).to.equal(true);

@@ -15,7 +15,9 @@ describe('Temporal credentials (Temporal Cloud, TLS)', () => {
   it('connects in plain gRPC when no credential is set', () => {
     const config = loadConfig(base);
     expect(config.temporalSecurity).to.equal(null);
-    expect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null)).to.deep.equal({ address: base.TEMPORAL_ADDRESS });
+    expect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null)).to.deep.equal({
+      address: base.TEMPORAL_ADDRESS,
+    });
   });
 
   it('sends an API key over TLS, with the namespace header Temporal Cloud routes by', () => {
@@ -31,10 +33,28 @@ describe('Temporal credentials (Temporal Cloud, TLS)', () => {
   it('presents a client certificate (mTLS), trusting a private CA under a server name when given', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-tls-'));
     try {
-      for (const [file, text] of [['client.pem', 'CERT'], ['client.key', 'KEY'], ['ca.pem', 'CA']]) fs.writeFileSync(path.join(dir, file), text);
-      const config = loadConfig({ ...base, TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'client.key'), TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
-      const options = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null) as { tls: { clientCertPair: { crt: Buffer; key: Buffer }; serverRootCACertificate: Buffer; serverNameOverride: string } };
-      expect([options.tls.clientCertPair.crt.toString(), options.tls.clientCertPair.key.toString(), options.tls.serverRootCACertificate.toString(), options.tls.serverNameOverride]).to.deep.equal(['CERT', 'KEY', 'CA', 'temporal.internal']);
+      for (const [file, text] of [
+        ['client.pem', 'CERT'],
+        ['client.key', 'KEY'],
+        ['ca.pem', 'CA'],
+      ])
+        fs.writeFileSync(path.join(dir, file), text);
+      const config = loadConfig({
+        ...base,
+        TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'),
+        TEMPORAL_TLS_KEY: path.join(dir, 'client.key'),
+        TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'),
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      });
+      const options = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null) as {
+        tls: { clientCertPair: { crt: Buffer; key: Buffer }; serverRootCACertificate: Buffer; serverNameOverride: string };
+      };
+      expect([
+        options.tls.clientCertPair.crt.toString(),
+        options.tls.clientCertPair.key.toString(),
+        options.tls.serverRootCACertificate.toString(),
+        options.tls.serverNameOverride,
+      ]).to.deep.equal(['CERT', 'KEY', 'CA', 'temporal.internal']);
       expect(options).not.to.have.property('apiKey');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -43,7 +63,10 @@ describe('Temporal credentials (Temporal Cloud, TLS)', () => {
 
   it('turns TLS on alone with TEMPORAL_TLS=true', () => {
     const config = loadConfig({ ...base, TEMPORAL_TLS: 'true' });
-    expect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null)).to.deep.equal({ address: base.TEMPORAL_ADDRESS, tls: {} });
+    expect(temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, null)).to.deep.equal({
+      address: base.TEMPORAL_ADDRESS,
+      tls: {},
+    });
   });
 
   it('refuses half a certificate pair, and credentials without TLS', () => {

@@ -25,7 +25,16 @@ describe('time zones and date rendering', () => {
 
   it('agrees with Intl for every hour of a year in several zones', () => {
     for (const zone of ['Asia/Kolkata', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'America/St_Johns']) {
-      const wall = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+      const wall = new Intl.DateTimeFormat('sv-SE', {
+        timeZone: zone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+      });
       for (let t = Date.UTC(2026, 0, 1); t < Date.UTC(2027, 0, 1); t += 3_600_000 + 7 * 60_000) {
         const rendered = formatInZone(new Date(t), zone);
         expect(rendered.slice(0, 19).replace('T', ' '), `${zone} ${new Date(t).toISOString()}`).to.equal(wall.format(new Date(t)));

@@ -50,7 +50,14 @@ async function failureOf(audio: AsyncIterable<Buffer>): Promise<unknown> {
 describe('streaming speech synthesis', () => {
   let simulator: SpeechSimulator;
   let speech: OpenAiCompatibleSpeech;
-  const request = (fields: Partial<SpeechRequest>): SpeechRequest => ({ text: ENGLISH, voice: 'meera', model: 'kokoro', speed: 1, language: 'en-IN', ...fields });
+  const request = (fields: Partial<SpeechRequest>): SpeechRequest => ({
+    text: ENGLISH,
+    voice: 'meera',
+    model: 'kokoro',
+    speed: 1,
+    language: 'en-IN',
+    ...fields,
+  });
 
   before(async () => {
     simulator = await startSpeechSimulator();
@@ -97,7 +104,9 @@ describe('streaming speech synthesis', () => {
     const wrongKey = new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: 'wrong', timeoutMs: 500, flavour: 'kokoro' });
     for (const refused of [await failureOf(wrongKey.synthesize(request({}))), await wrongKey.listVoices().catch((e: unknown) => e)]) {
       expect(refused).to.be.instanceOf(ProviderRefusedError);
-      expect((refused as Error).message).to.equal('the speech synthesis provider refused the credentials (server setting TTS_API_KEY): answered 401: Incorrect API key provided');
+      expect((refused as Error).message).to.equal(
+        'the speech synthesis provider refused the credentials (server setting TTS_API_KEY): answered 401: Incorrect API key provided',
+      );
     }
     expect(simulator.speechRequests).to.have.length(before);
   });
@@ -108,10 +117,19 @@ describe('streaming speech synthesis', () => {
     expect(failing).to.be.instanceOf(ProviderUnavailableError);
     expect((failing as Error).message).to.match(/answered 500.*retry in a moment$/);
     simulator.mode = 'normal';
-    const limited = http.createServer((_req, res) => res.writeHead(429, { 'Content-Type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'));
+    const limited = http.createServer((_req, res) =>
+      res.writeHead(429, { 'Content-Type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'),
+    );
     await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
     try {
-      const err = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 500, flavour: 'kokoro' }).synthesize(request({})));
+      const err = await failureOf(
+        new OpenAiCompatibleSpeech({
+          baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`,
+          apiKey: '',
+          timeoutMs: 500,
+          flavour: 'kokoro',
+        }).synthesize(request({})),
+      );
       expect(err).to.be.instanceOf(ProviderUnavailableError);
       expect((err as Error).message).to.equal('the speech synthesis provider did not answer (answered 429: Rate limit reached); retry in a moment');
     } finally {
@@ -149,7 +167,14 @@ describe('streaming speech synthesis', () => {
     const started = performance.now();
     expect(((await failureOf(speech.synthesize(request({ signal: controller.signal })))) as Error).name).to.equal('AbortError');
     expect(performance.now() - started).to.be.below(500);
-    expect((await until(async () => simulator.speechStreams.at(-1)!.outcome, (o) => o !== 'streaming', 2_000, 10))).to.equal('client closed');
+    expect(
+      await until(
+        async () => simulator.speechStreams.at(-1)!.outcome,
+        (o) => o !== 'streaming',
+        2_000,
+        10,
+      ),
+    ).to.equal('client closed');
 
     simulator.latencyMs = 0;
     let pieces = 0;
@@ -157,7 +182,12 @@ describe('streaming speech synthesis', () => {
       expect(piece.length).to.be.above(0);
       if (++pieces === 2) break;
     }
-    const stream = await until(async () => simulator.speechStreams.at(-1)!, (s) => s.outcome !== 'streaming', 2_000, 10);
+    const stream = await until(
+      async () => simulator.speechStreams.at(-1)!,
+      (s) => s.outcome !== 'streaming',
+      2_000,
+      10,
+    );
     expect(stream.outcome).to.equal('client closed');
     expect(stream.sentBytes).to.be.below(stream.totalBytes / 2);
   });
@@ -171,12 +201,16 @@ describe('streaming speech synthesis', () => {
   it('reports a server that is down or never answers as the provider being unavailable', async () => {
     const stopped = await startSpeechSimulator();
     await stopped.close();
-    const down = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: stopped.url, apiKey: stopped.apiKey, timeoutMs: 500, flavour: 'kokoro' }).synthesize(request({})));
+    const down = await failureOf(
+      new OpenAiCompatibleSpeech({ baseUrl: stopped.url, apiKey: stopped.apiKey, timeoutMs: 500, flavour: 'kokoro' }).synthesize(request({})),
+    );
     expect(down).to.be.instanceOf(ProviderUnavailableError);
     expect((down as Error).message).to.match(/connection failed: ECONNREFUSED/);
     simulator.mode = 'hanging';
     const started = performance.now();
-    const silent = await failureOf(new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 300, flavour: 'kokoro' }).synthesize(request({})));
+    const silent = await failureOf(
+      new OpenAiCompatibleSpeech({ baseUrl: simulator.url, apiKey: simulator.apiKey, timeoutMs: 300, flavour: 'kokoro' }).synthesize(request({})),
+    );
     expect(silent).to.be.instanceOf(ProviderUnavailableError);
     expect((silent as Error).message).to.match(/no audio within 300 ms/);
     expect(performance.now() - started).to.be.within(280, 1_500);
@@ -197,7 +231,12 @@ describe('streaming speech synthesis against a server that stalls', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const speech = new OpenAiCompatibleSpeech({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: '', timeoutMs: 250, flavour: 'kokoro' });
+      const speech = new OpenAiCompatibleSpeech({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        apiKey: '',
+        timeoutMs: 250,
+        flavour: 'kokoro',
+      });
       let bytes = 0;
       const err = await (async () => {
         for await (const piece of speech.synthesize({ text: 'hi', voice: 'v', model: 'm', speed: 1, language: 'en' })) {

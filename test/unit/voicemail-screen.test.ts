@@ -10,7 +10,12 @@ function screen(verdict: () => AnsweredBy = () => null) {
   let now = 0;
   const found: DetectedBy[] = [];
   const recorded: string[] = [];
-  const s = new VoicemailScreen(SETTINGS, { readAnsweredBy: async () => verdict(), recordMachine: async () => void recorded.push('machine') }, () => now, (by) => found.push(by));
+  const s = new VoicemailScreen(
+    SETTINGS,
+    { readAnsweredBy: async () => verdict(), recordMachine: async () => void recorded.push('machine') },
+    () => now,
+    (by) => found.push(by),
+  );
   return { s, found, recorded, advance: (ms: number) => (now += ms), at: () => now };
 }
 
@@ -22,7 +27,8 @@ function feed(t: ReturnType<typeof screen>, mulaw: Buffer): void {
   }
 }
 
-const tone = (hz: number, ms: number) => encodeMulaw(Int16Array.from({ length: (8000 * ms) / 1000 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * hz * i) / 8000))));
+const tone = (hz: number, ms: number) =>
+  encodeMulaw(Int16Array.from({ length: (8000 * ms) / 1000 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * hz * i) / 8000))));
 const silence = (ms: number) => encodeMulaw(new Int16Array((8000 * ms) / 1000));
 
 describe('voicemail screening (media/conversation/voicemail.ts)', () => {
@@ -34,8 +40,10 @@ describe('voicemail screening (media/conversation/voicemail.ts)', () => {
       'Welcome to the Vodafone voicemail service.',
       'The mailbox is full.',
       "Sorry I can't take your call right now, I'll call you back.",
-    ]) expect(soundsLikeVoicemail(greeting), greeting).to.equal(true);
-    for (const words of ['Hello?', 'Yes, speaking.', 'Who is this?', 'He is not available tomorrow.', 'Can you send me a message on WhatsApp?']) expect(soundsLikeVoicemail(words), words).to.equal(false);
+    ])
+      expect(soundsLikeVoicemail(greeting), greeting).to.equal(true);
+    for (const words of ['Hello?', 'Yes, speaking.', 'Who is this?', 'He is not available tomorrow.', 'Can you send me a message on WhatsApp?'])
+      expect(soundsLikeVoicemail(words), words).to.equal(false);
   });
 
   it('holds the welcome until a person speaks first; their words are not answered, and a greeting later still finds the machine', async () => {

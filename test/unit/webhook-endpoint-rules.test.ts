@@ -72,7 +72,14 @@ describe('webhook endpoint rules', () => {
     });
 
     it('refuses spaces and control characters anywhere, also at the ends', () => {
-      for (const url of [' https://example.com', 'https://example.com ', 'https://example.com/a b', 'https://example.com/\t', 'https://example.com/\u0000', 'https://example.com/\u00a0']) {
+      for (const url of [
+        ' https://example.com',
+        'https://example.com ',
+        'https://example.com/a b',
+        'https://example.com/\t',
+        'https://example.com/\u0000',
+        'https://example.com/\u00a0',
+      ]) {
         expect(webhookUrlProblem(url), JSON.stringify(url)).to.equal('must not contain spaces or control characters');
       }
     });
@@ -108,9 +115,24 @@ describe('webhook endpoint rules', () => {
   describe('as 422 issues', () => {
     it('reports the URL at body.url and each unknown type at its position, all at once', () => {
       expect(endpointIssues({ url: 'http://example.com', events: ['call.started', 'call.exploded', 'ping'] })).to.deep.equal([
-        { type: 'value_error', loc: ['body', 'url'], msg: 'url must use https; plain http is allowed only for localhost and 127.0.0.1', input: 'http://example.com' },
-        { type: 'enum', loc: ['body', 'events', 1], msg: 'unknown event type "call.exploded"; use "*" for every event or a type from GET /webhooks/events', input: 'call.exploded' },
-        { type: 'enum', loc: ['body', 'events', 2], msg: 'unknown event type "ping"; use "*" for every event or a type from GET /webhooks/events', input: 'ping' },
+        {
+          type: 'value_error',
+          loc: ['body', 'url'],
+          msg: 'url must use https; plain http is allowed only for localhost and 127.0.0.1',
+          input: 'http://example.com',
+        },
+        {
+          type: 'enum',
+          loc: ['body', 'events', 1],
+          msg: 'unknown event type "call.exploded"; use "*" for every event or a type from GET /webhooks/events',
+          input: 'call.exploded',
+        },
+        {
+          type: 'enum',
+          loc: ['body', 'events', 2],
+          msg: 'unknown event type "ping"; use "*" for every event or a type from GET /webhooks/events',
+          input: 'ping',
+        },
       ]);
     });
 

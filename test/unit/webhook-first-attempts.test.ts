@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { forceLocalFirstAttempts, recordTargetAnswer, reserveLocalFirstAttempt, SLOW_ATTEMPT_MS, type RememberedDelivery } from '../../domain/webhooks/first-attempts';
+import {
+  forceLocalFirstAttempts,
+  recordTargetAnswer,
+  reserveLocalFirstAttempt,
+  SLOW_ATTEMPT_MS,
+  type RememberedDelivery,
+} from '../../domain/webhooks/first-attempts';
 
 /** The first attempt's fast path (domain/webhooks/first-attempts.ts): which deliveries may attempt locally. */
 describe('local first attempts: slow targets', () => {
@@ -7,7 +13,14 @@ describe('local first attempts: slow targets', () => {
   after(() => forceLocalFirstAttempts(null));
 
   let sequence = 0;
-  const delivery = (origin: string): RememberedDelivery => ({ deliveryId: `whd_${sequence++}`, eventType: 'call.started', requestBody: '{}', url: `${origin}/hooks`, secret: 'whsec_x', active: true });
+  const delivery = (origin: string): RememberedDelivery => ({
+    deliveryId: `whd_${sequence++}`,
+    eventType: 'call.started',
+    requestBody: '{}',
+    url: `${origin}/hooks`,
+    secret: 'whsec_x',
+    active: true,
+  });
 
   it('keeps a target whose attempt has been out SLOW_ATTEMPT_MS without an answer off the fast path, before that attempt times out', () => {
     const origin = 'http://silent.example:8001';

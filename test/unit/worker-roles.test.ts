@@ -32,7 +32,12 @@ function activitiesScheduledBy(file: string): string[] {
   for (const match of code.matchAll(/const \{([^}]*)\} = proxy(?:Local)?Activities<[^(]*>\(([^)]*)\)/g)) {
     const [, destructured, options] = match;
     if (/taskQueue:/.test(options!)) continue; // another queue's worker serves it
-    names.push(...destructured!.split(',').map((part) => part.split(':')[0]!.trim()).filter(Boolean));
+    names.push(
+      ...destructured!
+        .split(',')
+        .map((part) => part.split(':')[0]!.trim())
+        .filter(Boolean),
+    );
   }
   return names;
 }
@@ -52,7 +57,11 @@ describe('worker roles: each registers its own activities', () => {
 
   it('registers no activity on a role whose workflows never schedule it (beyond recordEvent, which the webhooks role offers other processes)', () => {
     for (const role of Object.keys(ACTIVITIES_BY_ROLE) as (keyof typeof ACTIVITIES_BY_ROLE)[]) {
-      const used = new Set(Object.entries(ROLE_OF_WORKFLOW).filter(([, r]) => r === role).flatMap(([file]) => activitiesScheduledBy(file)));
+      const used = new Set(
+        Object.entries(ROLE_OF_WORKFLOW)
+          .filter(([, r]) => r === role)
+          .flatMap(([file]) => activitiesScheduledBy(file)),
+      );
       const extra = registered(role).filter((name) => !used.has(name) && name !== 'recordEvent');
       expect(extra, role).to.deep.equal([]);
     }

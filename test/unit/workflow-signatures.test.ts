@@ -24,6 +24,13 @@ describe('workflow signatures shared with clients', () => {
     const redelivery: WebhookRedeliveryWorkflow = webhookRedeliveryWorkflow;
     const kyc: KycReviewWorkflow = kycReviewWorkflow;
     const call: CallWorkflow = callWorkflow;
-    expect([keeper, delivery, batch, redelivery, kyc, call].map((workflow) => workflow.name)).to.deep.equal(['slotKeeperWorkflow', 'webhookDeliveryWorkflow', 'batchWorkflow', 'webhookRedeliveryWorkflow', 'kycReviewWorkflow', 'callWorkflow']);
+    expect([keeper, delivery, batch, redelivery, kyc, call].map((workflow) => workflow.name)).to.deep.equal([
+      'slotKeeperWorkflow',
+      'webhookDeliveryWorkflow',
+      'batchWorkflow',
+      'webhookRedeliveryWorkflow',
+      'kycReviewWorkflow',
+      'callWorkflow',
+    ]);
   });
 });

@@ -20,7 +20,12 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const ENDED_AT = new Date('2025-03-10T09:31:40.000Z');
 const TRANSCRIPT = [
   { role: 'assistant', text: 'Namaste, this is Asha from Sunrise Clinic. How can I help?', at: new Date('2025-03-10T09:30:00.000Z'), interrupted: false },
-  { role: 'user', text: 'I need an appointment for my knee on March 14th, it hurts and is swollen.', at: new Date('2025-03-10T09:30:06.500Z'), interrupted: false },
+  {
+    role: 'user',
+    text: 'I need an appointment for my knee on March 14th, it hurts and is swollen.',
+    at: new Date('2025-03-10T09:30:06.500Z'),
+    interrupted: false,
+  },
   { role: 'assistant', text: 'Booked with orthopedics on March 14th at 10 am. Anything else?', at: new Date('2025-03-10T09:30:15.000Z'), interrupted: true },
   { role: 'user', text: 'No, that is all. Goodbye.', at: new Date('2025-03-10T09:30:20.000Z'), interrupted: false },
 ];
@@ -32,7 +37,14 @@ const EXTRACTIONS = [
   { key: 'age', type: 'number' },
   { key: 'wants_callback', type: 'boolean', description: 'Caller asked to be called back' },
   { key: 'insured', type: 'boolean' },
-  { key: 'department', type: 'choice', choices: [{ value: 'Orthopedics', when: 'bones, joints or muscles' }, { value: 'Cardiology', when: 'the heart' }] },
+  {
+    key: 'department',
+    type: 'choice',
+    choices: [
+      { value: 'Orthopedics', when: 'bones, joints or muscles' },
+      { value: 'Cardiology', when: 'the heart' },
+    ],
+  },
   { key: 'urgency', type: 'choice', choices: [{ value: 'low' }, { value: 'high', when: 'pain that stops daily life' }] },
   { key: 'visit_date', type: 'date', description: 'Day of the booked visit' },
   { key: 'follow_up', type: 'date' },
@@ -115,7 +127,11 @@ async function endedCall(workspaceId: string, agentId: string) {
 }
 
 async function runAnalytics(env: TestWorkflowEnvironment, input: { callId: string; workspaceId: string; agentId: string; sequence: number }) {
-  const handle = await env.client.workflow.start<typeof analyticsWorkflow>('analyticsWorkflow', { taskQueue: TASK_QUEUES.analytics, workflowId: analyticsWorkflowId(input.callId), args: [input] });
+  const handle = await env.client.workflow.start<typeof analyticsWorkflow>('analyticsWorkflow', {
+    taskQueue: TASK_QUEUES.analytics,
+    workflowId: analyticsWorkflowId(input.callId),
+    args: [input],
+  });
   return { handle, result: (await handle.result()) as AnalyticsResult };
 }
 
@@ -214,7 +230,12 @@ describe('analyticsWorkflow on the dev server', function () {
     const [delivered] = await receiver.waitForRequests(1, 20_000);
     const body = JSON.parse(delivered.rawBody) as { type: string; call_id: string; data: { call: Record<string, unknown> & { transcript: { at: string }[] } } };
     expect(body).to.include({ type: 'call.completed', call_id: callId });
-    expect(body.data.call).to.deep.include({ transcript_text: TRANSCRIPT_TEXT, extracted: EXPECTED_EXTRACTED, summary: SUMMARY, ended_at: '2025-03-10T09:31:40.000+00:00' });
+    expect(body.data.call).to.deep.include({
+      transcript_text: TRANSCRIPT_TEXT,
+      extracted: EXPECTED_EXTRACTED,
+      summary: SUMMARY,
+      ended_at: '2025-03-10T09:31:40.000+00:00',
+    });
     expect(body.data.call.transcript[1].at).to.equal('2025-03-10T09:30:06.500+00:00');
   });
 
@@ -303,7 +324,9 @@ describe('analyticsWorkflow retries under time skipping', function () {
     const events = (await handle.fetchHistory()).events ?? [];
     const eventSeconds = (event: (typeof events)[number] | undefined) => Number(event?.eventTime?.seconds ?? 0);
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'analyzeCall');
-    const started = events.find((e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled?.eventId));
+    const started = events.find(
+      (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled?.eventId),
+    );
     const failed = events.find((e) => e.activityTaskFailedEventAttributes);
     expect(started?.activityTaskStartedEventAttributes?.attempt).to.equal(5);
     expect(eventSeconds(failed) - eventSeconds(scheduled)).to.be.at.least(30);

@@ -40,15 +40,28 @@ describe('batchWorkflow: 500 contacts, history bounded by continue-as-new', func
   it('calls each of 500 contacts once through the limit of 50 and completes over several runs', async () => {
     const owner = await activeOwner(api);
     await Workspace.updateOne({ _id: owner.workspaceId }, { $set: { concurrency_limit: LIMIT } });
-    const agentId: string = (await agentsClient(api, owner.auth).created({ name: 'Bulk', call: { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' } })).id;
+    const agentId: string = (await agentsClient(api, owner.auth).created({ name: 'Bulk', call: { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' } }))
+      .id;
     const numbers = randomNumbers(CONTACTS).map((n) => n.replace('+9180', '+9177'));
     for (const number of numbers) providers.telephony.setCallee(number, { kind: 'busy' });
     // Created through the API (waiting a day), then run now by a workflow with a low history limit.
     const csv = ['number,name', ...numbers.map((n, i) => `${n},P${i}`)].join('\n');
-    const { batch } = await createdBatch(api, owner.auth, csv, { agent_id: agentId, from_number: await providers.callerFor(owner.workspaceId), start_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const { batch } = await createdBatch(api, owner.auth, csv, {
+      agent_id: agentId,
+      from_number: await providers.callerFor(owner.workspaceId),
+      start_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     const client = createLocal().client;
     await client.workflow.getHandle(batchWorkflowId(batch.id)).terminate('restarted by the test with a low history limit');
-    const input: BatchWorkflowInput = { batchId: batch.id, workspaceId: owner.workspaceId, agentId, contactsTotal: CONTACTS, startAt: null, retry: { maxAttempts: 1, spacingSeconds: 60 }, historyLimit: HISTORY_LIMIT };
+    const input: BatchWorkflowInput = {
+      batchId: batch.id,
+      workspaceId: owner.workspaceId,
+      agentId,
+      contactsTotal: CONTACTS,
+      startAt: null,
+      retry: { maxAttempts: 1, spacingSeconds: 60 },
+      historyLimit: HISTORY_LIMIT,
+    };
     const handle = await client.workflow.start('batchWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: batchWorkflowId(batch.id), args: [input] });
 
     const running = await handle.query(batchStateQuery);
@@ -73,7 +86,9 @@ describe('batchWorkflow: 500 contacts, history bounded by continue-as-new', func
     const record = await Batch.findById(batch.id).lean();
     expect(record).to.deep.include({ status: 'completed' });
     expect(record!.counts).to.deep.include({ busy: CONTACTS, pending: 0, calling: 0 });
-    const contacts = await BatchContact.find({ _id: batchContactIdRange(batch.id) }).sort({ _id: 1 }).lean();
+    const contacts = await BatchContact.find({ _id: batchContactIdRange(batch.id) })
+      .sort({ _id: 1 })
+      .lean();
     expect(contacts.map((c) => c.number)).to.deep.equal(numbers);
     expect(contacts.every((c) => c.status === 'busy' && c.attempts === 1 && c.latest_call_id)).to.equal(true);
     expect(new Set(contacts.map((c) => c.latest_call_id)).size).to.equal(CONTACTS);

@@ -9,14 +9,24 @@ describe('workflow bundles: production and testing', function () {
 
   it('production has every workflow type the services start and none of the test stand-ins', async () => {
     const { code } = await bundleWorkflows();
-    for (const name of ['callWorkflow', 'slotKeeperWorkflow', 'batchWorkflow', 'analyticsWorkflow', 'webhookDeliveryWorkflow', 'webhookRedeliveryWorkflow', 'kycReviewWorkflow', 'roundTripWorkflow']) {
+    for (const name of [
+      'callWorkflow',
+      'slotKeeperWorkflow',
+      'batchWorkflow',
+      'analyticsWorkflow',
+      'webhookDeliveryWorkflow',
+      'webhookRedeliveryWorkflow',
+      'kycReviewWorkflow',
+      'roundTripWorkflow',
+    ]) {
       expect(code, name).to.include(`function ${name}(`);
     }
     for (const name of TEST_ONLY) expect(code, name).not.to.include(`function ${name}(`);
   });
 
   it("both carry the failure converter that moves failures' messages into their encrypted attributes (docs/decisions/0200)", async () => {
-    for (const { code } of [await bundleWorkflows(), await workflowBundle()]) expect(code).to.match(/DefaultFailureConverter\(\{\s*encodeCommonAttributes: true\s*\}\)/);
+    for (const { code } of [await bundleWorkflows(), await workflowBundle()])
+      expect(code).to.match(/DefaultFailureConverter\(\{\s*encodeCommonAttributes: true\s*\}\)/);
   });
 
   it("the tests' bundle adds the stand-ins", async () => {

@@ -21,7 +21,10 @@ describe('dialCallOnce: the local dial, claimed once on the call record', () => 
     providers = await startTestProviders({ poolSize: 1 });
     callbacks = await startWebhookReceiver();
     const { baseUrl, authId, authToken } = providers.config.telephony as { baseUrl: string; authId: string; authToken: string };
-    activities = createCallTelephonyActivities({ telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }), telephonyCallbackBaseUrl: callbacks.url });
+    activities = createCallTelephonyActivities({
+      telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }),
+      telephonyCallbackBaseUrl: callbacks.url,
+    });
   });
   after(async () => {
     await callbacks.close();
@@ -31,7 +34,17 @@ describe('dialCallOnce: the local dial, claimed once on the call record', () => 
   async function queuedCall(to: string) {
     const at = new Date();
     const id = newId();
-    await Call.create({ _id: id, workspace_id: newId(), agent_id: newId(), direction: 'outbound', to_number: to, from_number: providers.pool[0]!, status: 'queued', created_at: at, updated_at: at });
+    await Call.create({
+      _id: id,
+      workspace_id: newId(),
+      agent_id: newId(),
+      direction: 'outbound',
+      to_number: to,
+      from_number: providers.pool[0]!,
+      status: 'queued',
+      created_at: at,
+      updated_at: at,
+    });
     return id;
   }
   const dialsTo = (to: string) => providers.telephony.calls().filter((c) => c.to === to);

@@ -28,7 +28,16 @@ async function workspace(options: { balancePaise: number; limit?: number; indiaC
   const id = newId();
   const at = new Date();
   const compliance = options.indiaCallingHours === undefined ? {} : { compliance: { india_calling_hours: options.indiaCallingHours } };
-  await Workspace.create({ _id: id, name: 'Queue tests', status: 'active', created_by: 'test', concurrency_limit: options.limit ?? null, ...compliance, created_at: at, updated_at: at });
+  await Workspace.create({
+    _id: id,
+    name: 'Queue tests',
+    status: 'active',
+    created_by: 'test',
+    concurrency_limit: options.limit ?? null,
+    ...compliance,
+    created_at: at,
+    updated_at: at,
+  });
   if (options.balancePaise) await appendLedgerItem({ workspaceId: id, kind: 'grant', amountPaise: options.balancePaise, idempotencyKey: `grant-${id}`, at });
   return id;
 }
@@ -43,8 +52,31 @@ async function agentIn(workspaceId: string, call: { call_start_hour: number; cal
 async function placeCall(env: TestWorkflowEnvironment, workspaceId: string, agentId: string, numbers = { to: '+919812345678', from: '+918047180001' }) {
   const queuedAt = new Date(await env.currentTimeMs());
   const callId = newId();
-  await Call.create({ _id: callId, workspace_id: workspaceId, agent_id: agentId, agent_name: 'Asha', direction: 'outbound', to_number: numbers.to, from_number: numbers.from, status: 'queued', placed_by: 'Ravi', queued_at: queuedAt, created_at: queuedAt, updated_at: queuedAt });
-  const input: CallWorkflowInput = { callId, workspaceId, agentId, direction: 'outbound', queuedAt: queuedAt.toISOString(), placedBy: 'Ravi', toNumber: numbers.to, fromNumber: numbers.from, valueKeys: [] };
+  await Call.create({
+    _id: callId,
+    workspace_id: workspaceId,
+    agent_id: agentId,
+    agent_name: 'Asha',
+    direction: 'outbound',
+    to_number: numbers.to,
+    from_number: numbers.from,
+    status: 'queued',
+    placed_by: 'Ravi',
+    queued_at: queuedAt,
+    created_at: queuedAt,
+    updated_at: queuedAt,
+  });
+  const input: CallWorkflowInput = {
+    callId,
+    workspaceId,
+    agentId,
+    direction: 'outbound',
+    queuedAt: queuedAt.toISOString(),
+    placedBy: 'Ravi',
+    toNumber: numbers.to,
+    fromNumber: numbers.from,
+    valueKeys: [],
+  };
   const handle = await env.client.workflow.start('callWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: callWorkflowId(callId), args: [input] });
   return { callId, queuedAt, handle };
 }
@@ -135,8 +167,18 @@ describe('callWorkflow queue phase under time skipping', function () {
     // An inbound call holds the only slot for the whole test (a running workflow, so the keeper's
     // check for slots of ended calls leaves it alone).
     const holder = newId();
-    await env.client.workflow.start('slotProbeWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: callWorkflowId(holder), args: [{ workspaceId: ws, callId: holder }] });
-    const keeper = await env.client.workflow.signalWithStart('slotKeeperWorkflow', { taskQueue: TASK_QUEUES.calls, workflowId: slotKeeperId(ws), args: [{ workspaceId: ws }], signal: 'release', signalArgs: [{ callId: 'nobody' }] });
+    await env.client.workflow.start('slotProbeWorkflow', {
+      taskQueue: TASK_QUEUES.calls,
+      workflowId: callWorkflowId(holder),
+      args: [{ workspaceId: ws, callId: holder }],
+    });
+    const keeper = await env.client.workflow.signalWithStart('slotKeeperWorkflow', {
+      taskQueue: TASK_QUEUES.calls,
+      workflowId: slotKeeperId(ws),
+      args: [{ workspaceId: ws }],
+      signal: 'release',
+      signalArgs: [{ callId: 'nobody' }],
+    });
     const acquired = await keeper.executeUpdate(tryAcquireUpdate, { args: [{ callId: holder, channel: 'inbound' }] });
     expect(acquired.granted).to.equal(true);
 
@@ -198,7 +240,12 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
 
   /** A worker on the `media` queue running `runConversation` as given; stop() shuts it down. */
   async function mediaWorker(runConversation: ConversationActivities['runConversation']): Promise<{ stop(): Promise<void> }> {
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.media, activities: { runConversation }, shutdownGraceTime: '1 second' });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: TASK_QUEUES.media,
+      activities: { runConversation },
+      shutdownGraceTime: '1 second',
+    });
     const running = worker.run();
     return {
       async stop() {
@@ -214,7 +261,11 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
     const to = randomNumbers(1)[0]!.replace('+9180', '+9198');
     providers.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0 });
     const { callId, handle } = await placeCall(env, ws, agent._id, { to, from: providers.pool[0]! });
-    const dialled = await until(() => Call.findById(callId).lean(), (call) => !!call?.provider_call_id, 20_000);
+    const dialled = await until(
+      () => Call.findById(callId).lean(),
+      (call) => !!call?.provider_call_id,
+      20_000,
+    );
     const providerCallId = dialled?.provider_call_id as string;
     expect(providerCallId).to.be.a('string');
     const at = async () => new Date(await env.currentTimeMs()).toISOString();
@@ -226,7 +277,11 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       liveAt: Date.now(),
       /** Waits until the workflow has hung up at the provider, and relays the provider's final status. */
       async relayHangUp(timeoutMs: number) {
-        const status = await until(() => Promise.resolve(simulated()?.status), (s) => s === 'completed', timeoutMs);
+        const status = await until(
+          () => Promise.resolve(simulated()?.status),
+          (s) => s === 'completed',
+          timeoutMs,
+        );
         expect(status, 'the workflow hung up at the provider').to.equal('completed');
         const hungUpAt = Date.now();
         await handle.signal(providerStatusSignal, { status: 'completed', providerCallId, at: await at(), durationSeconds: 0 });
@@ -238,7 +293,16 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
   /** What a stuck conversation answers once the test lets it go (the workflow has moved on by then). */
   const letGo = (input: ConversationInput): ConversationOutcome => {
     const at = new Date().toISOString();
-    return { endedBy: 'system', reason: 'canceled', level: 'info', startedAt: at, endedAt: at, usage: { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 }, avgFirstAudioMs: null, nextSequence: input.sequenceBase };
+    return {
+      endedBy: 'system',
+      reason: 'canceled',
+      level: 'info',
+      startedAt: at,
+      endedAt: at,
+      usage: { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 },
+      avgFirstAudioMs: null,
+      nextSequence: input.sequenceBase,
+    };
   };
 
   /** The workflow's result, or a failure once `seconds` have passed since `from`. */
@@ -259,7 +323,10 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
     providers = await startTestProviders({ poolSize: 1, timeScale: 10 });
     callbacks = await startWebhookReceiver();
     const { baseUrl, authId, authToken } = providers.config.telephony as { baseUrl: string; authId: string; authToken: string };
-    stack = await timeSkippingWorker(TASK_QUEUES.calls, { telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }), telephonyCallbackBaseUrl: callbacks.url });
+    stack = await timeSkippingWorker(TASK_QUEUES.calls, {
+      telephony: new PlivoTelephony({ baseUrl, authId, authToken, timeoutMs: 5_000 }),
+      telephonyCallbackBaseUrl: callbacks.url,
+    });
     env = stack.env;
     // A connected call ends with its post-call analytics (a child workflow on the analytics queue).
     const worker = await Worker.create({

@@ -37,7 +37,12 @@ describe('kycReviewWorkflow on the dev server', () => {
     await handle.signal(approveSignal, { by: ' ops@example.com ' });
     await handle.signal(rejectSignal, { by: 'someone-else', reason: 'too late' });
 
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities({ clock: systemClock }) });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({ clock: systemClock }),
+    });
     const result = await worker.runUntil(handle.result());
     expect(result).to.include({ status: 'approved', decidedBy: 'ops@example.com', reason: null });
     expect((await Workspace.findById(workspaceId).lean())?.status).to.equal('active');
@@ -50,14 +55,27 @@ describe('kycReviewWorkflow on the dev server', () => {
     const workspaceId = await draftWorkspace();
     const input = reviewInput(workspaceId);
     const handle = await env.client.workflow.start(kycReviewWorkflow, { taskQueue, workflowId: `kyc-${workspaceId}`, args: [input] });
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities({ clock: systemClock }) });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({ clock: systemClock }),
+    });
     await worker.runUntil(async () => {
       let state = await handle.query(stateQuery);
       for (let i = 0; i < 100 && state.status !== 'awaiting_review'; i++) {
         await new Promise((r) => setTimeout(r, 100));
         state = await handle.query(stateQuery);
       }
-      expect(state).to.deep.equal({ workspaceId, submissionId: input.submissionId, status: 'awaiting_review', submittedBy: input.submittedBy, decidedBy: null, reason: null, decidedAt: null });
+      expect(state).to.deep.equal({
+        workspaceId,
+        submissionId: input.submissionId,
+        status: 'awaiting_review',
+        submittedBy: input.submittedBy,
+        decidedBy: null,
+        reason: null,
+        decidedAt: null,
+      });
       expect((await KycRecord.findById(workspaceId).lean())?.submission_id).to.equal(input.submissionId);
       await handle.signal(rejectSignal, { by: 'ops@example.com', reason: 'blurred scan' });
       expect(await handle.result()).to.include({ status: 'rejected', reason: 'blurred scan' });

@@ -56,14 +56,18 @@ describe('workflow replay of recorded histories', () => {
   const read = (file: string) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
 
   it('has every required history, each of its workflow type', () => {
-    const types = Object.fromEntries(files.map((file) => [path.basename(file, '.json'), read(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name]));
+    const types = Object.fromEntries(
+      files.map((file) => [path.basename(file, '.json'), read(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name]),
+    );
     for (const [name, type] of Object.entries(REQUIRED)) expect(types[name], `${name}.json`).to.equal(type);
   });
 
   for (const file of files) {
     it(`replays ${file} without nondeterminism`, async () => {
       const workflowId = path.basename(file, '.json');
-      const results = Worker.runReplayHistories({ workflowBundle: await workflowBundle(), plugins: [testEncryption.plugin] }, [{ workflowId, history: read(file) }]);
+      const results = Worker.runReplayHistories({ workflowBundle: await workflowBundle(), plugins: [testEncryption.plugin] }, [
+        { workflowId, history: read(file) },
+      ]);
       for await (const result of results) expect(result.error, String(result.error)).to.equal(undefined);
     });
   }

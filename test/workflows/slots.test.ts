@@ -11,15 +11,7 @@ import { Call } from '../../db/models/call';
 import { appendLedgerItem } from '../../domain/billing/ledger';
 import { admitLiveCall } from '../../domain/calls/admit-live-call';
 import { callWorkflowId } from '../../contracts/calls';
-import {
-  enqueueSignal,
-  releaseSignal,
-  setLimitSignal,
-  slotKeeperId,
-  slotsStateQuery,
-  tryAcquireUpdate,
-  type SlotKeeperState,
-} from '../../contracts/slots';
+import { enqueueSignal, releaseSignal, setLimitSignal, slotKeeperId, slotsStateQuery, tryAcquireUpdate, type SlotKeeperState } from '../../contracts/slots';
 import { TASK_QUEUES } from '../../contracts/task-queues';
 import type { slotKeeperWorkflow } from '../../workflows/slots';
 import { slotProbeDoneSignal, slotProbeStateQuery, type slotProbeWorkflow } from '../../workflows/testing/slot-probe';
@@ -33,7 +25,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Polls until `ok` holds (workflow tasks are asynchronous); fails with the last value seen. */
 async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, waitMs = 10_000): Promise<T> {
   let value = await read();
-  for (const end = Date.now() + waitMs; !ok(value) && Date.now() < end; ) {
+  for (const end = Date.now() + waitMs; !ok(value) && Date.now() < end;) {
     await sleep(50);
     value = await read();
   }
@@ -61,7 +53,16 @@ describe('slotKeeperWorkflow under time skipping', function () {
   async function workspace(options: { limit?: number | null; plan?: string } = {}): Promise<string> {
     const id = newId();
     const now = new Date();
-    await Workspace.create({ _id: id, name: 'Slots test', status: 'active', plan: options.plan ?? 'starter', concurrency_limit: options.limit ?? null, created_by: newId(), created_at: now, updated_at: now });
+    await Workspace.create({
+      _id: id,
+      name: 'Slots test',
+      status: 'active',
+      plan: options.plan ?? 'starter',
+      concurrency_limit: options.limit ?? null,
+      created_by: newId(),
+      created_at: now,
+      updated_at: now,
+    });
     return id;
   }
 
@@ -69,7 +70,11 @@ describe('slotKeeperWorkflow under time skipping', function () {
   const keeperState = (workspaceId: string) => keeper(workspaceId).query(slotsStateQuery);
 
   function startKeeper(workspaceId: string, carried?: SlotKeeperState) {
-    return env.client.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', { workflowId: slotKeeperId(workspaceId), taskQueue: TASK_QUEUES.calls, args: [{ workspaceId, carried }] });
+    return env.client.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', {
+      workflowId: slotKeeperId(workspaceId),
+      taskQueue: TASK_QUEUES.calls,
+      args: [{ workspaceId, carried }],
+    });
   }
 
   /** As a call joins the queue: signal-with-start, so the first call starts the keeper. */
@@ -84,14 +89,23 @@ describe('slotKeeperWorkflow under time skipping', function () {
   }
 
   async function probe(workspaceId: string, callId = `cal_${newId()}`): Promise<Probe> {
-    const handle = await env.client.workflow.start<typeof slotProbeWorkflow>('slotProbeWorkflow', { workflowId: callWorkflowId(callId), taskQueue: TASK_QUEUES.calls, args: [{ workspaceId, callId }] });
+    const handle = await env.client.workflow.start<typeof slotProbeWorkflow>('slotProbeWorkflow', {
+      workflowId: callWorkflowId(callId),
+      taskQueue: TASK_QUEUES.calls,
+      args: [{ workspaceId, callId }],
+    });
     return { callId, handle };
   }
 
   const grantsOf = async (call: Probe) => (await call.handle.query(slotProbeStateQuery)).grantedAt.length;
 
   const stateWhere = (workspaceId: string, ok: (state: SlotKeeperState) => boolean, what: string) => eventually(() => keeperState(workspaceId), ok, what);
-  const granted = (call: Probe, times = 1) => eventually(() => grantsOf(call), (n) => n === times, `${call.callId} granted ${times} time(s)`);
+  const granted = (call: Probe, times = 1) =>
+    eventually(
+      () => grantsOf(call),
+      (n) => n === times,
+      `${call.callId} granted ${times} time(s)`,
+    );
   const at = (base: number, offsetSeconds: number) => new Date(base + offsetSeconds * 1000).toISOString();
 
   it('reads the limit staff set, else the plan', async () => {
@@ -120,7 +134,11 @@ describe('slotKeeperWorkflow under time skipping', function () {
     await stateWhere(ws, (s) => s.queue.length === 3, 'three queued');
     expect(ids((await keeperState(ws)).queue)).to.deep.equal([early.callId, middle.callId, late.callId]);
 
-    for (const [done, next] of [[holder, early], [early, middle], [middle, late]]) {
+    for (const [done, next] of [
+      [holder, early],
+      [early, middle],
+      [middle, late],
+    ]) {
       await done.handle.signal(slotProbeDoneSignal);
       await granted(next);
       const state = await keeperState(ws);
@@ -184,7 +202,11 @@ describe('slotKeeperWorkflow under time skipping', function () {
     const ws = await workspace({ limit: 3 });
     const base = Date.now();
     await startKeeper(ws);
-    expect(await keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: 'cal_in1', channel: 'inbound' }] })).to.deep.equal({ granted: true, limit: 3, active: 1 });
+    expect(await keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: 'cal_in1', channel: 'inbound' }] })).to.deep.equal({
+      granted: true,
+      limit: 3,
+      active: 1,
+    });
     const outbound = [await probe(ws), await probe(ws), await probe(ws)];
     for (const [i, call] of outbound.entries()) await enqueue(ws, call.callId, at(base, i));
     await granted(outbound[0]);
@@ -215,7 +237,9 @@ describe('slotKeeperWorkflow under time skipping', function () {
     // Twelve asks at once for one free slot: exactly one gets it.
     await keeper(ws).signal(releaseSignal, { callId: 'cal_web1' });
     await stateWhere(ws, (s) => s.active.length === 2, 'the browser call released');
-    const asks = await Promise.all(Array.from({ length: 12 }, (_, i) => keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: `cal_rush${i}`, channel: 'inbound' }] })));
+    const asks = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: `cal_rush${i}`, channel: 'inbound' }] })),
+    );
     expect(asks.filter((answer) => answer.granted)).to.have.length(1);
     expect((await keeperState(ws)).active).to.have.length(3);
   });
@@ -346,13 +370,25 @@ describe('slotKeeperWorkflow under time skipping', function () {
     };
     await startKeeper(ws, full);
     expect(await keeperState(ws)).to.deep.equal(full);
-    expect(await keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: 'cal_web', channel: 'browser' }] })).to.deep.equal({ granted: false, limit: 2, active: 2 });
+    expect(await keeper(ws).executeUpdate(tryAcquireUpdate, { args: [{ callId: 'cal_web', channel: 'browser' }] })).to.deep.equal({
+      granted: false,
+      limit: 2,
+      active: 2,
+    });
     expect(await keeperState(ws)).to.deep.equal(full);
 
     // With a free slot carried over, the oldest carried call gets it at once.
     const other = await workspace({ limit: 9 });
     const next = await probe(other);
-    await startKeeper(other, { workspaceId: other, limit: 2, active: [{ callId: 'cal_in', channel: 'inbound', since }], queue: [{ callId: next.callId, queuedAt: since }, { callId: 'cal_later', queuedAt: new Date().toISOString() }] });
+    await startKeeper(other, {
+      workspaceId: other,
+      limit: 2,
+      active: [{ callId: 'cal_in', channel: 'inbound', since }],
+      queue: [
+        { callId: next.callId, queuedAt: since },
+        { callId: 'cal_later', queuedAt: new Date().toISOString() },
+      ],
+    });
     await granted(next);
     const state = await keeperState(other);
     expect(state.limit).to.equal(2);
@@ -362,7 +398,6 @@ describe('slotKeeperWorkflow under time skipping', function () {
     ]);
     expect(ids(state.queue)).to.deep.equal(['cal_later']);
   });
-
 });
 
 /**
@@ -379,13 +414,25 @@ describe('slotKeeperWorkflow continuing as new on the dev server', function () {
     const ws = newId();
     const now = new Date();
     await Workspace.create({ _id: ws, name: 'Flood test', status: 'active', concurrency_limit: 0, created_by: newId(), created_at: now, updated_at: now });
-    const handle = await env.client.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', { workflowId: slotKeeperId(ws), taskQueue, args: [{ workspaceId: ws }] });
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities({ clock: systemClock }) });
+    const handle = await env.client.workflow.start<typeof slotKeeperWorkflow>('slotKeeperWorkflow', {
+      workflowId: slotKeeperId(ws),
+      taskQueue,
+      args: [{ workspaceId: ws }],
+    });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({ clock: systemClock }),
+    });
 
     const total = 4_600;
     const base = now.getTime();
     // Placed at shuffled times: the queue must sort them back.
-    const calls = Array.from({ length: total }, (_, i) => ({ callId: `cal_${String(i).padStart(5, '0')}`, queuedAt: new Date(base + ((i * 7919) % total) * 1000).toISOString() }));
+    const calls = Array.from({ length: total }, (_, i) => ({
+      callId: `cal_${String(i).padStart(5, '0')}`,
+      queuedAt: new Date(base + ((i * 7919) % total) * 1000).toISOString(),
+    }));
     const hungUp = new Set(calls.filter((_, i) => i % 10 === 3).map((call) => call.callId));
     await worker.runUntil(async () => {
       for (let i = 0; i < total; i += 20) {
@@ -396,18 +443,30 @@ describe('slotKeeperWorkflow continuing as new on the dev server', function () {
       }
       const expected = calls.filter((call) => !hungUp.has(call.callId)).sort((a, b) => a.queuedAt.localeCompare(b.queuedAt));
       // Under a flood the server fails workflow tasks to flush the signals buffered meanwhile: the keeper catches up after.
-      let state = await eventually(() => handle.query(slotsStateQuery), (s) => s.limit !== null && s.queue.length === expected.length, 'the keeper caught up', 60_000);
+      let state = await eventually(
+        () => handle.query(slotsStateQuery),
+        (s) => s.limit !== null && s.queue.length === expected.length,
+        'the keeper caught up',
+        60_000,
+      );
       expect(state.queue).to.deep.equal(expected);
       expect(state).to.deep.include({ limit: 0, active: [] });
-      await eventually(async () => (await handle.describe()).runId, (runId) => runId !== handle.firstExecutionRunId, 'the keeper continued as new');
+      await eventually(
+        async () => (await handle.describe()).runId,
+        (runId) => runId !== handle.firstExecutionRunId,
+        'the keeper continued as new',
+      );
 
       // The new run goes on from the carried queue.
       await handle.signal(enqueueSignal, { callId: 'cal_first', queuedAt: new Date(base - 1000).toISOString() });
       await handle.signal(releaseSignal, { callId: calls[0].callId });
-      state = await eventually(() => handle.query(slotsStateQuery), (s) => s.queue[0]?.callId === 'cal_first', 'the new run took the enqueue');
+      state = await eventually(
+        () => handle.query(slotsStateQuery),
+        (s) => s.queue[0]?.callId === 'cal_first',
+        'the new run took the enqueue',
+      );
       expect(ids(state.queue)).to.deep.equal(['cal_first', ...ids(expected.filter((call) => call.callId !== calls[0].callId))]);
     });
     await handle.terminate('test over');
   });
 });
-

@@ -47,7 +47,18 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
 
   let sequence = 0;
   const emit = (workspaceId: string, type = 'call.started') =>
-    activities.recordEvent({ workspaceId, callId: newId(), agentId: '', sequence: sequence++, type, message: 'outbound call with Asha', level: 'info', latencyMs: null, data: { channel: 'phone' }, createdAt: new Date().toISOString() });
+    activities.recordEvent({
+      workspaceId,
+      callId: newId(),
+      agentId: '',
+      sequence: sequence++,
+      type,
+      message: 'outbound call with Asha',
+      level: 'info',
+      latencyMs: null,
+      data: { channel: 'phone' },
+      createdAt: new Date().toISOString(),
+    });
 
   it('attempts at once, then exactly 10 s, 1 min, 5 min, 30 min and 2 h after each failure, and fails after the sixth', async () => {
     const path = `/always-500/${newId()}`;
@@ -65,7 +76,10 @@ describe('webhookDeliveryWorkflow under time skipping', function () {
     expect(timers).to.deep.equal([...RETRY_DELAYS_MS]);
     const attemptEvents = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery');
     // The first attempt on the workflow's queue, the automatic retries on theirs.
-    expect(attemptEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name)).to.deep.equal([TASK_QUEUES.webhooks, ...Array(5).fill(WEBHOOK_RETRY_QUEUE)]);
+    expect(attemptEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name)).to.deep.equal([
+      TASK_QUEUES.webhooks,
+      ...Array(5).fill(WEBHOOK_RETRY_QUEUE),
+    ]);
     const attemptsScheduled = attemptEvents.map(eventTime);
     const attemptsDone = events.filter((e) => e.activityTaskCompletedEventAttributes).map(eventTime);
     expect(attemptsScheduled).to.have.length(6);
@@ -141,8 +155,26 @@ describe('attemptDelivery', () => {
       const endpoint = await storedEndpoint({ url: `${receiver.url}/late` });
       const deliveryId = `whd_${newId()}`;
       const now = new Date();
-      await WebhookDelivery.create({ _id: deliveryId, workspace_id: endpoint.workspaceId, target: 'endpoint', endpoint_id: endpoint.id, url: `${receiver.url}/late`, event_id: `evt_${newId()}`, event_type: 'call.started', request_body: '{}', status: 'pending', created_at: now, updated_at: now });
-      const input = { deliveryId, attemptId: `${deliveryId}:run:1`, attemptCount: 1, trigger: 'automatic' as const, ifFailed: { status: 'retrying' as const, retryInMs: 10_000 } };
+      await WebhookDelivery.create({
+        _id: deliveryId,
+        workspace_id: endpoint.workspaceId,
+        target: 'endpoint',
+        endpoint_id: endpoint.id,
+        url: `${receiver.url}/late`,
+        event_id: `evt_${newId()}`,
+        event_type: 'call.started',
+        request_body: '{}',
+        status: 'pending',
+        created_at: now,
+        updated_at: now,
+      });
+      const input = {
+        deliveryId,
+        attemptId: `${deliveryId}:run:1`,
+        attemptCount: 1,
+        trigger: 'automatic' as const,
+        ifFailed: { status: 'retrying' as const, retryInMs: 10_000 },
+      };
       const guard = { allowPrivateNetworks: true };
       await attemptDelivery(input, { now: () => new Date(), guard });
       expect((await WebhookDelivery.findById(deliveryId).lean())?.status).to.equal('delivered');

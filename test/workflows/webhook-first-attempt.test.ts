@@ -67,10 +67,24 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
   let sequence = 0;
   const emit = (workspaceId: string) =>
     recordEvent(
-      { workspaceId, callId: newId(), agentId: '', sequence: sequence++, type: 'call.started', message: 'outbound call with Asha', level: 'info', latencyMs: null, data: { channel: 'phone' }, createdAt: new Date().toISOString() },
+      {
+        workspaceId,
+        callId: newId(),
+        agentId: '',
+        sequence: sequence++,
+        type: 'call.started',
+        message: 'outbound call with Asha',
+        level: 'info',
+        latencyMs: null,
+        data: { channel: 'phone' },
+        createdAt: new Date().toISOString(),
+      },
       { temporal: client, now: () => new Date() },
     );
-  const eventNames = async (workflowId: string) => ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).map((event) => Object.keys(event).find((key) => key.endsWith('EventAttributes')));
+  const eventNames = async (workflowId: string) =>
+    ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).map((event) =>
+      Object.keys(event).find((key) => key.endsWith('EventAttributes')),
+    );
 
   it('delivers in one workflow task, started eagerly, with the attempt a local activity signed with the current secret', async () => {
     const eagerBefore = starts.eager;
@@ -96,19 +110,35 @@ describe('webhook delivery: the first attempt beside the fan-out', function () {
   it('moves a target that gives no answer to ordinary activities: its next delivery does not hold a workflow task while it waits', async () => {
     const endpoint = await storedEndpoint({ url: `${receiver.url}/silent/${newId()}` });
     const first = (await emit(endpoint.workspaceId)).deliveryIds[0];
-    const afterFirst = await until(() => WebhookDelivery.findById(first).lean(), (delivery) => delivery?.attempt_count === 1, 20_000);
+    const afterFirst = await until(
+      () => WebhookDelivery.findById(first).lean(),
+      (delivery) => delivery?.attempt_count === 1,
+      20_000,
+    );
     expect(afterFirst).to.include({ status: 'retrying', attempt_count: 1 });
     // Its first attempt was local (the target was not yet known to be slow) ... (the attempt is
     // counted by the local activity itself, before its workflow task completes and the marker
     // reaches the history: on a busy machine that takes a moment).
-    expect(await until(() => eventNames(first), (names) => names.includes('markerRecordedEventAttributes'), 20_000)).to.include('markerRecordedEventAttributes');
+    expect(
+      await until(
+        () => eventNames(first),
+        (names) => names.includes('markerRecordedEventAttributes'),
+        20_000,
+      ),
+    ).to.include('markerRecordedEventAttributes');
 
     // ... the next one's is an activity task on the webhooks queue.
     const second = (await emit(endpoint.workspaceId)).deliveryIds[0];
-    await until(() => eventNames(second), (names) => names.includes('activityTaskScheduledEventAttributes'), 20_000);
+    await until(
+      () => eventNames(second),
+      (names) => names.includes('activityTaskScheduledEventAttributes'),
+      20_000,
+    );
     const history = (await client.workflow.getHandle(second).fetchHistory()).events ?? [];
     expect(history.some((event) => event.markerRecordedEventAttributes)).to.equal(false);
-    expect(history.find((event) => event.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(TASK_QUEUES.webhooks);
+    expect(history.find((event) => event.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(
+      TASK_QUEUES.webhooks,
+    );
 
     await Promise.all([first, second].map((id) => client.workflow.getHandle(id).cancel()));
   });

@@ -33,7 +33,11 @@ function pathFor(op: IndexedOperation): string {
 
 async function call(api: RunningApi, op: IndexedOperation, headers: Record<string, string>): Promise<ApiResponse> {
   const hasBody = ['POST', 'PUT', 'PATCH'].includes(op.method);
-  return api.request(pathFor(op), { method: op.method, headers: hasBody ? { ...headers, 'Content-Type': 'application/json' } : headers, body: hasBody ? '{}' : undefined });
+  return api.request(pathFor(op), {
+    method: op.method,
+    headers: hasBody ? { ...headers, 'Content-Type': 'application/json' } : headers,
+    body: hasBody ? '{}' : undefined,
+  });
 }
 
 describe('access rules of every operation', () => {
@@ -69,7 +73,12 @@ describe('access rules of every operation', () => {
   for (const op of guarded) {
     describe(`${op.method} ${op.path} (${op.access.permission ?? 'no permission'}${op.access.credentials === 'session' ? ', session only' : ''})`, () => {
       it('answers 401 with WWW-Authenticate: Bearer without credentials and with a wrong key', async () => {
-        for (const headers of [{}, { 'X-API-Key': 'vak_wrong' }, { Authorization: 'Bearer vao_wrong' }, { Authorization: 'Bearer wrong.session.token' }] as Record<string, string>[]) {
+        for (const headers of [
+          {},
+          { 'X-API-Key': 'vak_wrong' },
+          { Authorization: 'Bearer vao_wrong' },
+          { Authorization: 'Bearer wrong.session.token' },
+        ] as Record<string, string>[]) {
           const res = await call(api, op, headers);
           expect(res.status, JSON.stringify(headers)).to.equal(401);
           expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);

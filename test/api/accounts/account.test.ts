@@ -83,7 +83,9 @@ describe('the account', () => {
 
     it('a password change needs the current password and a valid new one', async () => {
       const me = await signUp(api);
-      expect((await api.request('/api/v1/account/password', jsonBody({ current_password: 'wrong one', new_password: 'a brand new secret' }, me.auth))).status).to.equal(400);
+      expect(
+        (await api.request('/api/v1/account/password', jsonBody({ current_password: 'wrong one', new_password: 'a brand new secret' }, me.auth))).status,
+      ).to.equal(400);
       expect((await api.request('/api/v1/account/password', jsonBody({ current_password: me.password, new_password: 'short' }, me.auth))).status).to.equal(422);
       expect((await login(me.email, me.password)).status).to.equal(200);
     });
@@ -109,14 +111,20 @@ describe('the account', () => {
       const me = await signUp(api);
       const now = Date.now();
       await Session.insertMany(
-        Array.from({ length: 55 }, (_, i) => ({ _id: newId(), user_id: me.userId, created_at: new Date(now - (i + 1) * 1000), last_used_at: new Date(now), expires_at: new Date(now + 3_600_000) })),
+        Array.from({ length: 55 }, (_, i) => ({
+          _id: newId(),
+          user_id: me.userId,
+          created_at: new Date(now - (i + 1) * 1000),
+          last_used_at: new Date(now),
+          expires_at: new Date(now + 3_600_000),
+        })),
       );
       const list = await (await api.request('/api/v1/account/sessions', { headers: me.auth })).json();
       expect(list).to.have.length(50);
       expect(list[0].current).to.equal(true);
     });
 
-    it('answers 404 for another person\'s session and 422 for a malformed id', async () => {
+    it("answers 404 for another person's session and 422 for a malformed id", async () => {
       const me = await signUp(api);
       const other = await signUp(api);
       const theirs = (await (await api.request('/api/v1/account/sessions', { headers: other.auth })).json())[0].id;

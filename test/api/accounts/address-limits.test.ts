@@ -65,7 +65,10 @@ describe('limits per caller address, and on password hashes at once', () => {
     for (let i = 0; i < 3; i++) {
       expect((await api.request('/api/v1/auth/login', jsonBody({ email: user.email, password: user.password }, address))).status).to.equal(200);
     }
-    await expectLimited(await api.request('/api/v1/auth/login', jsonBody({ email: user.email, password: user.password }, address)), /too many sign-ins from this address/);
+    await expectLimited(
+      await api.request('/api/v1/auth/login', jsonBody({ email: user.email, password: user.password }, address)),
+      /too many sign-ins from this address/,
+    );
     expect((await api.request('/api/v1/auth/login', jsonBody({ email: user.email, password: user.password }, from()))).status).to.equal(200);
   });
 
@@ -83,7 +86,11 @@ describe('limits per caller address, and on password hashes at once', () => {
   it('OAuth client registration: a few per address', async () => {
     const address = from();
     const register = () =>
-      api.request('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json', ...address }, body: JSON.stringify({ client_name: 'Flood', redirect_uris: [REDIRECT_URI] }) });
+      api.request('/oauth/register', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...address },
+        body: JSON.stringify({ client_name: 'Flood', redirect_uris: [REDIRECT_URI] }),
+      });
     for (let i = 0; i < 3; i++) expect((await register()).status).to.equal(201);
     await expectLimited(await register(), /app registrations from this address/);
   });
@@ -93,7 +100,8 @@ describe('limits per caller address, and on password hashes at once', () => {
     const page = await fetch(authorizationUrl(api, await registerApp(api), pkcePair().challenge));
     const fields = hiddenFields(await page.text());
     // From 127.0.0.1 itself (no forwarded address): no other test here signs in from it.
-    for (let i = 0; i < 3; i++) expect((await postForm(api, '/oauth/authorize', { ...fields, email: user.email, password: user.password })).status).to.equal(200);
+    for (let i = 0; i < 3; i++)
+      expect((await postForm(api, '/oauth/authorize', { ...fields, email: user.email, password: user.password })).status).to.equal(200);
     const limited = await postForm(api, '/oauth/authorize', { ...fields, email: user.email, password: user.password });
     expect(limited.status).to.equal(429);
     expect(limited.headers.get('content-type')).to.match(/^text\/html/);
@@ -118,7 +126,10 @@ describe('limits per caller address, and on password hashes at once', () => {
       expect(statuses.filter((s) => s === 201).length, statuses.join(' ')).to.be.at.least(2);
       const refused = answers.map((res, i) => ({ res, body: bodies[i] })).filter(({ res }) => res.status === 503);
       expect(refused.length, statuses.join(' ')).to.be.greaterThan(0);
-      expect(statuses.every((s) => s === 201 || s === 503), statuses.join(' ')).to.equal(true);
+      expect(
+        statuses.every((s) => s === 201 || s === 503),
+        statuses.join(' '),
+      ).to.equal(true);
       const first = refused[0];
       expect(first.res.headers.get('retry-after')).to.equal('1');
       expect((await first.res.json()).detail).to.include('too many passwords are being checked');

@@ -29,7 +29,12 @@ describe('invites', () => {
 
     const info = await api.request(`/api/v1/invites/${created.token}`);
     expect(info.status).to.equal(200);
-    expect(await info.json()).to.deep.include({ workspace: { id: owner.workspaceId, name: 'Acme' }, role: 'developer', status: 'pending', account_exists: false });
+    expect(await info.json()).to.deep.include({
+      workspace: { id: owner.workspaceId, name: 'Acme' },
+      role: 'developer',
+      status: 'pending',
+      account_exists: false,
+    });
     expect((await api.request('/api/v1/invites/inv_unknown')).status).to.equal(404);
     expect(await AuditEvent.countDocuments({ workspace_id: owner.workspaceId, action: 'invite.sent' })).to.equal(1);
   });

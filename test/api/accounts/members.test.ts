@@ -55,9 +55,10 @@ describe('workspace and members', () => {
     expect((await (await api.request('/api/v1/workspace', { headers: owner.auth })).json()).name).to.equal('Renamed');
   });
 
-  it("compliance.india_calling_hours (0207): on for a new workspace, off for one created before, changed alone by PATCH /workspace and audited", async () => {
+  it('compliance.india_calling_hours (0207): on for a new workspace, off for one created before, changed alone by PATCH /workspace and audited', async () => {
     const owner = await signUp(api, { workspace_name: 'Compliant' });
-    const read = async () => (await (await api.request('/api/v1/workspace', { headers: owner.auth })).json()) as { name: string; compliance: { india_calling_hours: boolean } };
+    const read = async () =>
+      (await (await api.request('/api/v1/workspace', { headers: owner.auth })).json()) as { name: string; compliance: { india_calling_hours: boolean } };
     expect((await read()).compliance).to.deep.equal({ india_calling_hours: true });
     const off = await api.request('/api/v1/workspace', withJson('PATCH', { compliance: { india_calling_hours: false } }, owner.auth));
     expect(off.status, await off.clone().text()).to.equal(200);

@@ -60,7 +60,10 @@ describe('sign-in throttling: 5 failed attempts per address in 5 minutes', () =>
       const res = await api.request('/api/v1/account/password', jsonBody({ current_password: `wrong ${i}`, new_password: 'a brand new secret' }, account.auth));
       expect(res.status).to.equal(400);
     }
-    expect((await api.request('/api/v1/account/password', jsonBody({ current_password: account.password, new_password: 'a brand new secret' }, account.auth))).status).to.equal(429);
+    expect(
+      (await api.request('/api/v1/account/password', jsonBody({ current_password: account.password, new_password: 'a brand new secret' }, account.auth)))
+        .status,
+    ).to.equal(429);
     expect((await login(account.email, account.password)).status).to.equal(429);
   });
 

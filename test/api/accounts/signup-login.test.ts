@@ -29,7 +29,9 @@ describe('sign-up and sign-in', () => {
       expect(ledger).to.have.length(1);
       expect(ledger[0]).to.include({ kind: 'grant', amount_paise: 50_000, balance_after_paise: 50_000, seq: 1 });
       const stored = await User.findById(body.user.id).lean();
-      expect(stored?.password_hash).to.match(/^scrypt\$/).and.not.include('long enough pw');
+      expect(stored?.password_hash)
+        .to.match(/^scrypt\$/)
+        .and.not.include('long enough pw');
     });
 
     it('names the workspace after the person when no name is given', async () => {
@@ -89,7 +91,10 @@ describe('sign-up and sign-in', () => {
 
     it('answers 401 with WWW-Authenticate for a wrong password and for an unknown address', async () => {
       const account = await signUp(api);
-      for (const body of [{ email: account.email, password: 'wrong password' }, { email: uniqueEmail('nobody'), password: 'whatever' }]) {
+      for (const body of [
+        { email: account.email, password: 'wrong password' },
+        { email: uniqueEmail('nobody'), password: 'whatever' },
+      ]) {
         const res = await api.request('/api/v1/auth/login', jsonBody(body));
         expect(res.status).to.equal(401);
         expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);

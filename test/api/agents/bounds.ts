@@ -42,7 +42,10 @@ export function describeBounds(title: string, cases: BoundCase[]): void {
             const body = await res.json();
             expect(res.status, JSON.stringify(body)).to.equal(422);
             // One rule broken, reported at that field (an empty name also fails "not blank").
-            expect(body.detail.map((i: { type: string }) => i.type), JSON.stringify(body)).to.include(type);
+            expect(
+              body.detail.map((i: { type: string }) => i.type),
+              JSON.stringify(body),
+            ).to.include(type);
             for (const issue of body.detail) {
               expect(issue.loc).to.deep.equal(loc ?? ['body', ...c.path]);
               expect(issue.msg).to.be.a('string').and.not.be.empty;

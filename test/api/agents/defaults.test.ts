@@ -67,7 +67,27 @@ describe('agents: defaults and read-only fields', () => {
     expect(agent.created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+05:30$/);
     expect(agent.updated_at).to.equal(agent.created_at);
     expect(Object.keys(agent).sort()).to.deep.equal(
-      ['analytics', 'call', 'created_at', 'id', 'knowledge_base_ids', 'llm', 'name', 'phone_number', 'status', 'system_prompt', 'tools', 'transcriber', 'updated_at', 'updated_by', 'variables', 'version', 'voice', 'webhook_url', 'welcome_message'].sort(),
+      [
+        'analytics',
+        'call',
+        'created_at',
+        'id',
+        'knowledge_base_ids',
+        'llm',
+        'name',
+        'phone_number',
+        'status',
+        'system_prompt',
+        'tools',
+        'transcriber',
+        'updated_at',
+        'updated_by',
+        'variables',
+        'version',
+        'voice',
+        'webhook_url',
+        'welcome_message',
+      ].sort(),
     );
   });
 
@@ -85,7 +105,7 @@ describe('agents: defaults and read-only fields', () => {
     expect(versions.map((v) => v.version)).to.deep.equal([1]);
   });
 
-  it('reads it back the same by GET, in the list, and in the caller\'s time zone', async () => {
+  it("reads it back the same by GET, in the list, and in the caller's time zone", async () => {
     const agent = await agents.created({ name: 'Read back' });
     expect(await (await agents.get(agent.id)).json()).to.deep.equal(agent);
     const listed = (await (await agents.list()).json()).find((a: { id: string }) => a.id === agent.id);
@@ -128,7 +148,16 @@ describe('agents: defaults and read-only fields', () => {
       analytics: { extractions: [{ key: 'city' }] },
     });
     expect(agent.tools).to.deep.equal([
-      { name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: {} }, method: 'POST', url: 'https://example.com/lookup', headers: {}, pre_call_message: '', timeout_seconds: 8 },
+      {
+        name: 'lookup',
+        description: 'Looks things up',
+        parameters: { type: 'object', properties: {} },
+        method: 'POST',
+        url: 'https://example.com/lookup',
+        headers: {},
+        pre_call_message: '',
+        timeout_seconds: 8,
+      },
     ]);
     expect(agent.analytics.extractions).to.deep.equal([{ key: 'city', label: '', type: 'text', description: '', choices: [] }]);
   });

@@ -14,7 +14,8 @@ export function agentsClient(api: RunningApi, headers: Record<string, string>) {
     duplicate: (id: string, h = headers): Promise<ApiResponse> => api.request(`${base}/${id}/duplicate`, { method: 'POST', headers: h }),
     versions: (id: string, h = headers): Promise<ApiResponse> => api.request(`${base}/${id}/versions`, { headers: h }),
     version: (id: string, version: string | number, h = headers): Promise<ApiResponse> => api.request(`${base}/${id}/versions/${version}`, { headers: h }),
-    restore: (id: string, version: string | number, h = headers): Promise<ApiResponse> => api.request(`${base}/${id}/versions/${version}/restore`, { method: 'POST', headers: h }),
+    restore: (id: string, version: string | number, h = headers): Promise<ApiResponse> =>
+      api.request(`${base}/${id}/versions/${version}/restore`, { method: 'POST', headers: h }),
     /** Creates an agent and answers its body; fails the test unless 201. */
     async created(body: Record<string, unknown>, h = headers) {
       const res = await api.request(base, withJson('POST', body, h));
@@ -31,7 +32,8 @@ export async function setPlan(workspaceId: string, plan: string): Promise<void> 
 /** The one 422 issue of a response (fails when there is not exactly one). */
 export async function onlyIssue(res: ApiResponse): Promise<{ type: string; loc: (string | number)[]; msg: string; input: unknown }> {
   const body = await res.json();
-  if (res.status !== 422 || !Array.isArray(body.detail) || body.detail.length !== 1) throw new Error(`expected one 422 issue, got ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 422 || !Array.isArray(body.detail) || body.detail.length !== 1)
+    throw new Error(`expected one 422 issue, got ${res.status} ${JSON.stringify(body)}`);
   return body.detail[0];
 }
 

@@ -5,7 +5,7 @@ const tool = { name: 'lookup', description: 'Looks up an order', url: 'https://e
 const withTool = { name: 'Tools', tools: [tool] };
 const withExtraction = { name: 'Extractions', analytics: { extractions: [{ key: 'city' }] } };
 const withChoice = { name: 'Choices', analytics: { extractions: [{ key: 'plan', type: 'choice', choices: [{ value: 'gold' }] }] } };
-const many = <T,>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+const many = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
 
 /** Tool items and extraction items at their boundaries, and the rules across items. */
 describeBounds('agents: the rules of tool and extraction items', [
@@ -36,7 +36,20 @@ describeBounds('agents: the rules of tool and extraction items', [
     title: 'tool names unique within the agent',
     path: ['tools', 1],
     base: withTool,
-    ok: [{ value: { ...tool, name: 'lookup_2' }, stored: { ...tool, name: 'lookup_2', parameters: { type: 'object', properties: {} }, method: 'POST', headers: {}, pre_call_message: '', timeout_seconds: 8 } }],
+    ok: [
+      {
+        value: { ...tool, name: 'lookup_2' },
+        stored: {
+          ...tool,
+          name: 'lookup_2',
+          parameters: { type: 'object', properties: {} },
+          method: 'POST',
+          headers: {},
+          pre_call_message: '',
+          timeout_seconds: 8,
+        },
+      },
+    ],
     bad: [{ value: { ...tool, description: 'Another one' }, type: 'value_error', loc: ['body', 'tools', 1, 'name'] }],
   },
   {
@@ -100,7 +113,13 @@ describeBounds('agents: the rules of tool and extraction items', [
       { value: Object.fromEntries(many(51, (i) => [`X-H${i}`, 'v'] as const)), type: 'too_long' },
     ],
   },
-  { title: 'tool pre_call_message', path: ['tools', 0, 'pre_call_message'], base: withTool, ok: [{ value: s(1000) }], bad: [{ value: s(1001), type: 'string_too_long' }] },
+  {
+    title: 'tool pre_call_message',
+    path: ['tools', 0, 'pre_call_message'],
+    base: withTool,
+    ok: [{ value: s(1000) }],
+    bad: [{ value: s(1001), type: 'string_too_long' }],
+  },
   {
     title: 'tool timeout_seconds',
     path: ['tools', 0, 'timeout_seconds'],
@@ -138,7 +157,13 @@ describeBounds('agents: the rules of tool and extraction items', [
     ok: [{ value: { key: 'town' }, stored: { key: 'town', label: '', type: 'text', description: '', choices: [] } }],
     bad: [{ value: { key: 'city', label: 'Again' }, type: 'value_error', loc: ['body', 'analytics', 'extractions', 1, 'key'] }],
   },
-  { title: 'extraction label', path: ['analytics', 'extractions', 0, 'label'], base: withExtraction, ok: [{ value: s(80) }], bad: [{ value: s(81), type: 'string_too_long' }] },
+  {
+    title: 'extraction label',
+    path: ['analytics', 'extractions', 0, 'label'],
+    base: withExtraction,
+    ok: [{ value: s(80) }],
+    bad: [{ value: s(81), type: 'string_too_long' }],
+  },
   {
     title: 'extraction type',
     path: ['analytics', 'extractions', 0, 'type'],
@@ -146,7 +171,13 @@ describeBounds('agents: the rules of tool and extraction items', [
     ok: ['text', 'number', 'boolean', 'choice', 'date', 'list'].map((value) => ({ value })),
     bad: [{ value: 'money', type: 'enum' }],
   },
-  { title: 'extraction description', path: ['analytics', 'extractions', 0, 'description'], base: withExtraction, ok: [{ value: s(600) }], bad: [{ value: s(601), type: 'string_too_long' }] },
+  {
+    title: 'extraction description',
+    path: ['analytics', 'extractions', 0, 'description'],
+    base: withExtraction,
+    ok: [{ value: s(600) }],
+    bad: [{ value: s(601), type: 'string_too_long' }],
+  },
   {
     title: 'extraction choices',
     path: ['analytics', 'extractions', 0, 'choices'],

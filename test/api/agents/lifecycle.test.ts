@@ -34,7 +34,7 @@ describe('agents: list, read, delete, duplicate', () => {
     expect(await res.json()).to.deep.equal([]);
   });
 
-  it('answers 404 `agent not found` for a missing agent and for another workspace\'s, on every endpoint', async () => {
+  it("answers 404 `agent not found` for a missing agent and for another workspace's, on every endpoint", async () => {
     const stranger = await activeOwner(api);
     const theirs = await agentsClient(api, stranger.auth).created({ name: 'Theirs' });
     for (const id of ['0'.repeat(32), theirs.id]) {
@@ -81,7 +81,14 @@ describe('agents: list, read, delete, duplicate', () => {
       system_prompt: 'Remind {name} about {amount}',
       llm: { provider: 'local', temperature: 1 },
       call: { max_duration_seconds: 900, timezone: 'Europe/London' },
-      tools: [{ name: 'pay', description: 'Sends a payment link', url: 'https://example.com/pay', parameters: { type: 'object', properties: { $amount: { type: 'number' } } } }],
+      tools: [
+        {
+          name: 'pay',
+          description: 'Sends a payment link',
+          url: 'https://example.com/pay',
+          parameters: { type: 'object', properties: { $amount: { type: 'number' } } },
+        },
+      ],
       analytics: { summarize: true, extractions: [{ key: 'promise_date', type: 'date' }] },
       status: 'paused',
     });
@@ -89,7 +96,9 @@ describe('agents: list, read, delete, duplicate', () => {
     const res = await agents.duplicate(original.id);
     expect(res.status).to.equal(201);
     const copy = await res.json();
-    expect(copy.id).to.match(/^[0-9a-f]{32}$/).and.not.equal(original.id);
+    expect(copy.id)
+      .to.match(/^[0-9a-f]{32}$/)
+      .and.not.equal(original.id);
     expect(copy).to.include({ name: 'Collections (copy)', version: 1 });
     expect(stripReadOnly(copy)).to.deep.equal({ ...stripReadOnly(original), name: 'Collections (copy)' });
     expect(copy.variables).to.deep.equal(['name', 'amount']);
@@ -97,7 +106,7 @@ describe('agents: list, read, delete, duplicate', () => {
     expect((await (await agents.get(original.id)).json()).version).to.equal(2);
   });
 
-  it('keeps the copy\'s name within 120 characters', async () => {
+  it("keeps the copy's name within 120 characters", async () => {
     const original = await agents.created({ name: 'n'.repeat(120) });
     const copy = await (await agents.duplicate(original.id)).json();
     expect(copy.name).to.equal(`${'n'.repeat(113)} (copy)`);
@@ -109,7 +118,12 @@ describe('agents: list, read, delete, duplicate', () => {
     const viewer = await memberWithRole(api, owner.workspaceId, 'viewer');
     expect((await agents.list(viewer.headers)).status).to.equal(200);
     expect((await agents.get(agent.id, viewer.headers)).status).to.equal(200);
-    for (const res of [await agents.create({ name: 'x' }, viewer.headers), await agents.update(agent.id, { name: 'x' }, viewer.headers), await agents.remove(agent.id, viewer.headers), await agents.duplicate(agent.id, viewer.headers)]) {
+    for (const res of [
+      await agents.create({ name: 'x' }, viewer.headers),
+      await agents.update(agent.id, { name: 'x' }, viewer.headers),
+      await agents.remove(agent.id, viewer.headers),
+      await agents.duplicate(agent.id, viewer.headers),
+    ]) {
       expect(res.status).to.equal(403);
       const body = await res.json();
       expect(body.permission).to.equal('agents.edit');

@@ -5,7 +5,7 @@ import { activeOwner } from '../../support/accounts';
 import { agentsClient, setPlan } from './helpers';
 
 /** The plan's agent limit (Starter 10, Growth 50, Scale none), on create and on duplicate. */
-describe('agents: the plan\'s agent limit', () => {
+describe("agents: the plan's agent limit", () => {
   let api: RunningApi;
   before(async () => {
     api = await startApi();
@@ -18,7 +18,10 @@ describe('agents: the plan\'s agent limit', () => {
     return { workspaceId: owner.workspaceId, agents: agentsClient(api, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }) };
   };
 
-  for (const [plan, limit] of [['starter', 10], ['growth', 50]] as const) {
+  for (const [plan, limit] of [
+    ['starter', 10],
+    ['growth', 50],
+  ] as const) {
     it(`${plan}: allows ${limit} agents; the next create and duplicate are 409 and add nothing`, async () => {
       const { workspaceId, agents } = await workspaceOn(plan);
       let first = '';

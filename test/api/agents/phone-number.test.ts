@@ -37,7 +37,7 @@ describe('agents: phone_number', () => {
     expect((await (await agents.get(agent.id)).json()).phone_number).to.equal(number);
   });
 
-  it('refuses a number that is not the workspace\'s (422) and creates nothing', async () => {
+  it("refuses a number that is not the workspace's (422) and creates nothing", async () => {
     const before = await Agent.countDocuments({ workspace_id: owner.workspaceId });
     // The shortest and longest E.164 numbers pass the pattern and fail on the workspace.
     for (const number of ['+1234567', '+123456789012345']) {
@@ -100,7 +100,7 @@ describe('agents: phone_number', () => {
     expect(await connectedAgentOf(second)).to.equal(null);
   });
 
-  it('a restore keeps the agent\'s current number; a copy gets none', async () => {
+  it("a restore keeps the agent's current number; a copy gets none", async () => {
     const agent = await agents.created({ name: 'Before the number' });
     const number = await claimed();
     await agents.update(agent.id, { name: 'With the number', phone_number: number });

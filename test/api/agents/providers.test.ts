@@ -52,12 +52,23 @@ describe('agents: providers, models, plans and knowledge bases', () => {
 
   it('takes only a speech-synthesis provider and model of the catalog', async () => {
     expect((await agents.created({ name: 'x', voice: { provider: 'openai', model: 'tts-1-hd' } })).voice.model).to.equal('tts-1-hd');
-    expect(await onlyIssue(await agents.create({ name: 'x', voice: { provider: 'elevenlabs' } }))).to.deep.include({ type: 'value_error', loc: ['body', 'voice', 'provider'] });
-    expect(await onlyIssue(await agents.create({ name: 'x', voice: { provider: 'local', model: 'tts-1' } }))).to.deep.include({ type: 'value_error', loc: ['body', 'voice', 'model'] });
+    expect(await onlyIssue(await agents.create({ name: 'x', voice: { provider: 'elevenlabs' } }))).to.deep.include({
+      type: 'value_error',
+      loc: ['body', 'voice', 'provider'],
+    });
+    expect(await onlyIssue(await agents.create({ name: 'x', voice: { provider: 'local', model: 'tts-1' } }))).to.deep.include({
+      type: 'value_error',
+      loc: ['body', 'voice', 'model'],
+    });
   });
 
   it('reports every broken rule at once', async () => {
-    const res = await agents.create({ name: 'x', llm: { provider: 'anthropic' }, voice: { model: 'nope' }, call: { call_start_hour: 22, call_end_hour: 8, timezone: 'Nowhere/City' } });
+    const res = await agents.create({
+      name: 'x',
+      llm: { provider: 'anthropic' },
+      voice: { model: 'nope' },
+      call: { call_start_hour: 22, call_end_hour: 8, timezone: 'Nowhere/City' },
+    });
     expect(res.status).to.equal(422);
     const locs = (await res.json()).detail.map((i: { loc: unknown[] }) => i.loc.join('.'));
     expect(locs).to.have.members(['body.llm.provider', 'body.voice.model', 'body.call.call_start_hour', 'body.call.timezone']);
@@ -70,7 +81,7 @@ describe('agents: providers, models, plans and knowledge bases', () => {
       return (await res.json()).id as string;
     };
 
-    it('takes up to 10 of the workspace\'s knowledge bases', async () => {
+    it("takes up to 10 of the workspace's knowledge bases", async () => {
       const ids = [];
       for (let i = 0; i < 10; i++) ids.push(await newBase(headers, `base ${i}`));
       expect((await agents.created({ name: 'Knows', knowledge_base_ids: ids })).knowledge_base_ids).to.deep.equal(ids);

@@ -26,11 +26,24 @@ describeBounds('agents: the rules of the Agent table', [
     ],
   },
   { title: 'welcome_message', path: ['welcome_message'], ok: [{ value: '' }, { value: s(2000) }], bad: [{ value: s(2001), type: 'string_too_long' }] },
-  { title: 'system_prompt', path: ['system_prompt'], ok: [{ value: s(32000) }], bad: [{ value: s(32001), type: 'string_too_long' }, { value: null, type: 'string_type' }] },
+  {
+    title: 'system_prompt',
+    path: ['system_prompt'],
+    ok: [{ value: s(32000) }],
+    bad: [
+      { value: s(32001), type: 'string_too_long' },
+      { value: null, type: 'string_type' },
+    ],
+  },
   { title: 'llm.temperature', path: ['llm', 'temperature'], ...range(0, 2, -0.01, 2.01, 'float') },
   { title: 'llm.max_tokens', path: ['llm', 'max_tokens'], ...range(16, 4096, 15, 4097) },
   { title: 'voice.speed', path: ['voice', 'speed'], ...range(0.6, 1.5, 0.59, 1.51, 'float') },
-  { title: 'voice.language', path: ['voice', 'language'], ok: [{ value: 'en-IN' }, { value: 'ta' }], bad: [{ value: 'Hindi', type: 'string_pattern_mismatch' }] },
+  {
+    title: 'voice.language',
+    path: ['voice', 'language'],
+    ok: [{ value: 'en-IN' }, { value: 'ta' }],
+    bad: [{ value: 'Hindi', type: 'string_pattern_mismatch' }],
+  },
   { title: 'voice.voice_id', path: ['voice', 'voice_id'], ok: [{ value: null }], bad: [{ value: s(201), type: 'string_too_long' }] },
   { title: 'voice.voice_name', path: ['voice', 'voice_name'], ok: [{ value: 'Meera' }], bad: [{ value: 3, type: 'string_type' }] },
   {
@@ -56,7 +69,15 @@ describeBounds('agents: the rules of the Agent table', [
       { value: 'EMI', type: 'list_type' },
     ],
   },
-  { title: 'a keyterm', path: ['transcriber', 'keyterms', 0], ok: [{ value: s(100) }], bad: [{ value: '', type: 'string_too_short' }, { value: s(101), type: 'string_too_long' }] },
+  {
+    title: 'a keyterm',
+    path: ['transcriber', 'keyterms', 0],
+    ok: [{ value: s(100) }],
+    bad: [
+      { value: '', type: 'string_too_short' },
+      { value: s(101), type: 'string_too_long' },
+    ],
+  },
   { title: 'call.max_duration_seconds', path: ['call', 'max_duration_seconds'], ...range(30, 3600, 29, 3601) },
   { title: 'call.hangup_after_silence_seconds', path: ['call', 'hangup_after_silence_seconds'], ...range(5, 120, 4, 121) },
   { title: 'call.allow_interruptions', path: ['call', 'allow_interruptions'], ...flag },
@@ -102,7 +123,12 @@ describeBounds('agents: the rules of the Agent table', [
   { title: 'call.user_online_message', path: ['call', 'user_online_message'], ok: [{ value: 'Hello?' }], bad: [{ value: s(1001), type: 'string_too_long' }] },
   { title: 'call.user_online_after_seconds', path: ['call', 'user_online_after_seconds'], ...range(3, 60, 2, 61) },
   { title: 'analytics.summarize', path: ['analytics', 'summarize'], ...flag },
-  { title: 'analytics.extraction_prompt', path: ['analytics', 'extraction_prompt'], ok: [{ value: s(4000) }], bad: [{ value: s(4001), type: 'string_too_long' }] },
+  {
+    title: 'analytics.extraction_prompt',
+    path: ['analytics', 'extraction_prompt'],
+    ok: [{ value: s(4000) }],
+    bad: [{ value: s(4001), type: 'string_too_long' }],
+  },
   {
     title: 'webhook_url',
     path: ['webhook_url'],

@@ -45,7 +45,10 @@ describe('agents: tool header values are write-only', function () {
 
   /** The headers the tool's target received when the saved tool was tested. */
   async function sentBySavedTool(agentId: string, toolName = 'lookup'): Promise<Record<string, unknown>> {
-    const res = await api.request(`/api/v1/agents/${agentId}/tools/${toolName}/test`, withJson('POST', {}, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }));
+    const res = await api.request(
+      `/api/v1/agents/${agentId}/tools/${toolName}/test`,
+      withJson('POST', {}, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }),
+    );
     expect(res.status, await res.clone().text()).to.equal(200);
     expect((await res.json()).ok).to.equal(true);
     const request = target.received.at(-1)!;
@@ -126,7 +129,10 @@ describe('agents: tool header values are write-only', function () {
     expect((await renamed.json()).detail[0].msg).to.contain('send the value');
     expect((await (await agents.get(created.id)).json()).version).to.equal(1);
 
-    const unsaved = await api.request('/api/v1/tools/test', withJson('POST', { tool: lookup({ Authorization: MASK }) }, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }));
+    const unsaved = await api.request(
+      '/api/v1/tools/test',
+      withJson('POST', { tool: lookup({ Authorization: MASK }) }, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }),
+    );
     expect(unsaved.status).to.equal(422);
     expect((await unsaved.json()).detail[0].loc).to.deep.equal(['body', 'tool', 'headers', 'Authorization']);
     expect(target.received).to.have.length(0);

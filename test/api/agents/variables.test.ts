@@ -14,12 +14,16 @@ describe('agents: variables', () => {
   });
   after(() => api.close());
 
-  it('lists the welcome message\'s variables, then the prompt\'s, in order of first use, each once', async () => {
-    const agent = await agents.created({ name: 'EMI', welcome_message: 'Namaste {customer_name}, this is about {loan_id}.', system_prompt: 'Ask {customer_name} to pay {amount} for {loan_id} by {due_date}.' });
+  it("lists the welcome message's variables, then the prompt's, in order of first use, each once", async () => {
+    const agent = await agents.created({
+      name: 'EMI',
+      welcome_message: 'Namaste {customer_name}, this is about {loan_id}.',
+      system_prompt: 'Ask {customer_name} to pay {amount} for {loan_id} by {due_date}.',
+    });
     expect(agent.variables).to.deep.equal(['customer_name', 'loan_id', 'amount', 'due_date']);
   });
 
-  it('changes with the texts on update, and shows each version\'s own', async () => {
+  it("changes with the texts on update, and shows each version's own", async () => {
     const agent = await agents.created({ name: 'V', welcome_message: 'Hi {a}' });
     const updated = await (await agents.update(agent.id, { name: 'V', system_prompt: 'Use {b} and {c}' })).json();
     expect(updated.variables).to.deep.equal(['b', 'c']);

@@ -70,7 +70,12 @@ describe('agents: versions', () => {
 
   it('takes only an integer from 1 as the version (422 otherwise)', async () => {
     const id = await agentWithVersions(1);
-    for (const [version, type] of [['abc', 'int_type'], ['1.5', 'int_type'], ['0', 'greater_than_equal'], ['-1', 'greater_than_equal']]) {
+    for (const [version, type] of [
+      ['abc', 'int_type'],
+      ['1.5', 'int_type'],
+      ['0', 'greater_than_equal'],
+      ['-1', 'greater_than_equal'],
+    ]) {
       for (const res of [await agents.version(id, version), await agents.restore(id, version)]) {
         expect(res.status, version).to.equal(422);
         const [issue] = (await res.json()).detail;

@@ -9,7 +9,12 @@ const leaving = { name: 'Bounds', call: { voicemail: { detect: true, action: 'le
 
 /** `call.voicemail` (docs/decisions/0158) at its boundaries: POST and PUT alike, through the real API. */
 describeBounds('agents: the rules of call.voicemail', [
-  { title: 'call.voicemail.detect', path: ['call', 'voicemail', 'detect'], ok: [{ value: true }, { value: false }], bad: [{ value: 'yes', type: 'bool_type' }] },
+  {
+    title: 'call.voicemail.detect',
+    path: ['call', 'voicemail', 'detect'],
+    ok: [{ value: true }, { value: false }],
+    bad: [{ value: 'yes', type: 'bool_type' }],
+  },
   {
     title: 'call.voicemail.action',
     path: ['call', 'voicemail', 'action'],
@@ -51,7 +56,11 @@ describe('agents: call.voicemail defaults', () => {
 
   it('is off by default, and a part left out takes its default', async () => {
     expect((await agents.created({ name: 'Plain' })).call.voicemail).to.deep.equal({ detect: false, action: 'hang_up', message: '' });
-    expect((await agents.created({ name: 'Detects', call: { voicemail: { detect: true } } })).call.voicemail).to.deep.equal({ detect: true, action: 'hang_up', message: '' });
+    expect((await agents.created({ name: 'Detects', call: { voicemail: { detect: true } } })).call.voicemail).to.deep.equal({
+      detect: true,
+      action: 'hang_up',
+      message: '',
+    });
   });
 
   it('leave_message without a message is one 422 at call.voicemail.message that names the rule', async () => {

@@ -65,7 +65,14 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
     const { csv, rejected } = fileOf500();
     expect(rejected).to.have.length(10);
     const start = tomorrow();
-    const created = await createdBatch(api, owner.auth, csv, { agent_id: agentId, from_number: FROM, start_at: start, name: 'Renewals', max_attempts: '3', retry_spacing_seconds: '600' });
+    const created = await createdBatch(api, owner.auth, csv, {
+      agent_id: agentId,
+      from_number: FROM,
+      start_at: start,
+      name: 'Renewals',
+      max_attempts: '3',
+      retry_spacing_seconds: '600',
+    });
     expect(created.rejected_rows).to.deep.equal(rejected);
     expect(created.rejected_rows.slice(0, 2)).to.deep.equal([
       { row: 52, number: '9700000049', reason: E164_REASON },
@@ -135,9 +142,22 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
   });
 
   it('finds contacts by part of the number or a value in the first three columns, not in later ones', async () => {
-    const q = async (text: string) => (await (await contacts.contactsPage(batchId, `q=${encodeURIComponent(text)}&limit=200`)).json()) as { items: Contact[]; total: number };
+    const q = async (text: string) =>
+      (await (await contacts.contactsPage(batchId, `q=${encodeURIComponent(text)}&limit=200`)).json()) as { items: Contact[]; total: number };
     expect((await q(number(123))).items.map((c) => c.number)).to.deep.equal([number(123)]);
-    expect((await q('0000012')).items.map((c) => c.number)).to.deep.equal([number(12), number(120), number(121), number(122), number(123), number(124), number(125), number(126), number(127), number(128), number(129)]);
+    expect((await q('0000012')).items.map((c) => c.number)).to.deep.equal([
+      number(12),
+      number(120),
+      number(121),
+      number(122),
+      number(123),
+      number(124),
+      number(125),
+      number(126),
+      number(127),
+      number(128),
+      number(129),
+    ]);
     expect((await q('person 42')).items.map((c) => c.number).slice(0, 2)).to.deep.equal([number(42), number(420)]);
     expect((await q('DELHI')).total).to.equal(250);
     expect((await q('silver')).total).to.equal(333);
@@ -197,8 +217,18 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
     const other = await activeOwner(api);
     await holdNumbers(other.workspaceId, OTHERS_FROM);
     const otherAgent = (await agentsClient(api, other.auth).created({ name: 'Other' })).id;
-    const first = await createdBatch(api, other.auth, `number\n${number(1)}\n${number(2)}\n`, { agent_id: otherAgent, from_number: OTHERS_FROM, start_at: tomorrow(), name: 'first' });
-    const second = await createdBatch(api, other.auth, `number\n${number(3)}\n`, { agent_id: otherAgent, from_number: OTHERS_FROM, start_at: tomorrow(), name: 'second' });
+    const first = await createdBatch(api, other.auth, `number\n${number(1)}\n${number(2)}\n`, {
+      agent_id: otherAgent,
+      from_number: OTHERS_FROM,
+      start_at: tomorrow(),
+      name: 'first',
+    });
+    const second = await createdBatch(api, other.auth, `number\n${number(3)}\n`, {
+      agent_id: otherAgent,
+      from_number: OTHERS_FROM,
+      start_at: tomorrow(),
+      name: 'second',
+    });
     const list = await (await api.request('/api/v1/batches', { headers: other.auth })).json();
     expect(list.total).to.equal(2);
     expect(list.items.map((b: { name: string }) => b.name)).to.deep.equal(['second', 'first']);
@@ -221,7 +251,10 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
 
       const noColumn = await uploadBatch(api, owner.auth, 'name,city\nA,Pune\n', { agent_id: agentId, from_number: FROM });
       expect(noColumn.status).to.equal(422);
-      expect((await noColumn.json()).detail[0]).to.deep.include({ loc: ['body', 'file'], msg: 'no number column: name one with number_column, or call a column one of number, phone_number, phone, mobile, to_number' });
+      expect((await noColumn.json()).detail[0]).to.deep.include({
+        loc: ['body', 'file'],
+        msg: 'no number column: name one with number_column, or call a column one of number, phone_number, phone, mobile, to_number',
+      });
 
       const allBad = await uploadBatch(api, owner.auth, 'number\n12345\n+91\n', { agent_id: agentId, from_number: FROM });
       expect(allBad.status).to.equal(422);
@@ -249,12 +282,23 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
       for (const [fields, field] of cases) {
         const res = await uploadBatch(api, owner.auth, csv, { from_number: FROM, ...fields });
         expect(res.status, field).to.equal(422);
-        expect((await res.json()).detail.map((d: { loc: string[] }) => d.loc[1]), field).to.include(field);
+        expect(
+          (await res.json()).detail.map((d: { loc: string[] }) => d.loc[1]),
+          field,
+        ).to.include(field);
       }
       for (const fields of [{ max_attempts: '10' }, { retry_spacing_seconds: '604800' }, { retry_spacing_seconds: '1' }]) {
-        expect((await uploadBatch(api, owner.auth, csv, { agent_id: agentId, from_number: FROM, start_at: tomorrow(), ...fields })).status, JSON.stringify(fields)).to.equal(201);
+        expect(
+          (await uploadBatch(api, owner.auth, csv, { agent_id: agentId, from_number: FROM, start_at: tomorrow(), ...fields })).status,
+          JSON.stringify(fields),
+        ).to.equal(201);
       }
-      const named = await createdBatch(api, owner.auth, 'name,alt\nA,+919800000001\n', { agent_id: agentId, from_number: FROM, start_at: tomorrow(), number_column: 'alt' });
+      const named = await createdBatch(api, owner.auth, 'name,alt\nA,+919800000001\n', {
+        agent_id: agentId,
+        from_number: FROM,
+        start_at: tomorrow(),
+        number_column: 'alt',
+      });
       expect(named.batch).to.deep.include({ number_column: 'alt', name: 'contacts', max_attempts: 1, retry_spacing_seconds: 1800 });
       expect(named.batch.columns).to.deep.equal(['name']);
     });
@@ -267,7 +311,13 @@ describe('Batches: creating one from a CSV, reading it and its contacts', functi
       expect((await uploadBatch(api, fresh.auth, csv, { agent_id: agent, from_number: FROM })).status).to.equal(409);
       const broke = await activeOwner(api);
       const brokeAgent = (await agentsClient(api, broke.auth).created({ name: 'Broke' })).id;
-      await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${broke.workspaceId}`, at: new Date() });
+      await appendLedgerItem({
+        workspaceId: broke.workspaceId,
+        kind: 'adjustment',
+        amountPaise: -(await balanceOf(broke.workspaceId)),
+        idempotencyKey: `test-zero-${broke.workspaceId}`,
+        at: new Date(),
+      });
       await holdNumbers(broke.workspaceId, BROKES_FROM);
       const refused = await uploadBatch(api, broke.auth, csv, { agent_id: brokeAgent, from_number: BROKES_FROM });
       expect(refused.status).to.equal(402);

@@ -4,7 +4,13 @@ import type { ApiResponse, RunningApi } from '../../support/api';
 export type BatchFields = Record<string, string | undefined>;
 
 /** POST /batches with the CSV as the file `fileName` and the other form fields. */
-export function uploadBatch(api: RunningApi, headers: Record<string, string>, csv: string, fields: BatchFields, fileName = 'contacts.csv'): Promise<ApiResponse> {
+export function uploadBatch(
+  api: RunningApi,
+  headers: Record<string, string>,
+  csv: string,
+  fields: BatchFields,
+  fileName = 'contacts.csv',
+): Promise<ApiResponse> {
   const form = new FormData();
   form.append('file', new Blob([csv], { type: 'text/csv' }), fileName);
   for (const [name, value] of Object.entries(fields)) if (value !== undefined) form.append(name, value);
@@ -12,14 +18,27 @@ export function uploadBatch(api: RunningApi, headers: Record<string, string>, cs
 }
 
 /** Creates a batch and answers `{batch, rejected_rows}`; fails the test unless 201. */
-export async function createdBatch(api: RunningApi, headers: Record<string, string>, csv: string, fields: BatchFields): Promise<{ batch: Batch; rejected_rows: { row: number; number: string; reason: string }[] }> {
+export async function createdBatch(
+  api: RunningApi,
+  headers: Record<string, string>,
+  csv: string,
+  fields: BatchFields,
+): Promise<{ batch: Batch; rejected_rows: { row: number; number: string; reason: string }[] }> {
   const res = await uploadBatch(api, headers, csv, fields);
   expect(res.status, await res.clone().text()).to.equal(201);
   return res.json();
 }
 
 export type Batch = Record<string, unknown> & { id: string; status: string; counts: Record<string, number>; contacts_total: number };
-export type Contact = { row: number; number: string; user_data: Record<string, string>; status: string; attempts: number; latest_call_id: string | null; next_attempt_at: string | null };
+export type Contact = {
+  row: number;
+  number: string;
+  user_data: Record<string, string>;
+  status: string;
+  attempts: number;
+  latest_call_id: string | null;
+  next_attempt_at: string | null;
+};
 
 /** Requests of the batch endpoints, acting with the given headers. */
 export function batchesClient(api: RunningApi, headers: Record<string, string>) {
@@ -41,6 +60,7 @@ export function batchesClient(api: RunningApi, headers: Record<string, string>) 
         if (all.length >= page.total || !page.items.length) return all;
       }
     },
-    control: (id: string, action: 'pause' | 'resume' | 'cancel'): Promise<ApiResponse> => api.request(`/api/v1/batches/${id}/${action}`, { method: 'POST', headers }),
+    control: (id: string, action: 'pause' | 'resume' | 'cancel'): Promise<ApiResponse> =>
+      api.request(`/api/v1/batches/${id}/${action}`, { method: 'POST', headers }),
   };
 }

@@ -49,8 +49,15 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
       owner,
       from,
       batches,
-      create: async (numbers: string[], fields: Record<string, string> = {}) => (await createdBatch(api, owner.auth, csvOf(numbers), { agent_id: agentId, from_number: from, ...fields })).batch,
-      settled: (id: string, timeoutMs = 90_000): Promise<Batch> => until(() => batches.get(id), (b) => FINAL_BATCH.includes(b.status) && b.counts.calling === 0, timeoutMs, 250),
+      create: async (numbers: string[], fields: Record<string, string> = {}) =>
+        (await createdBatch(api, owner.auth, csvOf(numbers), { agent_id: agentId, from_number: from, ...fields })).batch,
+      settled: (id: string, timeoutMs = 90_000): Promise<Batch> =>
+        until(
+          () => batches.get(id),
+          (b) => FINAL_BATCH.includes(b.status) && b.counts.calling === 0,
+          timeoutMs,
+          250,
+        ),
       contactsWhen: (id: string, done: (contacts: Contact[]) => boolean, timeoutMs = 60_000) => until(() => batches.allContacts(id), done, timeoutMs, 250),
       call: async (id: string): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json(),
       place: async (to: string): Promise<Call> => {
@@ -85,11 +92,20 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     expect(done.ended_at).to.be.a('string');
 
     const contacts = await ws.batches.allContacts(batch.id);
-    expect(contacts.map((c) => [c.number, c.status, c.attempts])).to.deep.equal(numbers.map((n, i) => [n, ['completed', 'busy', 'completed', 'failed', 'completed', 'busy', 'completed'][i], 1]));
+    expect(contacts.map((c) => [c.number, c.status, c.attempts])).to.deep.equal(
+      numbers.map((n, i) => [n, ['completed', 'busy', 'completed', 'failed', 'completed', 'busy', 'completed'][i], 1]),
+    );
     for (const [i, contact] of contacts.entries()) {
       const call = await ws.call(contact.latest_call_id!);
       // Each call is an ordinary call of the workspace, as POST /calls places one.
-      expect(call).to.deep.include({ to_number: contact.number, from_number: ws.from, direction: 'outbound', placed_by: 'Asha Rao', user_data: { name: `Person ${i}` }, status: contact.status });
+      expect(call).to.deep.include({
+        to_number: contact.number,
+        from_number: ws.from,
+        direction: 'outbound',
+        placed_by: 'Asha Rao',
+        user_data: { name: `Person ${i}` },
+        status: contact.status,
+      });
     }
     const listed = await (await api.request('/api/v1/calls?limit=200', { headers: ws.owner.auth })).json();
     expect(listed.total).to.equal(numbers.length);
@@ -149,7 +165,10 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     const ws = await workspace(1);
     // A long call holds the only slot, so that the batch's first call waits in the queue.
     const blocker = await ws.place(callee({ kind: 'answer', answerAfterSeconds: 1 }));
-    await until(() => ws.call(blocker.id), (c) => c.status === 'in-progress');
+    await until(
+      () => ws.call(blocker.id),
+      (c) => c.status === 'in-progress',
+    );
     const numbers = [callee(answers()), callee(answers())];
     const batch = await ws.create(numbers);
     await ws.contactsWhen(batch.id, (list) => list[0].status === 'calling');
@@ -174,7 +193,11 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     const done = await ws.settled(batch.id);
     expect(done.status).to.equal('completed');
     expect(done.counts.completed).to.equal(2);
-    for (const [action, done] of [['pause', 'paused'], ['resume', 'resumed'], ['cancel', 'canceled']] as const) {
+    for (const [action, done] of [
+      ['pause', 'paused'],
+      ['resume', 'resumed'],
+      ['cancel', 'canceled'],
+    ] as const) {
       const res = await ws.batches.control(batch.id, action);
       expect(res.status, action).to.equal(409);
       expect((await res.json()).detail).to.equal(`the batch is completed: it cannot be ${done}`);
@@ -184,7 +207,10 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
   it("cancel hangs up the batch's queued calls and cancels the contacts not called yet", async () => {
     const ws = await workspace(1);
     const blocker = await ws.place(callee({ kind: 'answer', answerAfterSeconds: 1 }));
-    await until(() => ws.call(blocker.id), (c) => c.status === 'in-progress');
+    await until(
+      () => ws.call(blocker.id),
+      (c) => c.status === 'in-progress',
+    );
     const numbers = [callee(answers()), callee(answers()), callee(answers())];
     const batch = await ws.create(numbers, { max_attempts: '2', retry_spacing_seconds: '1' });
     const [first] = await ws.contactsWhen(batch.id, (list) => list[0].status === 'calling');
@@ -195,7 +221,10 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     expect(body).to.deep.include({ status: 'canceled', status_reason: null });
     expect(body.ended_at).to.be.a('string');
 
-    const call = await until(() => ws.call(first.latest_call_id!), (c) => c.status !== 'queued');
+    const call = await until(
+      () => ws.call(first.latest_call_id!),
+      (c) => c.status !== 'queued',
+    );
     expect(call).to.deep.include({ status: 'canceled', hangup_by: 'Asha Rao', hangup_reason: 'canceled while queued' });
     const done = await ws.settled(batch.id);
     expect(done.counts).to.deep.equal({ pending: 0, calling: 0, 'retry-wait': 0, completed: 0, 'no-answer': 0, busy: 0, failed: 0, canceled: 3 });
@@ -233,14 +262,31 @@ describe('Batches running: calls through the queue and limits, retries, pause, r
     const startAt = new Date(Date.now() + 3_000);
     const batch = await ws.create(numbers, { start_at: startAt.toISOString() });
     const balance = await balanceOf(ws.owner.workspaceId);
-    await appendLedgerItem({ workspaceId: ws.owner.workspaceId, kind: 'adjustment', amountPaise: -balance, idempotencyKey: `test-empty-${batch.id}`, at: new Date() });
+    await appendLedgerItem({
+      workspaceId: ws.owner.workspaceId,
+      kind: 'adjustment',
+      amountPaise: -balance,
+      idempotencyKey: `test-empty-${batch.id}`,
+      at: new Date(),
+    });
 
-    const paused = await until(() => ws.batches.get(batch.id), (b) => b.status === 'paused', 30_000, 250);
+    const paused = await until(
+      () => ws.batches.get(batch.id),
+      (b) => b.status === 'paused',
+      30_000,
+      250,
+    );
     expect(paused).to.deep.include({ status_reason: 'out of credits' });
     expect(paused.counts).to.deep.include({ pending: 2, calling: 0 });
     expect(numbers.flatMap(dialled)).to.have.length(0);
 
-    await appendLedgerItem({ workspaceId: ws.owner.workspaceId, kind: 'adjustment', amountPaise: balance, idempotencyKey: `test-refill-${batch.id}`, at: new Date() });
+    await appendLedgerItem({
+      workspaceId: ws.owner.workspaceId,
+      kind: 'adjustment',
+      amountPaise: balance,
+      idempotencyKey: `test-refill-${batch.id}`,
+      at: new Date(),
+    });
     expect((await (await ws.batches.control(batch.id, 'resume')).json()).status).to.equal('running');
     const done = await ws.settled(batch.id);
     expect(done.counts.completed).to.equal(2);

@@ -32,11 +32,20 @@ describe('Batches and voicemail: contacts answered by a machine', function () {
   const call = async (id: string) => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
 
   async function runBatch(voicemail: Record<string, unknown>, numbers: string[], fields: Record<string, string>): Promise<Batch> {
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Dialler', welcome_message: 'Hello {name}.', call: { ...OPEN_HOURS, voicemail: { detect: true, ...voicemail } } });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Dialler',
+      welcome_message: 'Hello {name}.',
+      call: { ...OPEN_HOURS, voicemail: { detect: true, ...voicemail } },
+    });
     const csv = ['number,name', ...numbers.map((n, i) => `${n},Person ${i}`)].join('\n');
     const { batch } = await createdBatch(api, owner.auth, csv, { agent_id: agent.id, from_number: await providers.callerFor(owner.workspaceId), ...fields });
     const batches = batchesClient(api, owner.auth);
-    return until(() => batches.get(batch.id), (b) => FINAL_BATCH.includes(b.status) && b.counts.calling === 0, 120_000, 250);
+    return until(
+      () => batches.get(batch.id),
+      (b) => FINAL_BATCH.includes(b.status) && b.counts.calling === 0,
+      120_000,
+      250,
+    );
   }
 
   before(async () => {
@@ -73,12 +82,19 @@ describe('Batches and voicemail: contacts answered by a machine', function () {
 
   it('leave_message: the message is left once and the contact is settled as voicemail, with attempts to spare', async () => {
     const machineNumber = callee(machine());
-    const done = await runBatch({ action: 'leave_message', message: 'Please call Acme back, {name}.' }, [machineNumber], { max_attempts: '3', retry_spacing_seconds: '1' });
+    const done = await runBatch({ action: 'leave_message', message: 'Please call Acme back, {name}.' }, [machineNumber], {
+      max_attempts: '3',
+      retry_spacing_seconds: '1',
+    });
     expect(done.counts).to.deep.include({ voicemail: 1, 'retry-wait': 0 });
     const [contact] = await batchesClient(api, owner.auth).allContacts(done.id);
     expect(contact).to.deep.include({ status: 'voicemail', attempts: 1, next_attempt_at: null });
     expect(dialled(machineNumber)).to.have.length(1);
-    expect(dialled(machineNumber)[0].heard.map((h) => h.text).join(' ')).to.include('Please call Acme back, Person 0.');
+    expect(
+      dialled(machineNumber)[0]
+        .heard.map((h) => h.text)
+        .join(' '),
+    ).to.include('Please call Acme back, Person 0.');
   });
 
   it('a batch that never met a machine shows no voicemail count', async () => {

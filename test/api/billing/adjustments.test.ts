@@ -26,7 +26,11 @@ describe('billing: staff adjustments (npm run credits:adjust)', function () {
       timeout: 60_000,
     });
   }
-  const failed = (args: string[]) => adjustScript(args).then(() => expect.fail('succeeded'), (err: { code: number; stderr: string }) => err);
+  const failed = (args: string[]) =>
+    adjustScript(args).then(
+      () => expect.fail('succeeded'),
+      (err: { code: number; stderr: string }) => err,
+    );
 
   it('writes a signed adjustment item with the note and staff name, audited, once per reference', async () => {
     const owner = await activeOwner(api);
@@ -39,7 +43,13 @@ describe('billing: staff adjustments (npm run credits:adjust)', function () {
 
     const ledger = await (await api.request('/api/v1/billing/ledger', { headers })).json();
     expect(ledger.total).to.equal(3);
-    expect(ledger.items[0]).to.include({ kind: 'adjustment', amount_paise: 1_000, balance_after_paise: 48_500, note: 'Goodwill credit', by_name: 'ravi@support' });
+    expect(ledger.items[0]).to.include({
+      kind: 'adjustment',
+      amount_paise: 1_000,
+      balance_after_paise: 48_500,
+      note: 'Goodwill credit',
+      by_name: 'ravi@support',
+    });
     expect(ledger.items[1]).to.include({ kind: 'adjustment', amount_paise: -2_500, balance_after_paise: 47_500, note: 'Refund reversed: duplicate charge' });
     const events = await AuditEvent.find({ workspace_id: owner.workspaceId, action: 'billing.credits_adjusted' }).sort({ at: 1 }).lean();
     expect(events).to.have.length(2);

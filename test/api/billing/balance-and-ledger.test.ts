@@ -27,11 +27,18 @@ describe('billing: balance, ledger, plan and packs', () => {
     expect(res.status, await res.clone().text()).to.equal(status);
     return res.json();
   };
-  const adjust = (workspaceId: string, amountPaise: number, note = 'test adjustment') => adjustCredits({ workspaceId, amountPaise, note, by: 'ops', at: new Date() });
+  const adjust = (workspaceId: string, amountPaise: number, note = 'test adjustment') =>
+    adjustCredits({ workspaceId, amountPaise, note, by: 'ops', at: new Date() });
 
   it('summarises the welcome credits at the plan price, and turns low below 10 minutes', async () => {
     const { workspaceId, headers } = await owner();
-    expect(await get('/billing', headers)).to.deep.equal({ credits_paise: 50_000, price_per_minute_paise: 400, minutes_left: 125, low_balance: false, plan_name: 'Starter' });
+    expect(await get('/billing', headers)).to.deep.equal({
+      credits_paise: 50_000,
+      price_per_minute_paise: 400,
+      minutes_left: 125,
+      low_balance: false,
+      plan_name: 'Starter',
+    });
     await adjust(workspaceId, 4_000 - 50_000);
     expect(await get('/billing', headers)).to.include({ credits_paise: 4_000, minutes_left: 10, low_balance: false });
     await adjust(workspaceId, -1);
@@ -48,7 +55,15 @@ describe('billing: balance, ledger, plan and packs', () => {
     for (let i = 1; i <= 6; i++) await adjust(workspaceId, i % 2 ? -i * 100 : i * 100, `change ${i}`);
     const all = await get('/billing/ledger', headers);
     expect(all.total).to.equal(7);
-    expect(all.items.map((i: { note: string }) => i.note)).to.deep.equal(['change 6', 'change 5', 'change 4', 'change 3', 'change 2', 'change 1', all.items[6].note]);
+    expect(all.items.map((i: { note: string }) => i.note)).to.deep.equal([
+      'change 6',
+      'change 5',
+      'change 4',
+      'change 3',
+      'change 2',
+      'change 1',
+      all.items[6].note,
+    ]);
     const grant = all.items[6];
     expect(grant).to.include({ kind: 'grant', amount_paise: 50_000, balance_after_paise: 50_000, call_id: null, payment_id: null });
     expect(Object.keys(grant).sort()).to.deep.equal(['amount_paise', 'at', 'balance_after_paise', 'by_name', 'call_id', 'id', 'kind', 'note', 'payment_id']);
@@ -79,9 +94,25 @@ describe('billing: balance, ledger, plan and packs', () => {
 
   it("shows the workspace's plan with its limits, and the limit in force", async () => {
     const { workspaceId, headers } = await owner();
-    expect(await get('/billing/plan', headers)).to.deep.equal({ id: 'starter', name: 'Starter', concurrent_calls: 5, price_per_minute_paise: 400, max_agents: 10, max_members: 5, concurrency_limit: 5 });
+    expect(await get('/billing/plan', headers)).to.deep.equal({
+      id: 'starter',
+      name: 'Starter',
+      concurrent_calls: 5,
+      price_per_minute_paise: 400,
+      max_agents: 10,
+      max_members: 5,
+      concurrency_limit: 5,
+    });
     await Workspace.updateOne({ _id: workspaceId }, { $set: { plan: 'growth', concurrency_limit: 30 } });
-    expect(await get('/billing/plan', headers)).to.deep.equal({ id: 'growth', name: 'Growth', concurrent_calls: 20, price_per_minute_paise: 350, max_agents: 50, max_members: 20, concurrency_limit: 30 });
+    expect(await get('/billing/plan', headers)).to.deep.equal({
+      id: 'growth',
+      name: 'Growth',
+      concurrent_calls: 20,
+      price_per_minute_paise: 350,
+      max_agents: 50,
+      max_members: 20,
+      concurrency_limit: 30,
+    });
     await Workspace.updateOne({ _id: workspaceId }, { $set: { plan: 'scale', concurrency_limit: null } });
     expect(await get('/billing/plan', headers)).to.include({ concurrent_calls: 50, max_agents: null, max_members: null, concurrency_limit: 50 });
   });
@@ -90,9 +121,18 @@ describe('billing: balance, ledger, plan and packs', () => {
     const { headers } = await owner();
     const packs = await get('/billing/packs', headers);
     expect(packs.map((p: { id: string }) => p.id)).to.deep.equal(['pack_500', 'pack_1000', 'pack_2500', 'pack_5000', 'pack_10000']);
-    expect(packs[0]).to.deep.equal({ id: 'pack_500', name: '₹500 pack', value_paise: 50_000, bonus_paise: 0, credits_paise: 50_000, gst_paise: 9_000, total_paise: 59_000 });
+    expect(packs[0]).to.deep.equal({
+      id: 'pack_500',
+      name: '₹500 pack',
+      value_paise: 50_000,
+      bonus_paise: 0,
+      credits_paise: 50_000,
+      gst_paise: 9_000,
+      total_paise: 59_000,
+    });
     expect(packs[4]).to.include({ value_paise: 1_000_000, bonus_paise: 200_000, credits_paise: 1_200_000, total_paise: 1_180_000 });
-    for (let i = 1; i < packs.length; i++) expect(packs[i].bonus_paise / packs[i].value_paise).to.be.greaterThan(packs[i - 1].bonus_paise / packs[i - 1].value_paise);
+    for (let i = 1; i < packs.length; i++)
+      expect(packs[i].bonus_paise / packs[i].value_paise).to.be.greaterThan(packs[i - 1].bonus_paise / packs[i - 1].value_paise);
   });
 
   it('lets API keys read the balance and ledger; viewers and developers may not, and onboarding workspaces are refused', async () => {

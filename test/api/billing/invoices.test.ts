@@ -66,10 +66,25 @@ describe('billing: GST invoices', () => {
     const { headers } = await customer('KA', '29AABCK1234C1Z5');
     const payment = await paidTopup(headers, { pack_id: 'pack_1000' });
     const [invoice] = await invoices(headers);
-    expect(invoice).to.include({ id: payment.invoice_id, payment_id: payment.id, place_of_supply: 'KA', taxable_paise: 100_000, cgst_paise: 9_000, sgst_paise: 9_000, igst_paise: 0, total_paise: 118_000, credits_paise: 105_000 });
+    expect(invoice).to.include({
+      id: payment.invoice_id,
+      payment_id: payment.id,
+      place_of_supply: 'KA',
+      taxable_paise: 100_000,
+      cgst_paise: 9_000,
+      sgst_paise: 9_000,
+      igst_paise: 0,
+      total_paise: 118_000,
+      credits_paise: 105_000,
+    });
     expect(invoice.financial_year).to.equal(financialYearOf(new Date()));
     expect(invoice.number).to.match(/^VA\/\d{2}-\d{2}\/\d{6}$/);
-    expect(invoice.customer).to.deep.equal({ name: 'Kaveri Textiles Private Limited', gstin: '29AABCK1234C1Z5', state: 'KA', address: '12 MG Road, Bengaluru, KA 560001' });
+    expect(invoice.customer).to.deep.equal({
+      name: 'Kaveri Textiles Private Limited',
+      gstin: '29AABCK1234C1Z5',
+      state: 'KA',
+      address: '12 MG Road, Bengaluru, KA 560001',
+    });
     expect(invoice.seller).to.include({ name: 'Voice Agents Platform', state: 'KA' });
 
     const text = await pdfText(headers, invoice.id);
@@ -86,7 +101,15 @@ describe('billing: GST invoices', () => {
     const { headers } = await customer('MH');
     // ₹100.05: 18% is 1800.9 paise -> 1801 as IGST (as CGST + SGST it would be 900 + 900).
     const payment = await paidTopup(headers, { amount_paise: 10_005 });
-    expect(payment).to.include({ tax_split: 'inter', place_of_supply: 'MH', igst_paise: 1_801, cgst_paise: 0, sgst_paise: 0, total_paise: 11_806, credits_paise: 10_005 });
+    expect(payment).to.include({
+      tax_split: 'inter',
+      place_of_supply: 'MH',
+      igst_paise: 1_801,
+      cgst_paise: 0,
+      sgst_paise: 0,
+      total_paise: 11_806,
+      credits_paise: 10_005,
+    });
     const [invoice] = await invoices(headers);
     expect(invoice).to.include({ place_of_supply: 'MH', igst_paise: 1_801, total_paise: 11_806 });
     const text = await pdfText(headers, invoice.id);
@@ -95,9 +118,20 @@ describe('billing: GST invoices', () => {
     expect(text).not.to.include('CGST');
 
     const local = await customer('KA');
-    expect(await paidTopup(local.headers, { amount_paise: 10_005 })).to.include({ tax_split: 'intra', cgst_paise: 900, sgst_paise: 900, igst_paise: 0, total_paise: 11_805 });
+    expect(await paidTopup(local.headers, { amount_paise: 10_005 })).to.include({
+      tax_split: 'intra',
+      cgst_paise: 900,
+      sgst_paise: 900,
+      igst_paise: 0,
+      total_paise: 11_805,
+    });
     // No KYC address yet: taxed as supplied in the platform's state.
-    expect(await paidTopup((await customer(null)).headers, { amount_paise: 10_050 })).to.include({ tax_split: 'intra', place_of_supply: 'KA', cgst_paise: 905, sgst_paise: 905 });
+    expect(await paidTopup((await customer(null)).headers, { amount_paise: 10_050 })).to.include({
+      tax_split: 'intra',
+      place_of_supply: 'KA',
+      cgst_paise: 905,
+      sgst_paise: 905,
+    });
   });
 
   it('numbers invoices one after another, without gaps or duplicates, when payments complete at once', async () => {

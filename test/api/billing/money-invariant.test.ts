@@ -45,9 +45,12 @@ describe('billing: the money invariant under concurrent writers', function () {
     const topups = await Promise.all([10_000, 12_345, 20_000, 31_000, 45_678, 99_999].map((amount) => startedTopup(headers, amount)));
     const adjustments = Array.from({ length: 8 }, (_, i) => ({ amountPaise: i % 2 ? -(i + 1) * 111 : (i + 1) * 250, reference: `ticket-${ws}-${i}` }));
     // Another process retrying some of the same charges, exactly as chargeLedgerForCall writes them.
-    const crossProcess = calls.slice(0, 12).map((c) => ({ workspaceId: ws, kind: 'call', amountPaise: -callCost(c.durationSeconds, 400), idempotencyKey: `call:${c.callId}`, callId: c.callId }));
+    const crossProcess = calls
+      .slice(0, 12)
+      .map((c) => ({ workspaceId: ws, kind: 'call', amountPaise: -callCost(c.durationSeconds, 400), idempotencyKey: `call:${c.callId}`, callId: c.callId }));
 
-    const complete = (t: (typeof topups)[number]) => api.request(`/api/v1/billing/payments/${t.id}/complete`, withJson('POST', t.completion, headers)).then((r) => r.status);
+    const complete = (t: (typeof topups)[number]) =>
+      api.request(`/api/v1/billing/payments/${t.id}/complete`, withJson('POST', t.completion, headers)).then((r) => r.status);
     const [, , completions, codes] = await Promise.all([
       Promise.all(calls.flatMap((c) => [chargeLedgerForCall(c), chargeLedgerForCall(c)])),
       Promise.all(adjustments.flatMap((a) => [0, 1].map(() => adjustCredits({ workspaceId: ws, note: 'correction', by: 'ops', at: new Date(), ...a })))),
@@ -73,8 +76,18 @@ describe('billing: the money invariant under concurrent writers', function () {
     expect(await balanceOf(ws)).to.equal(sum);
     expect((await (await api.request('/api/v1/billing', { headers })).json()).credits_paise).to.equal(sum);
     // Each change once, under its own name.
-    expect(items.filter((i) => i.kind === 'call').map((i) => i.call_id).sort()).to.deep.equal(calls.map((c) => c.callId).sort());
-    expect(items.filter((i) => i.kind === 'topup').map((i) => i.payment_id).sort()).to.deep.equal(topups.map((t) => t.id).sort());
+    expect(
+      items
+        .filter((i) => i.kind === 'call')
+        .map((i) => i.call_id)
+        .sort(),
+    ).to.deep.equal(calls.map((c) => c.callId).sort());
+    expect(
+      items
+        .filter((i) => i.kind === 'topup')
+        .map((i) => i.payment_id)
+        .sort(),
+    ).to.deep.equal(topups.map((t) => t.id).sort());
     const adjusted = items.filter((i) => i.kind === 'adjustment');
     expect(adjusted).to.have.length(adjustments.length);
     const audited = await AuditEvent.find({ workspace_id: ws, action: 'billing.credits_adjusted' }).lean();
@@ -87,6 +100,9 @@ describe('billing: the money invariant under concurrent writers', function () {
 
 /** test/support/ledger-writer.ts in a process of its own; resolves its exit code. */
 function runLedgerWriter(entries: unknown[]): Promise<number | null> {
-  const child = fork(path.join(__dirname, '../../support/ledger-writer.ts'), [testServers().mongodbUri, JSON.stringify(entries)], { execArgv: ['--require', 'tsx/cjs'], stdio: 'inherit' });
+  const child = fork(path.join(__dirname, '../../support/ledger-writer.ts'), [testServers().mongodbUri, JSON.stringify(entries)], {
+    execArgv: ['--require', 'tsx/cjs'],
+    stdio: 'inherit',
+  });
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }

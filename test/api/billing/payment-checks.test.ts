@@ -40,7 +40,11 @@ describe('billing: each open order is checked at the gateway until paid', () => 
     const outcome = await outcomeOf(payment.order_id);
     expect(outcome).to.include({ paymentId: payment.id, orderId: payment.order_id, outcome: 'completed_by_check' });
     expect(await balance(headers)).to.equal(155_000);
-    expect(await Payment.findById(payment.id).lean()).to.include({ status: 'paid', completed_via: 'gateway_check', gateway_payment_id: gateway.orders.get(payment.order_id)!.payment_id });
+    expect(await Payment.findById(payment.id).lean()).to.include({
+      status: 'paid',
+      completed_via: 'gateway_check',
+      gateway_payment_id: gateway.orders.get(payment.order_id)!.payment_id,
+    });
     expect(await LedgerItem.countDocuments({ workspace_id: workspaceId, kind: 'topup', payment_id: payment.id })).to.equal(1);
     expect(await Invoice.countDocuments({ workspace_id: workspaceId, payment_id: payment.id })).to.equal(1);
   });

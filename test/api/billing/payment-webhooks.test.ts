@@ -8,7 +8,14 @@ import type { PaymentSimulator } from '../../../simulators/payments/simulator';
 import type { RunningApi } from '../../support/api';
 import { startApi } from '../../support/api';
 import { withJson } from '../../support/accounts';
-import { PAYMENT_SIMULATOR_WEBHOOK_SECRET, payAtGateway, paymentOwner, paymentStackPerSuite, startedTopup, startPaymentGateway } from '../../support/payment-gateway';
+import {
+  PAYMENT_SIMULATOR_WEBHOOK_SECRET,
+  payAtGateway,
+  paymentOwner,
+  paymentStackPerSuite,
+  startedTopup,
+  startPaymentGateway,
+} from '../../support/payment-gateway';
 
 type Headers = Record<string, string>;
 
@@ -27,7 +34,8 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
   const webhookUrl = () => `${api.baseUrl}/api/v1/billing/razorpay/webhook`;
   const owner = () => paymentOwner(api);
   const started = (headers: Headers, body: unknown) => startedTopup(api, headers, body);
-  const complete = (headers: Headers, paymentId: string, body: unknown) => api.request(`/api/v1/billing/payments/${paymentId}/complete`, withJson('POST', body, headers));
+  const complete = (headers: Headers, paymentId: string, body: unknown) =>
+    api.request(`/api/v1/billing/payments/${paymentId}/complete`, withJson('POST', body, headers));
   const balance = async (headers: Headers) => (await (await api.request('/api/v1/billing', { headers })).json()).credits_paise as number;
   /** What a payment left behind: its ledger items, invoices and completion audit events. */
   const traces = async (workspaceId: string, paymentId: string) => ({
@@ -116,7 +124,9 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
       entity: 'event',
       event: 'payment.captured',
       contains: ['payment'],
-      payload: { payment: { entity: { id: order.payment_id, entity: 'payment', amount: order.amount, currency: 'INR', status: 'captured', order_id: order.id } } },
+      payload: {
+        payment: { entity: { id: order.payment_id, entity: 'payment', amount: order.amount, currency: 'INR', status: 'captured', order_id: order.id } },
+      },
       created_at: 1_700_000_000,
     });
     const tampered = body.replace(`"amount":${order.amount}`, `"amount":${order.amount} `);
@@ -145,9 +155,28 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
   it('answers other events, and orders that are not ours, 200 and changes nothing', async () => {
     const { workspaceId, headers } = await owner();
     const payment = await started(headers, { amount_paise: 20_000 });
-    const failed = JSON.stringify({ entity: 'event', event: 'payment.failed', contains: ['payment'], payload: { payment: { entity: { id: 'pay_failed00000000', status: 'failed', order_id: payment.order_id, amount: payment.total_paise, currency: 'INR' } } } });
-    const authorized = JSON.stringify({ entity: 'event', event: 'payment.captured', contains: ['payment'], payload: { payment: { entity: { id: 'pay_auth0000000000', status: 'authorized', order_id: payment.order_id, amount: payment.total_paise, currency: 'INR' } } } });
-    const stranger = JSON.stringify({ entity: 'event', event: 'order.paid', contains: ['payment', 'order'], payload: { payment: { entity: { id: 'pay_other000000000', status: 'captured', order_id: 'order_NotOurs0000000', amount: 11_800, currency: 'INR' } } } });
+    const failed = JSON.stringify({
+      entity: 'event',
+      event: 'payment.failed',
+      contains: ['payment'],
+      payload: {
+        payment: { entity: { id: 'pay_failed00000000', status: 'failed', order_id: payment.order_id, amount: payment.total_paise, currency: 'INR' } },
+      },
+    });
+    const authorized = JSON.stringify({
+      entity: 'event',
+      event: 'payment.captured',
+      contains: ['payment'],
+      payload: {
+        payment: { entity: { id: 'pay_auth0000000000', status: 'authorized', order_id: payment.order_id, amount: payment.total_paise, currency: 'INR' } },
+      },
+    });
+    const stranger = JSON.stringify({
+      entity: 'event',
+      event: 'order.paid',
+      contains: ['payment', 'order'],
+      payload: { payment: { entity: { id: 'pay_other000000000', status: 'captured', order_id: 'order_NotOurs0000000', amount: 11_800, currency: 'INR' } } },
+    });
     for (const body of [failed, authorized, stranger]) {
       const res = await post(body, { 'X-Razorpay-Signature': sign(body) });
       expect(res.status, await res.clone().text()).to.equal(200);
@@ -162,7 +191,11 @@ describe('billing: the payment gateway webhook completes paid orders', () => {
     const unconfigured = await startApi({ providers: { ...providers, payments: { ...providers.payments!, webhookSecret: null } } });
     try {
       const body = JSON.stringify({ event: 'order.paid', payload: {} });
-      const res = await fetch(`${unconfigured.baseUrl}/api/v1/billing/razorpay/webhook`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Razorpay-Signature': sign(body) }, body });
+      const res = await fetch(`${unconfigured.baseUrl}/api/v1/billing/razorpay/webhook`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Razorpay-Signature': sign(body) },
+        body,
+      });
       expect(res.status).to.equal(403);
     } finally {
       await unconfigured.close();

@@ -31,15 +31,38 @@ describe('billing: top-ups and their completion', () => {
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
-  const complete = (headers: Headers, paymentId: string, body: unknown) => api.request(`/api/v1/billing/payments/${paymentId}/complete`, withJson('POST', body, headers));
+  const complete = (headers: Headers, paymentId: string, body: unknown) =>
+    api.request(`/api/v1/billing/payments/${paymentId}/complete`, withJson('POST', body, headers));
   const balance = async (headers: Headers) => (await (await api.request('/api/v1/billing', { headers })).json()).credits_paise as number;
   const topupItems = (workspaceId: string) => LedgerItem.find({ workspace_id: workspaceId, kind: 'topup' }).lean();
 
   it('buys a pack: an order for value + GST at the gateway, then one topup item of value + bonus', async () => {
     const { workspaceId, headers } = await owner();
     const payment = await started(headers, { pack_id: 'pack_1000' });
-    expect(payment).to.include({ status: 'created', pack_id: 'pack_1000', value_paise: 100_000, bonus_paise: 5_000, credits_paise: 105_000, total_paise: 118_000, tax_split: 'intra', cgst_paise: 9_000, sgst_paise: 9_000, igst_paise: 0, currency: 'INR', gateway: 'razorpay', created_by: 'Asha Rao', invoice_id: null, completed_at: null });
-    expect(payment.checkout).to.deep.equal({ gateway: 'razorpay', key_id: 'rzp_test_simulator', order_id: payment.order_id, amount_paise: 118_000, currency: 'INR' });
+    expect(payment).to.include({
+      status: 'created',
+      pack_id: 'pack_1000',
+      value_paise: 100_000,
+      bonus_paise: 5_000,
+      credits_paise: 105_000,
+      total_paise: 118_000,
+      tax_split: 'intra',
+      cgst_paise: 9_000,
+      sgst_paise: 9_000,
+      igst_paise: 0,
+      currency: 'INR',
+      gateway: 'razorpay',
+      created_by: 'Asha Rao',
+      invoice_id: null,
+      completed_at: null,
+    });
+    expect(payment.checkout).to.deep.equal({
+      gateway: 'razorpay',
+      key_id: 'rzp_test_simulator',
+      order_id: payment.order_id,
+      amount_paise: 118_000,
+      currency: 'INR',
+    });
     const order = gateway.orders.get(payment.order_id)!;
     expect(order).to.include({ amount: 118_000, currency: 'INR', receipt: payment.id, status: 'created' });
     expect(await balance(headers)).to.equal(50_000);
@@ -54,7 +77,14 @@ describe('billing: top-ups and their completion', () => {
     expect(await balance(headers)).to.equal(155_000);
 
     const ledger = await (await api.request('/api/v1/billing/ledger?limit=1', { headers })).json();
-    expect(ledger.items[0]).to.include({ kind: 'topup', amount_paise: 105_000, balance_after_paise: 155_000, payment_id: payment.id, by_name: 'Asha Rao', call_id: null });
+    expect(ledger.items[0]).to.include({
+      kind: 'topup',
+      amount_paise: 105_000,
+      balance_after_paise: 155_000,
+      payment_id: payment.id,
+      by_name: 'Asha Rao',
+      call_id: null,
+    });
     const listed = await (await api.request('/api/v1/billing/payments', { headers })).json();
     expect(listed.map((p: { id: string }) => p.id)).to.deep.equal([payment.id]);
     expect(listed[0]).to.include({ status: 'paid' });
@@ -87,7 +117,11 @@ describe('billing: top-ups and their completion', () => {
     expect((await (await read('/billing/invoices')).json()).map((i: { id: string }) => i.id)).to.deep.equal([invoiceId]);
     const pdf = await read(`/billing/invoices/${invoiceId}/pdf`);
     expect(pdf.headers.get('content-type')).to.equal('application/pdf');
-    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).to.equal('%PDF-');
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).to.equal('%PDF-');
     // Everything else still waits for activation.
     const agents = await api.request('/api/v1/agents', { headers });
     expect(agents.status).to.equal(403);
@@ -133,7 +167,7 @@ describe('billing: top-ups and their completion', () => {
       expect(res.status, await res.clone().text()).to.equal(400);
       expect((await res.json()).detail).to.match(/signature does not verify/);
     }
-    expect((await Payment.findById(payment.id).lean())).to.include({ status: 'created', gateway_payment_id: null, invoice_id: null });
+    expect(await Payment.findById(payment.id).lean()).to.include({ status: 'created', gateway_payment_id: null, invoice_id: null });
     expect(await balance(headers)).to.equal(50_000);
     expect(await topupItems(workspaceId)).to.have.length(0);
 

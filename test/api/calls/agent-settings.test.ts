@@ -18,7 +18,12 @@ const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 /** Long enough to talk over (3.5 s of simulated speech). */
 const LONG_WELCOME = 'Hello, this is Asha calling from Acme today.';
 
-type Call = Record<string, unknown> & { id: string; hangup_by: string; hangup_reason: string; transcript: { role: string; text: string; interrupted: boolean }[] };
+type Call = Record<string, unknown> & {
+  id: string;
+  hangup_by: string;
+  hangup_reason: string;
+  transcript: { role: string; text: string; interrupted: boolean }[];
+};
 type TimelineEntry = { type: string; message: string; level: string; latency_ms: number | null; data: Record<string, unknown>; at: string };
 type Request = ChatCompletionRequestBody;
 
@@ -48,9 +53,16 @@ const sayThenHangUp = (line: string): CallerStep[] => [{ say: line }, { hangUp: 
 
 /** An HTTP tool target that answers `{status, eta}` after `delayMs`, noting when each request came and went (or was given up). */
 async function startSlowTarget(delayMs: number) {
-  const received: { query: Record<string, string>; authorization: string | undefined; at: number; answeredAt: number | null; closedBeforeAnswer: boolean }[] = [];
+  const received: { query: Record<string, string>; authorization: string | undefined; at: number; answeredAt: number | null; closedBeforeAnswer: boolean }[] =
+    [];
   const server: Server = createServer((req, res) => {
-    const entry = { query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams), authorization: req.headers.authorization, at: Date.now(), answeredAt: null as number | null, closedBeforeAnswer: false };
+    const entry = {
+      query: Object.fromEntries(new URL(req.url ?? '/', 'http://target').searchParams),
+      authorization: req.headers.authorization,
+      at: Date.now(),
+      answeredAt: null as number | null,
+      closedBeforeAnswer: false,
+    };
     received.push(entry);
     const answer = setTimeout(() => {
       entry.answeredAt = Date.now();
@@ -102,10 +114,21 @@ describe('Agent settings in live calls', function () {
   const call = async (agentId: string, conversation: CallerStep[], userData?: Record<string, unknown>) => {
     const [to] = randomNumbers(1).map((n) => n.replace('+9180', '+9197'));
     providers.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 1, conversation } satisfies CalleeScript);
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId), ...(userData ? { user_data: userData } : {}) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson(
+        'POST',
+        { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId), ...(userData ? { user_data: userData } : {}) },
+        owner.auth,
+      ),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     const { id } = await res.json();
-    const events = await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.completed'), 50_000);
+    const events = await until(
+      () => timeline(id),
+      (list) => list.some((e) => e.type === 'call.completed'),
+      50_000,
+    );
     const record: Call = await (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
     const caller = providers.telephony.calls().find((c) => c.to === to) as SimulatedCall;
     return {
@@ -124,7 +147,10 @@ describe('Agent settings in live calls', function () {
     return {
       replies: () => providers.llm.requests.slice(at.llm).filter((r) => !isYesOrNo(r)),
       questions: () => providers.llm.requests.slice(at.llm).filter(isYesOrNo),
-      speech: () => providers.speech.speechRequests.slice(at.speech).map((request, i) => ({ ...request, totalBytes: providers.speech.speechStreams[at.speech + i]!.totalBytes })),
+      speech: () =>
+        providers.speech.speechRequests
+          .slice(at.speech)
+          .map((request, i) => ({ ...request, totalBytes: providers.speech.speechStreams[at.speech + i]!.totalBytes })),
       sessions: () => providers.recognition.sessions.slice(at.sessions),
     };
   };
@@ -155,14 +181,20 @@ describe('Agent settings in live calls', function () {
   });
 
   it('llm.model, temperature and max_tokens go with every reply; the prompt has its {variables} filled and the voice language; no passages without knowledge bases', async () => {
-    const agent = await createAgent({ llm: { provider: 'openai', model: 'gpt-4.1-mini', temperature: 1.3, max_tokens: 77 }, system_prompt: 'You are Asha; the caller is {name}.', voice: { language: 'ta' } });
+    const agent = await createAgent({
+      llm: { provider: 'openai', model: 'gpt-4.1-mini', temperature: 1.3, max_tokens: 77 },
+      system_prompt: 'You are Asha; the caller is {name}.',
+      voice: { language: 'ta' },
+    });
     const seen = fromNow();
     const { heard, ofType } = await call(agent.id, sayThenHangUp('Hello.'), { name: 'Ravi' });
 
     const [request, ...more] = seen.replies();
     expect(more, 'one reply').to.have.length(0);
     expect(request).to.include({ model: 'gpt-4.1-mini', temperature: 1.3, max_tokens: 77, stream: true });
-    expect(systemMessages(request!)).to.deep.equal([`You are Asha; the caller is Ravi.\n\nSpeak Tamil (ta), the caller's language, in short sentences fit to be spoken on a phone call.`]);
+    expect(systemMessages(request!)).to.deep.equal([
+      `You are Asha; the caller is Ravi.\n\nSpeak Tamil (ta), the caller's language, in short sentences fit to be spoken on a phone call.`,
+    ]);
     expect(lastCallerLine(request!)).to.equal('Hello.');
     expect(ofType('agent.reply').map((e) => e.message)).to.deep.equal(['Okay.']);
     expect(heard).to.include('Okay.');
@@ -205,7 +237,9 @@ describe('Agent settings in live calls', function () {
     const [quickGap, slowGap] = [answerGap(quick.caller, 'Hello there.'), answerGap(slow.caller, 'Hello there.')];
     const gaps = `responsive ${quickGap} ms, patient ${slowGap} ms`;
     expect(slowGap, gaps).to.be.at.least(950);
-    expect(quickGap, gaps).to.be.at.least(250).and.at.most(slowGap - 350);
+    expect(quickGap, gaps)
+      .to.be.at.least(250)
+      .and.at.most(slowGap - 350);
   });
 
   it('transcriber provider_b: /v1/listen with the language, endpointing_ms of silence ending the turn, and the keyterms', async () => {
@@ -214,7 +248,9 @@ describe('Agent settings in live calls', function () {
     const seen = fromNow();
     const [quick, slow] = await Promise.all([call(quickAgent.id, sayThenHangUp('Hello there.')), call(slowAgent.id, sayThenHangUp('Hello there.'))]);
 
-    const sessions = seen.sessions().map((s) => ({ path: s.path, model: s.model, language: s.language, endpointingMs: s.endpointingMs, eotThreshold: s.eotThreshold, keyterms: s.keyterms }));
+    const sessions = seen
+      .sessions()
+      .map((s) => ({ path: s.path, model: s.model, language: s.language, endpointingMs: s.endpointingMs, eotThreshold: s.eotThreshold, keyterms: s.keyterms }));
     expect(sessions).to.deep.include.members([
       { path: '/v1/listen', model: 'nova-3', language: 'en-IN', endpointingMs: 200, eotThreshold: null, keyterms: ['Acme'] },
       { path: '/v1/listen', model: 'nova-3', language: 'ta', endpointingMs: 1500, eotThreshold: null, keyterms: ['Zorbex', 'Kaveri'] },
@@ -222,12 +258,17 @@ describe('Agent settings in live calls', function () {
     const [quickGap, slowGap] = [answerGap(quick.caller, 'Hello there.'), answerGap(slow.caller, 'Hello there.')];
     const gaps = `200 ms: ${quickGap} ms, 1500 ms: ${slowGap} ms`;
     expect(slowGap, gaps).to.be.at.least(1450);
-    expect(quickGap, gaps).to.be.at.least(150).and.at.most(slowGap - 800);
+    expect(quickGap, gaps)
+      .to.be.at.least(150)
+      .and.at.most(slowGap - 800);
   });
 
   it('allow_interruptions false: talking over the welcome does not stop it; the caller is answered after it', async () => {
     const agent = await createAgent({ welcome_message: LONG_WELCOME, call: { allow_interruptions: false } });
-    const { record, ofType, caller, heard } = await call(agent.id, [{ say: 'Stop please stop now', talkOverAfterMs: 600 }, { hangUp: true, afterAgentSilenceMs: 400 }]);
+    const { record, ofType, caller, heard } = await call(agent.id, [
+      { say: 'Stop please stop now', talkOverAfterMs: 600 },
+      { hangUp: true, afterAgentSilenceMs: 400 },
+    ]);
 
     expect(ofType('interrupted')).to.have.length(0);
     expect(caller.clearedAudio).to.equal(0);
@@ -240,8 +281,14 @@ describe('Agent settings in live calls', function () {
   it('interruption_min_words 3: two words over the welcome do not stop it, four do (barge-in)', async () => {
     const agent = await createAgent({ welcome_message: LONG_WELCOME, call: { interruption_min_words: 3 } });
     const [two, four] = await Promise.all([
-      call(agent.id, [{ say: 'Hold on', talkOverAfterMs: 600 }, { hangUp: true, afterAgentSilenceMs: 400 }]),
-      call(agent.id, [{ say: 'Wait wait stop now', talkOverAfterMs: 600 }, { hangUp: true, afterAgentSilenceMs: 400 }]),
+      call(agent.id, [
+        { say: 'Hold on', talkOverAfterMs: 600 },
+        { hangUp: true, afterAgentSilenceMs: 400 },
+      ]),
+      call(agent.id, [
+        { say: 'Wait wait stop now', talkOverAfterMs: 600 },
+        { hangUp: true, afterAgentSilenceMs: 400 },
+      ]),
     ]);
 
     expect(two.ofType('interrupted')).to.have.length(0);
@@ -251,7 +298,9 @@ describe('Agent settings in live calls', function () {
     const [interrupted, ...again] = four.ofType('interrupted');
     expect(again).to.have.length(0);
     expect(LONG_WELCOME.startsWith(interrupted!.message), interrupted!.message).to.equal(true);
-    expect(interrupted!.message.length).to.be.above(5).and.below(LONG_WELCOME.length - 10);
+    expect(interrupted!.message.length)
+      .to.be.above(5)
+      .and.below(LONG_WELCOME.length - 10);
     expect(four.caller.clearedAudio).to.be.at.least(1);
     expect(four.heard).not.to.include(LONG_WELCOME);
     expect(four.record.transcript[0]).to.deep.include({ role: 'assistant', text: interrupted!.message, interrupted: true });
@@ -268,7 +317,9 @@ describe('Agent settings in live calls', function () {
   });
 
   it('hangup_on_prompt: after each reply the model is asked the hangup_prompt; No goes on, Yes emits hangup.prompt and ends the call after the hangup_message', async () => {
-    const agent = await createAgent({ call: { hangup_on_prompt: true, hangup_prompt: 'Has the caller confirmed the delivery slot?', hangup_message: 'Goodbye from Acme.' } });
+    const agent = await createAgent({
+      call: { hangup_on_prompt: true, hangup_prompt: 'Has the caller confirmed the delivery slot?', hangup_message: 'Goodbye from Acme.' },
+    });
     providers.llm.respond = (request) => (isYesOrNo(request) ? { text: /fine/.test(lastCallerLine(request)) ? 'Yes' : 'No' } : terseModel(request));
     const seen = fromNow();
     const { record, ofType, events, heard, ended } = await call(agent.id, [{ say: 'Not yet.' }, { say: 'The slot is fine.' }]);
@@ -281,7 +332,14 @@ describe('Agent settings in live calls', function () {
     }
     expect(messageText(questions[0]!.messages.at(-1)!)).to.include('user: Not yet.\nassistant: Okay.');
     const types = events.map((e) => e.type);
-    expect(types.filter((t) => ['user.turn', 'agent.reply', 'hangup.prompt', 'call.ended'].includes(t))).to.deep.equal(['user.turn', 'agent.reply', 'user.turn', 'agent.reply', 'hangup.prompt', 'call.ended']);
+    expect(types.filter((t) => ['user.turn', 'agent.reply', 'hangup.prompt', 'call.ended'].includes(t))).to.deep.equal([
+      'user.turn',
+      'agent.reply',
+      'user.turn',
+      'agent.reply',
+      'hangup.prompt',
+      'call.ended',
+    ]);
     expect(ofType('tool.call')).to.have.length(0);
     expect(heard.endsWith('Goodbye from Acme.'), heard).to.equal(true);
     expect(record.transcript.at(-1)).to.deep.include({ role: 'assistant', text: 'Goodbye from Acme.' });
@@ -323,7 +381,9 @@ describe('Agent settings in live calls', function () {
   });
 
   it('check_user_online: after user_online_after_seconds of silence the agent asks user_online_message once, heard by the caller; never when off', async () => {
-    const asking = await createAgent({ call: { check_user_online: true, user_online_after_seconds: 3, user_online_message: 'Still with me?', hangup_after_silence_seconds: 5 } });
+    const asking = await createAgent({
+      call: { check_user_online: true, user_online_after_seconds: 3, user_online_message: 'Still with me?', hangup_after_silence_seconds: 5 },
+    });
     const quiet = await createAgent({ call: { check_user_online: false, hangup_after_silence_seconds: 5 } });
     const [asked, notAsked] = await Promise.all([
       // Silent past the check, answers it, then silent again (more than 3 s) until the silence ends the call.
@@ -343,11 +403,13 @@ describe('Agent settings in live calls', function () {
     expect(notAsked.heard).not.to.include('Still with me?');
   });
 
-  it('knowledge_base_ids: passages retrieved for the caller\'s turn go to the model', async () => {
+  it("knowledge_base_ids: passages retrieved for the caller's turn go to the model", async () => {
     const base = await createBase(api, owner.auth, 'Depot');
     await uploadText(api, owner.auth, base.id, 'depot.txt', 'The Acme depot gate code is 4471. Trucks use the north entrance.');
     const agent = await createAgent({ knowledge_base_ids: [base.id] });
-    providers.llm.respond = (request) => ({ text: systemMessages(request).some((m) => m.includes('gate code is 4471')) ? 'The code is 4471.' : 'I do not know.' });
+    providers.llm.respond = (request) => ({
+      text: systemMessages(request).some((m) => m.includes('gate code is 4471')) ? 'The code is 4471.' : 'I do not know.',
+    });
     const seen = fromNow();
     const { heard } = await call(agent.id, sayThenHangUp('What is the gate code?'));
 
@@ -363,7 +425,18 @@ describe('Agent settings in live calls', function () {
     try {
       const url = `${slow.origin}/orders`;
       const agent = await createAgent({
-        tools: [{ name: 'order_status', description: 'Looks up an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] }, method: 'GET', url, headers: { Authorization: 'Bearer crm-live-call' }, pre_call_message: 'One moment, {name}.', timeout_seconds: 5 }],
+        tools: [
+          {
+            name: 'order_status',
+            description: 'Looks up an order.',
+            parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+            method: 'GET',
+            url,
+            headers: { Authorization: 'Bearer crm-live-call' },
+            pre_call_message: 'One moment, {name}.',
+            timeout_seconds: 5,
+          },
+        ],
       });
       providers.llm.respond = (request) => {
         if (lastIsTool(request)) return { text: 'It ships Friday.' };
@@ -371,7 +444,9 @@ describe('Agent settings in live calls', function () {
         return terseModel(request);
       };
       const seen = fromNow();
-      const { events, ofType, caller, heard } = await call(agent.id, [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 500 }], { name: 'Ravi' });
+      const { events, ofType, caller, heard } = await call(agent.id, [{ say: 'Where is my order?' }, { hangUp: true, afterAgentSilenceMs: 500 }], {
+        name: 'Ravi',
+      });
 
       expect(slow.received.map((r) => r.query)).to.deep.equal([{ order_id: 'A-123' }]);
       // The header value saved sealed (docs/decisions/0196) reaches the target in the clear.
@@ -399,13 +474,32 @@ describe('Agent settings in live calls', function () {
   it('tools: timeout_seconds abandons a silent target (status 0, warning, about 1 s); a 500 is a warning; POST sends the arguments as JSON', async () => {
     const agent = await createAgent({
       tools: [
-        { name: 'slow_lookup', description: 'Looks something up.', parameters: { type: 'object', properties: { q: { type: 'string' } } }, method: 'GET', url: `${target.origin}/silent`, timeout_seconds: 1 },
-        { name: 'save_note', description: 'Saves a note.', parameters: { type: 'object', properties: { note: { type: 'string' } } }, method: 'POST', url: `${target.origin}/status/500` },
+        {
+          name: 'slow_lookup',
+          description: 'Looks something up.',
+          parameters: { type: 'object', properties: { q: { type: 'string' } } },
+          method: 'GET',
+          url: `${target.origin}/silent`,
+          timeout_seconds: 1,
+        },
+        {
+          name: 'save_note',
+          description: 'Saves a note.',
+          parameters: { type: 'object', properties: { note: { type: 'string' } } },
+          method: 'POST',
+          url: `${target.origin}/status/500`,
+        },
       ],
     });
     providers.llm.respond = (request) => {
       if (lastIsTool(request)) return { text: 'Sorry, that failed.' };
-      if (/check/i.test(lastCallerLine(request))) return { toolCalls: [{ name: 'slow_lookup', arguments: { q: 'x' } }, { name: 'save_note', arguments: { note: 'hello' } }] };
+      if (/check/i.test(lastCallerLine(request)))
+        return {
+          toolCalls: [
+            { name: 'slow_lookup', arguments: { q: 'x' } },
+            { name: 'save_note', arguments: { note: 'hello' } },
+          ],
+        };
       return terseModel(request);
     };
     const before = target.received.length;
@@ -422,7 +516,10 @@ describe('Agent settings in live calls', function () {
     expect(timedOut!.data).to.include({ name: 'slow_lookup', status: 0 });
     expect(timedOut!.data.result).to.match(/did not answer/);
     expect(timedOut!.latency_ms).to.be.within(950, 1600);
-    expect(failed).to.deep.include({ level: 'warning', data: { name: 'save_note', status: 500, result: JSON.stringify({ error: 'boom', status: 500 }, null, 2) } });
+    expect(failed).to.deep.include({
+      level: 'warning',
+      data: { name: 'save_note', status: 500, result: JSON.stringify({ error: 'boom', status: 500 }, null, 2) },
+    });
     const [, answering] = seen.replies();
     expect(answering!.messages.filter((m) => m.role === 'tool').map(messageText)).to.deep.equal([timedOut!.data.result, failed!.data.result]);
     expect(heard).to.include('Sorry, that failed.');
@@ -436,19 +533,38 @@ describe('Agent settings in live calls', function () {
       const agent = await createAgent({
         tools: [
           { name: 'order_status', description: 'Looks up an order.', parameters: echo, method: 'GET', url: `${target.origin}/echo` },
-          { name: 'first_step', description: 'Does the first step.', parameters: echo, method: 'GET', url: `${slow.origin}/first`, pre_call_message: 'Checking that now, please hold the line.' },
+          {
+            name: 'first_step',
+            description: 'Does the first step.',
+            parameters: echo,
+            method: 'GET',
+            url: `${slow.origin}/first`,
+            pre_call_message: 'Checking that now, please hold the line.',
+          },
         ],
       });
       providers.llm.respond = (request) => {
         const line = lastCallerLine(request);
         if (/order/.test(line)) return { text, toolCalls: [{ name: 'order_status', arguments: { order_id: 'B-9' } }] };
-        if (/both/.test(line)) return { toolCalls: [{ name: 'first_step', arguments: { order_id: 'C-1' } }, { name: 'order_status', arguments: { order_id: 'C-2' } }] };
+        if (/both/.test(line))
+          return {
+            toolCalls: [
+              { name: 'first_step', arguments: { order_id: 'C-1' } },
+              { name: 'order_status', arguments: { order_id: 'C-2' } },
+            ],
+          };
         return terseModel(request);
       };
       const before = target.received.length;
       const seen = fromNow();
-      const talkOver: CallerStep[] = [{ say: 'Stop stop wait', talkOverAfterMs: 1000 }, { hangUp: true, afterAgentSilenceMs: 400 }];
-      const [overText, overPreCall] = await Promise.all([call(agent.id, [{ say: 'Where is my order?' }, ...talkOver]), call(agent.id, [{ say: 'Do both steps.' }, ...talkOver])]);
+      const talkOver: CallerStep[] = [
+        { say: 'Stop stop wait', talkOverAfterMs: 1000 },
+        { hangUp: true, afterAgentSilenceMs: 400 },
+      ];
+      const [overText, overPreCall] = await Promise.all([
+        call(agent.id, [{ say: 'Where is my order?' }, ...talkOver]),
+        call(agent.id, [{ say: 'Do both steps.' }, ...talkOver]),
+      ]);
 
       // Nothing of the reply whose text was talked over ran.
       const [interrupted] = overText.ofType('interrupted');
@@ -473,7 +589,9 @@ describe('Agent settings in live calls', function () {
       expect(cut, 'an interrupted event').to.exist;
       expect(overPreCall.ofType('tool.call').map((e) => e.data.name)).to.deep.equal(['first_step']);
       const canceled = 'canceled: the caller interrupted before the answer arrived';
-      expect(overPreCall.ofType('tool.result').map((e) => [e.message, e.level, e.data])).to.deep.equal([['first_step: canceled', 'warning', { name: 'first_step', status: 0, result: canceled }]]);
+      expect(overPreCall.ofType('tool.result').map((e) => [e.message, e.level, e.data])).to.deep.equal([
+        ['first_step: canceled', 'warning', { name: 'first_step', status: 0, result: canceled }],
+      ]);
       expect(overPreCall.ofType('tool.result')[0]!.latency_ms).to.be.below(2500);
       expect(slow.received.map((r) => r.query)).to.deep.equal([{ order_id: 'C-1' }]);
       expect(slow.received[0]!.closedBeforeAnswer).to.equal(true);

@@ -75,14 +75,21 @@ describe('Calls: the audio stream between the provider and the media node', func
     return number;
   };
   const place = async (to: string): Promise<ApiCall> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
   const getCall = async (id: string): Promise<ApiCall> => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
-  const eventTypes = async (id: string): Promise<string[]> => ((await (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json()) as { type: string }[]).map((e) => e.type);
+  const eventTypes = async (id: string): Promise<string[]> =>
+    ((await (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json()) as { type: string }[]).map((e) => e.type);
   const ended = async (id: string): Promise<ApiCall> => {
-    const call = await until(() => getCall(id), (c) => FINAL.includes(c.status));
+    const call = await until(
+      () => getCall(id),
+      (c) => FINAL.includes(c.status),
+    );
     expect(call.status, `call ${id} did not end`).to.be.oneOf(FINAL);
     return call;
   };
@@ -94,7 +101,11 @@ describe('Calls: the audio stream between the provider and the media node', func
     const path = `/api/v1/telephony/calls/${callId}/answer`;
     const params = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'in-progress', Event: 'StartApp', Direction: 'outbound' };
     const nonce = randomBytes(8).toString('hex');
-    const headers = { 'Content-Type': 'application/x-www-form-urlencoded', [PLIVO_NONCE_HEADER]: nonce, [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(providers.telephony.authToken, `${api.baseUrl}${path}`, params, nonce) };
+    const headers = {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      [PLIVO_NONCE_HEADER]: nonce,
+      [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(providers.telephony.authToken, `${api.baseUrl}${path}`, params, nonce),
+    };
     return api.request(path, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
   };
 
@@ -133,9 +144,17 @@ describe('Calls: the audio stream between the provider and the media node', func
       ['in-progress', record.answerUrl, true],
     ]);
     expect(stream.streamId).to.be.a('string').and.not.empty;
-    const call = await until(() => getCall(placed.id), (c) => c.status === 'in-progress');
+    const call = await until(
+      () => getCall(placed.id),
+      (c) => c.status === 'in-progress',
+    );
     expect(call.status).to.equal('in-progress');
-    expect(await until(() => eventTypes(placed.id), (types) => types.includes('call.started'))).to.include('call.started');
+    expect(
+      await until(
+        () => eventTypes(placed.id),
+        (types) => types.includes('call.started'),
+      ),
+    ).to.include('call.started');
 
     // The answer the provider got, asked again (a repeated answer changes nothing else).
     const res = await postAnswer(placed.id, record.providerCallId);
@@ -181,7 +200,12 @@ describe('Calls: the audio stream between the provider and the media node', func
     stream.play(speech(welcome));
     stream.mark('welcome');
     // The caller answers the welcome after 400 ms of silence.
-    await until(async () => listener.utterances, (u) => u.length > 0, 5_000, 20);
+    await until(
+      async () => listener.utterances,
+      (u) => u.length > 0,
+      5_000,
+      20,
+    );
     expect(listener.utterances).to.deep.equal(['yes']);
     expect(played.map(([name]) => name)).to.deep.equal(['welcome']);
     expect(played[0]![1] - welcomeSentAt).to.be.at.least(speechDurationMs(welcome) - 40);
@@ -191,16 +215,29 @@ describe('Calls: the audio stream between the provider and the media node', func
     listener.voicedAt = null;
     stream.play(speech(question));
     stream.mark('question');
-    await until(async () => listener.voicedAt, (at) => at !== null, 5_000, 5);
+    await until(
+      async () => listener.voicedAt,
+      (at) => at !== null,
+      5_000,
+      5,
+    );
     stream.clear();
-    await until(async () => listener.utterances, (u) => u.length > 1, 5_000, 20);
+    await until(
+      async () => listener.utterances,
+      (u) => u.length > 1,
+      5_000,
+      20,
+    );
     expect(listener.utterances[1]).to.equal('wait');
 
     // Then it hangs up: the stream closes from the far end and the call completes.
     expect(await closed).to.match(/stopped the stream/);
     const call = await ended(placed.id);
     expect(call).to.include({ status: 'completed', hangup_by: 'caller' });
-    expect(played.map(([name]) => name), 'the cleared mark never plays').to.deep.equal(['welcome']);
+    expect(
+      played.map(([name]) => name),
+      'the cleared mark never plays',
+    ).to.deep.equal(['welcome']);
 
     const record = simulated(to);
     expect(record.said.map((s) => s.text)).to.deep.equal(['yes', 'wait']);
@@ -209,7 +246,10 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(record.heard).to.have.length(2);
     expect(heardWelcome!.text).to.equal(welcome);
     // Cut mid-sentence: what the caller heard is the start of the question only.
-    expect(question.startsWith(heardQuestion!.text) && heardQuestion!.text.length > 0 && heardQuestion!.text.length < question.length, `heard "${heardQuestion!.text}"`).to.equal(true);
+    expect(
+      question.startsWith(heardQuestion!.text) && heardQuestion!.text.length > 0 && heardQuestion!.text.length < question.length,
+      `heard "${heardQuestion!.text}"`,
+    ).to.equal(true);
     // The talk-over began 300 ms into the question.
     const intoQuestion = new Date(record.said[1]!.at).getTime() - new Date(heardQuestion!.at).getTime();
     expect(intoQuestion).to.be.within(250, 700);
@@ -221,7 +261,11 @@ describe('Calls: the audio stream between the provider and the media node', func
 
   /** The provider's side of a call's end: its final status, delivered to our status route. */
   const endedAtProvider = async (to: string): Promise<SimulatedCall> => {
-    const record = await until(async () => providers.telephony.calls().find((c) => c.to === to), (c) => c?.callbacks.some((cb) => cb.status === 'completed' && cb.delivered) === true, 15_000);
+    const record = await until(
+      async () => providers.telephony.calls().find((c) => c.to === to),
+      (c) => c?.callbacks.some((cb) => cb.status === 'completed' && cb.delivered) === true,
+      15_000,
+    );
     expect(record?.callbacks, `no call to ${to} ended`).to.not.equal(undefined);
     expect(record!.callbacks.map((c) => [c.status, c.delivered])).to.deep.equal([
       ['ringing', true],
@@ -235,7 +279,10 @@ describe('Calls: the audio stream between the provider and the media node', func
     const to = callee({ kind: 'answer', answerAfterSeconds: 1 });
     const placed = await place(to);
     const stream = await connect(placed.id);
-    await until(() => getCall(placed.id), (c) => c.status === 'in-progress');
+    await until(
+      () => getCall(placed.id),
+      (c) => c.status === 'in-progress',
+    );
     const closedAt = Date.now();
     stream.close();
     const record = await endedAtProvider(to);

@@ -25,26 +25,34 @@ const BUSY = 'all call slots are busy; try again when a call ends';
  * against the recognition, language-model and synthesis simulators. Real API, workers, media
  * service, FerretDB and Temporal.
  */
-describe('Browser calls (POST /calls/browser, the media node\'s browser stream)', function () {
+describe("Browser calls (POST /calls/browser, the media node's browser stream)", function () {
   this.timeout(120_000);
   let providers: TestProviders;
   let api: RunningApi;
   let owner: SignedUp;
 
-  const createAgent = async (settings: Record<string, unknown> = {}, who: SignedUp = owner) => agentsClient(api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
-  const startCall = (body: Record<string, unknown>, headers: Record<string, string> = owner.auth): Promise<ApiResponse> => api.request('/api/v1/calls/browser', withJson('POST', body, headers));
+  const createAgent = async (settings: Record<string, unknown> = {}, who: SignedUp = owner) =>
+    agentsClient(api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
+  const startCall = (body: Record<string, unknown>, headers: Record<string, string> = owner.auth): Promise<ApiResponse> =>
+    api.request('/api/v1/calls/browser', withJson('POST', body, headers));
   const started = async (agentId: string, who: SignedUp = owner, userData?: Record<string, unknown>): Promise<BrowserCall> => {
     const res = await startCall({ agent_id: agentId, ...(userData ? { user_data: userData } : {}) }, who.auth);
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
   const getCall = async (id: string, who: SignedUp = owner): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
-  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
+  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> =>
+    (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
   const finished = async (id: string, who: SignedUp = owner) => {
-    const events = await until(() => timeline(id, who), (list) => list.some((e) => e.type === 'call.completed'), 60_000);
+    const events = await until(
+      () => timeline(id, who),
+      (list) => list.some((e) => e.type === 'call.completed'),
+      60_000,
+    );
     return { call: await getCall(id, who), events };
   };
-  const activeCalls = async (who: SignedUp): Promise<number> => (await (await api.request('/api/v1/workspace/limits', { headers: who.auth })).json()).active_calls;
+  const activeCalls = async (who: SignedUp): Promise<number> =>
+    (await (await api.request('/api/v1/workspace/limits', { headers: who.auth })).json()).active_calls;
 
   before(async () => {
     providers = await startTestProviders();
@@ -92,7 +100,17 @@ describe('Browser calls (POST /calls/browser, the media node\'s browser stream)'
     // Closing the page's socket is the caller hanging up.
     await client.disconnect();
     const { call, events } = await finished(callId);
-    expect(events.map((e) => e.type)).to.deep.equal(['call.started', 'welcome', 'tts.first_audio', 'user.turn', 'llm.first_token', 'tts.first_audio', 'agent.reply', 'call.ended', 'call.completed']);
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'call.started',
+      'welcome',
+      'tts.first_audio',
+      'user.turn',
+      'llm.first_token',
+      'tts.first_audio',
+      'agent.reply',
+      'call.ended',
+      'call.completed',
+    ]);
     const startedEvent = events[0]!;
     expect(startedEvent.message).to.equal('browser call with Asha');
     expect(startedEvent.data).to.include({ channel: 'browser', started_by: 'Asha Rao', from: '' });
@@ -115,7 +133,7 @@ describe('Browser calls (POST /calls/browser, the media node\'s browser stream)'
     expect(await activeCalls(owner)).to.equal(0);
   });
 
-  it('the page\'s stop frame is a hang-up too', async () => {
+  it("the page's stop frame is a hang-up too", async () => {
     const agent = await createAgent({ welcome_message: 'Hi.' });
     const answer = await started(agent.id);
     const client = await BrowserCallClient.connect(answer.websocket_url);
@@ -162,7 +180,13 @@ describe('Browser calls (POST /calls/browser, the media node\'s browser stream)'
   it('refusals: balance at zero 402, paused agent 409, unknown agent 422, viewer 403; an API key may start one', async () => {
     const broke = await activeOwner(api);
     const brokeAgent = await createAgent({}, broke);
-    await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${newId()}`, at: new Date() });
+    await appendLedgerItem({
+      workspaceId: broke.workspaceId,
+      kind: 'adjustment',
+      amountPaise: -(await balanceOf(broke.workspaceId)),
+      idempotencyKey: `test-zero-${newId()}`,
+      at: new Date(),
+    });
     const noCredits = await startCall({ agent_id: brokeAgent.id }, broke.auth);
     expect(noCredits.status).to.equal(402);
     expect((await noCredits.json()).detail).to.match(/^out of credits: add credits in billing/);
@@ -200,13 +224,14 @@ describe('Browser calls (POST /calls/browser, the media node\'s browser stream)'
     const media = api.media!;
     const callId = newId();
     const url = (token: string, id = callId) => `${media.publicUrl}/browser/calls/${id}?token=${encodeURIComponent(token)}`;
-    const statusOf = async (target: string) => BrowserCallClient.connect(target).then(
-      async (client) => {
-        await client.disconnect();
-        return 101;
-      },
-      (error: { status?: number }) => error.status,
-    );
+    const statusOf = async (target: string) =>
+      BrowserCallClient.connect(target).then(
+        async (client) => {
+          await client.disconnect();
+          return 101;
+        },
+        (error: { status?: number }) => error.status,
+      );
     expect(await statusOf(`${media.publicUrl}/browser/calls/${callId}`)).to.equal(401);
     expect(await statusOf(url(await signStreamToken(TEST_AUTH_CONFIG.secret, callId, -5, 'browser')))).to.equal(401);
     expect(await statusOf(url(await signStreamToken(TEST_AUTH_CONFIG.secret, newId(), 60, 'browser')))).to.equal(401);

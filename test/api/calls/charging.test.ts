@@ -15,7 +15,8 @@ import { createLocal, testServers } from '../../support/servers';
 describe('charging calls', function () {
   this.timeout(120_000);
   // The step the call workflow runs at a connected call's end: the charge, the closed record, `call.ended`.
-  const closeCall: ReturnType<typeof createCallStepActivities>['closeCall'] = (input) => createCallStepActivities({ clock: systemClock, temporal: createLocal().client }).closeCall(input);
+  const closeCall: ReturnType<typeof createCallStepActivities>['closeCall'] = (input) =>
+    createCallStepActivities({ clock: systemClock, temporal: createLocal().client }).closeCall(input);
 
   async function workspace(plan = 'starter', creditsPaise = 50_000): Promise<string> {
     const id = newId();
@@ -39,7 +40,18 @@ describe('charging calls', function () {
     const ws = await workspace();
     const callId = newId();
     const now = new Date();
-    await Call.create({ _id: callId, workspace_id: ws, agent_id: newId(), agent_name: 'A', direction: 'outbound', to_number: '+919800000001', from_number: '+918000000001', status: 'completed', created_at: now, updated_at: now });
+    await Call.create({
+      _id: callId,
+      workspace_id: ws,
+      agent_id: newId(),
+      agent_name: 'A',
+      direction: 'outbound',
+      to_number: '+919800000001',
+      from_number: '+918000000001',
+      status: 'completed',
+      created_at: now,
+      updated_at: now,
+    });
     const close = () =>
       closeCall({
         callId,
@@ -47,7 +59,18 @@ describe('charging calls', function () {
         durationSeconds: 61,
         endedAt: now.toISOString(),
         changes: { status: 'completed', ended_at: now.toISOString(), duration_seconds: 61 },
-        event: { workspaceId: ws, callId, agentId: '', sequence: 1_000_000, type: 'call.ended', message: 'ended by caller: the caller hung up', level: 'info', latencyMs: null, data: {}, createdAt: now.toISOString() },
+        event: {
+          workspaceId: ws,
+          callId,
+          agentId: '',
+          sequence: 1_000_000,
+          type: 'call.ended',
+          message: 'ended by caller: the caller hung up',
+          level: 'info',
+          latencyMs: null,
+          data: {},
+          createdAt: now.toISOString(),
+        },
       });
     const first = await close();
     const again = await close();
@@ -69,7 +92,13 @@ describe('charging calls', function () {
     const ws = await workspace('starter', 10_000);
     const changes = Array.from({ length: 24 }, (_, i) => ({ key: `test:${ws}:${i}`, amount: i % 3 === 0 ? 500 : -(i * 7 + 1) }));
     // Every change written by two writers at once (an activity and its retry), all at the same time.
-    await Promise.all(changes.flatMap((c) => [0, 1].map(() => appendLedgerItem({ workspaceId: ws, kind: c.amount > 0 ? 'topup' : 'call', amountPaise: c.amount, idempotencyKey: c.key, at: new Date() }))));
+    await Promise.all(
+      changes.flatMap((c) =>
+        [0, 1].map(() =>
+          appendLedgerItem({ workspaceId: ws, kind: c.amount > 0 ? 'topup' : 'call', amountPaise: c.amount, idempotencyKey: c.key, at: new Date() }),
+        ),
+      ),
+    );
     const items = await LedgerItem.find({ workspace_id: ws }).sort({ seq: 1 }).lean();
     expect(items).to.have.length(changes.length + 1);
     expect(new Set(items.map((i) => i.idempotency_key)).size).to.equal(items.length);
@@ -100,6 +129,9 @@ describe('charging calls', function () {
 
 /** Runs test/support/ledger-writer.ts in a process of its own; resolves its exit code. */
 function runLedgerWriter(entries: unknown[]): Promise<number | null> {
-  const child = fork(path.join(__dirname, '../../support/ledger-writer.ts'), [testServers().mongodbUri, JSON.stringify(entries)], { execArgv: ['--require', 'tsx/cjs'], stdio: 'inherit' });
+  const child = fork(path.join(__dirname, '../../support/ledger-writer.ts'), [testServers().mongodbUri, JSON.stringify(entries)], {
+    execArgv: ['--require', 'tsx/cjs'],
+    stdio: 'inherit',
+  });
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }

@@ -33,15 +33,28 @@ describe('Live conversations (media service, audio stream, simulators)', functio
   const createAgent = async (settings: Record<string, unknown>, who: SignedUp = stack.owner) =>
     agentsClient(stack.api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS, ...settings });
   const place = async (agentId: string, to: string, userData?: Record<string, unknown>, who: SignedUp = stack.owner): Promise<Call> => {
-    const res = await stack.api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await stack.providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
+    const res = await stack.api.request(
+      '/api/v1/calls',
+      withJson(
+        'POST',
+        { agent_id: agentId, to_number: to, from_number: await stack.providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) },
+        who.auth,
+      ),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
-  const getCall = async (id: string, who: SignedUp = stack.owner): Promise<Call> => (await stack.api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
-  const timeline = async (id: string, who: SignedUp = stack.owner): Promise<TimelineEntry[]> => (await stack.api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
+  const getCall = async (id: string, who: SignedUp = stack.owner): Promise<Call> =>
+    (await stack.api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
+  const timeline = async (id: string, who: SignedUp = stack.owner): Promise<TimelineEntry[]> =>
+    (await stack.api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
   /** Waits for the call's final record: call.ended, and call.completed for a connected call. */
   const finished = async (id: string, who: SignedUp = stack.owner): Promise<{ call: Call; events: TimelineEntry[] }> => {
-    const events = await until(() => timeline(id, who), (list) => list.some((e) => e.type === 'call.completed'), 90_000);
+    const events = await until(
+      () => timeline(id, who),
+      (list) => list.some((e) => e.type === 'call.completed'),
+      90_000,
+    );
     const call = await getCall(id, who);
     expect(call.status).to.be.oneOf(FINAL);
     return { call, events };
@@ -50,7 +63,6 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     const [call] = stack.providers.telephony.calls().filter((c) => c.to === to);
     return call!;
   };
-
 
   it('a typical outbound call: the contract event order, the transcript, the charge and the usage', async () => {
     const agent = await createAgent({
@@ -105,10 +117,21 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     expect(usage.llm_input_tokens).to.be.above(0);
     expect(usage.llm_output_tokens).to.be.above(0);
     expect(usage.stt_seconds).to.be.above(1);
-    expect(usage.tts_characters).to.equal(['Hello Ravi, this is Asha from Acme.', 'You said: Where is my order.', 'How can I help further?', 'Thank you for calling.', 'Goodbye!', 'Thank you, goodbye.'].join('').length);
+    expect(usage.tts_characters).to.equal(
+      [
+        'Hello Ravi, this is Asha from Acme.',
+        'You said: Where is my order.',
+        'How can I help further?',
+        'Thank you for calling.',
+        'Goodbye!',
+        'Thank you, goodbye.',
+      ].join('').length,
+    );
 
     // The caller heard the welcome, both replies and the hang-up message.
-    const heard = simulated(to).heard.map((h) => h.text).join(' ');
+    const heard = simulated(to)
+      .heard.map((h) => h.text)
+      .join(' ');
     for (const line of ['Hello Ravi, this is Asha from Acme.', 'How can I help further?', 'Thank you, goodbye.']) expect(heard).to.include(line);
 
     expect(call).to.include({ status: 'completed', hangup_by: 'agent', hangup_reason: 'end_call' });
@@ -147,7 +170,14 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     const poor = await activeOwner(stack.api);
     // 400 paise a minute: 20 paise pay for 3 seconds.
     const balance = await balanceOf(poor.workspaceId);
-    await appendLedgerItem({ workspaceId: poor.workspaceId, kind: 'adjustment', amountPaise: 20 - balance, idempotencyKey: `test:${newId()}`, at: new Date(), note: 'test: leave 20 paise' });
+    await appendLedgerItem({
+      workspaceId: poor.workspaceId,
+      kind: 'adjustment',
+      amountPaise: 20 - balance,
+      idempotencyKey: `test:${newId()}`,
+      at: new Date(),
+      note: 'test: leave 20 paise',
+    });
     const agent = await createAgent({ welcome_message: 'Hello.' }, poor);
     const to = callee({ kind: 'answer', answerAfterSeconds: 1 });
     const placed = await place(agent.id, to, undefined, poor);
@@ -161,7 +191,13 @@ describe('Live conversations (media service, audio stream, simulators)', functio
   it('silence: hangup_after_silence_seconds of a quiet caller ends the call, after asking once whether they are there', async () => {
     const agent = await createAgent({
       welcome_message: 'Hello.',
-      call: { ...OPEN_HOURS, hangup_after_silence_seconds: 5, check_user_online: true, user_online_after_seconds: 3, user_online_message: 'Are you still there?' },
+      call: {
+        ...OPEN_HOURS,
+        hangup_after_silence_seconds: 5,
+        check_user_online: true,
+        user_online_after_seconds: 3,
+        user_online_message: 'Are you still there?',
+      },
     });
     const to = callee({ kind: 'answer', answerAfterSeconds: 1 });
     const placed = await place(agent.id, to);

@@ -24,7 +24,7 @@ const INTERVAL_MS = 1000 / DIALS_PER_SECOND;
  * for its moment says so in its current details, and a hang-up meanwhile cancels it undialled.
  * Real API, workers, FerretDB, Temporal and the telephony simulator.
  */
-describe('Calls: dials paced at the telephony account\'s calls per second', function () {
+describe("Calls: dials paced at the telephony account's calls per second", function () {
   this.timeout(120_000);
   let providers: TestProviders;
   let api: RunningApi;
@@ -37,11 +37,15 @@ describe('Calls: dials paced at the telephony account\'s calls per second', func
     return number;
   };
   const place = async (to: string): Promise<string> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return ((await res.json()) as { id: string }).id;
   };
-  const callOf = async (id: string) => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json() as Promise<{ status: string; hangup_reason: string | null }>;
+  const callOf = async (id: string) =>
+    (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json() as Promise<{ status: string; hangup_reason: string | null }>;
 
   before(async () => {
     providers = await startTestProviders({ timeScale: 0.05 });
@@ -62,7 +66,9 @@ describe('Calls: dials paced at the telephony account\'s calls per second', func
     const times = moments.map((m) => m.at.getTime()).sort((a, b) => a - b);
     expect(new Set(times).size, 'distinct moments').to.equal(12);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).to.equal(100);
-    expect(moments.map((m) => m.ahead).sort((a, b) => a - b)).to.deep.equal(moments.map((m) => Math.round((m.at.getTime() - now.getTime()) / 100)).sort((a, b) => a - b));
+    expect(moments.map((m) => m.ahead).sort((a, b) => a - b)).to.deep.equal(
+      moments.map((m) => Math.round((m.at.getTime() - now.getTime()) / 100)).sort((a, b) => a - b),
+    );
     // Left in the future: the next test's dials would wait for it.
     await DialPace.deleteMany({});
   });
@@ -71,9 +77,30 @@ describe('Calls: dials paced at the telephony account\'s calls per second', func
     const numbers = Array.from({ length: 5 }, () => callee({ kind: 'busy' }));
     const ids = await Promise.all(numbers.map((to) => place(to)));
     // The last one dialled waits for its moment, about two seconds: its current details say why.
-    const waiting = await Promise.all(ids.map((id) => until(() => currentDetails(callWorkflowId(id)), (d) => /waiting for the provider's pace|dialling|ringing|busy/.test(d), 10_000, 100)));
-    expect(waiting.some((d) => /^waiting for the provider's pace: [1-9]\d* dials? ahead, dialling \+\d+ at \d\d:\d\d:\d\d/.test(d)), JSON.stringify(waiting)).to.equal(true);
-    const ended = await Promise.all(ids.map((id) => until(() => callOf(id), (c) => FINAL.includes(c.status), 30_000, 200)));
+    const waiting = await Promise.all(
+      ids.map((id) =>
+        until(
+          () => currentDetails(callWorkflowId(id)),
+          (d) => /waiting for the provider's pace|dialling|ringing|busy/.test(d),
+          10_000,
+          100,
+        ),
+      ),
+    );
+    expect(
+      waiting.some((d) => /^waiting for the provider's pace: [1-9]\d* dials? ahead, dialling \+\d+ at \d\d:\d\d:\d\d/.test(d)),
+      JSON.stringify(waiting),
+    ).to.equal(true);
+    const ended = await Promise.all(
+      ids.map((id) =>
+        until(
+          () => callOf(id),
+          (c) => FINAL.includes(c.status),
+          30_000,
+          200,
+        ),
+      ),
+    );
     expect(ended.map((c) => c.status)).to.deep.equal(['busy', 'busy', 'busy', 'busy', 'busy']);
     // When each dial was sent (claimed on the record just before the provider's request), in order:
     // half a second apart at least, a timer's jitter allowed. (The provider's arrival times add the
@@ -91,11 +118,24 @@ describe('Calls: dials paced at the telephony account\'s calls per second', func
     for (let i = 0; i < 10; i++) await takeDialMoment(DIALS_PER_SECOND, new Date());
     const to = callee({ kind: 'busy' });
     const id = await place(to);
-    await until(() => currentDetails(callWorkflowId(id)), (d) => d.startsWith("waiting for the provider's pace"), 10_000, 100);
+    await until(
+      () => currentDetails(callWorkflowId(id)),
+      (d) => d.startsWith("waiting for the provider's pace"),
+      10_000,
+      100,
+    );
     expect((await api.request(`/api/v1/calls/${id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(200);
-    const call = await until(() => callOf(id), (c) => FINAL.includes(c.status), 10_000, 100);
+    const call = await until(
+      () => callOf(id),
+      (c) => FINAL.includes(c.status),
+      10_000,
+      100,
+    );
     expect([call.status, call.hangup_reason]).to.deep.equal(['canceled', 'canceled before the dial']);
-    expect(providers.telephony.calls().some((c) => c.to === to), 'the provider never got the call').to.equal(false);
+    expect(
+      providers.telephony.calls().some((c) => c.to === to),
+      'the provider never got the call',
+    ).to.equal(false);
     const limits = (await (await api.request('/api/v1/workspace/limits', { headers: owner.auth })).json()) as { active_calls: number };
     expect(limits.active_calls).to.equal(0);
     await DialPace.deleteMany({});

@@ -18,7 +18,8 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
   this.timeout(120_000);
   const stack = useCallStack({ numberPrefix: '+9174' });
   const { createAgent, simulated } = stack;
-  const http = (path: string, init: RequestInit = {}) => stack.api.request(`/api/v1${path}`, { ...init, headers: { ...stack.owner.auth, ...(init.headers as Record<string, string>) } });
+  const http = (path: string, init: RequestInit = {}) =>
+    stack.api.request(`/api/v1${path}`, { ...init, headers: { ...stack.owner.auth, ...(init.headers as Record<string, string>) } });
   const add = (number: string, fields: Record<string, unknown> = {}) => http('/do-not-call', withJson('POST', { number, ...fields }));
   const listed = async (): Promise<Entry[]> => (await (await http('/do-not-call?limit=200')).json()).items;
 
@@ -50,7 +51,10 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
     const before = (await listed()).length;
     const bad = await add('98123');
     expect(bad.status).to.equal(422);
-    expect((await bad.json()).detail[0]).to.include({ type: 'string_pattern_mismatch' }).and.have.property('loc').that.deep.equals(['body', 'number']);
+    expect((await bad.json()).detail[0])
+      .to.include({ type: 'string_pattern_mismatch' })
+      .and.have.property('loc')
+      .that.deep.equals(['body', 'number']);
     expect((await add('+919800000001', { source: 'friend' })).status).to.equal(422);
     const badPath = await http('/do-not-call/12345', { method: 'DELETE' });
     expect(badPath.status).to.equal(422);
@@ -69,7 +73,11 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
     expect(summary).to.deep.include({ added: 2, already_listed: 0, rejected_total: 2 });
     expect(summary.rejected_rows.map((r: { row: number }) => r.row)).to.deep.equal([3, 4]);
 
-    const asText = await http('/do-not-call/import?number_column=mobile', { method: 'POST', body: `mobile\n${y}\n${z}\n`, headers: { 'Content-Type': 'text/csv' } });
+    const asText = await http('/do-not-call/import?number_column=mobile', {
+      method: 'POST',
+      body: `mobile\n${y}\n${z}\n`,
+      headers: { 'Content-Type': 'text/csv' },
+    });
     expect(asText.status, await asText.clone().text()).to.equal(200);
     expect(await asText.json()).to.deep.include({ added: 1, already_listed: 1, rejected_total: 0 });
 
@@ -104,7 +112,8 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
     const developer = await memberWithRole(stack.api, ws, 'developer');
     const admin = await memberWithRole(stack.api, ws, 'admin');
     const key = await apiKeyFor(ws);
-    const as = (headers: Record<string, string>, path: string, init: RequestInit = {}) => stack.api.request(`/api/v1${path}`, { ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
+    const as = (headers: Record<string, string>, path: string, init: RequestInit = {}) =>
+      stack.api.request(`/api/v1${path}`, { ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
 
     expect((await as(viewer.headers, '/do-not-call')).status).to.equal(200);
     expect((await as(viewer.headers, '/do-not-call/export')).status).to.equal(200);
@@ -124,7 +133,10 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
     const agent = await createAgent({ call: OPEN_HOURS });
     const to = stack.callee({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Bye.' }] });
     expect((await add(to)).status).to.equal(201);
-    const res = await http('/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await stack.providers.callerFor(stack.owner.workspaceId) }));
+    const res = await http(
+      '/calls',
+      withJson('POST', { agent_id: agent.id, to_number: to, from_number: await stack.providers.callerFor(stack.owner.workspaceId) }),
+    );
     expect(res.status).to.equal(422);
     const [issue] = (await res.json()).detail;
     expect(issue).to.deep.include({ type: 'value_error', loc: ['body', 'to_number'], input: to });
@@ -141,14 +153,22 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
       // The first call holds the only slot until it is hung up.
       const busyLine = stack.callee({ kind: 'answer', answerAfterSeconds: 1 });
       const holder = await stack.place(agent.id, busyLine);
-      await until(() => stack.getCall(holder.id), (c) => c.status === 'in-progress', 30_000);
+      await until(
+        () => stack.getCall(holder.id),
+        (c) => c.status === 'in-progress',
+        30_000,
+      );
       const to = stack.callee({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Bye.' }] });
       const queued = await stack.place(agent.id, to);
       expect(queued.status).to.equal('queued');
       expect((await add(to)).status).to.equal(201);
       expect((await http(`/calls/${holder.id}/hangup`, { method: 'POST' })).status).to.equal(200);
 
-      const ended = await until(() => stack.getCall(queued.id), (c) => c.status !== 'queued', 60_000);
+      const ended = await until(
+        () => stack.getCall(queued.id),
+        (c) => c.status !== 'queued',
+        60_000,
+      );
       expect(ended).to.include({ status: 'canceled', hangup_reason: 'number on the do-not-call list', hangup_by: 'system' });
       const events = await stack.timeline(queued.id);
       expect(events.at(-1)).to.include({ type: 'call.ended', message: 'number on the do-not-call list', level: 'warning' });
@@ -164,8 +184,15 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
     const [first, listedOne, last] = [1, 2, 3].map(() => stack.callee({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Bye.' }] }));
     expect((await add(listedOne)).status).to.equal(201);
     const batches = batchesClient(stack.api, stack.owner.auth);
-    const { batch } = await createdBatch(stack.api, stack.owner.auth, `number,name\n${first},A\n${listedOne},B\n${last},C\n`, { agent_id: agent.id, from_number: await stack.providers.callerFor(stack.owner.workspaceId) });
-    const done = await until(() => batches.get(batch.id), (b) => b.status === 'completed', 90_000);
+    const { batch } = await createdBatch(stack.api, stack.owner.auth, `number,name\n${first},A\n${listedOne},B\n${last},C\n`, {
+      agent_id: agent.id,
+      from_number: await stack.providers.callerFor(stack.owner.workspaceId),
+    });
+    const done = await until(
+      () => batches.get(batch.id),
+      (b) => b.status === 'completed',
+      90_000,
+    );
     expect(done.counts).to.include({ completed: 2, do_not_call: 1, pending: 0, calling: 0 });
     const contacts = await batches.allContacts(batch.id);
     expect(contacts.map((c) => c.status)).to.deep.equal(['completed', 'do_not_call', 'completed']);
@@ -192,7 +219,13 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
 
       expect(call).to.include({ status: 'completed', hangup_by: 'agent', hangup_reason: 'opted out' });
       const types = events.map((e) => e.type);
-      expect(types.filter((t) => ['user.turn', 'tool.call', 'tool.result', 'call.opted_out', 'call.ended'].includes(t))).to.deep.equal(['user.turn', 'tool.call', 'tool.result', 'call.opted_out', 'call.ended']);
+      expect(types.filter((t) => ['user.turn', 'tool.call', 'tool.result', 'call.opted_out', 'call.ended'].includes(t))).to.deep.equal([
+        'user.turn',
+        'tool.call',
+        'tool.result',
+        'call.opted_out',
+        'call.ended',
+      ]);
       const optedOut = events.find((e) => e.type === 'call.opted_out')!;
       expect(optedOut.data).to.deep.equal({ number: to, source: 'opt_out' });
       expect(events.find((e) => e.type === 'tool.call')!.data).to.include({ name: 'add_to_do_not_call' });
@@ -210,7 +243,10 @@ describe('Do not call: the list, the refusals and the opt-out', function () {
       expect(JSON.parse(hooks[0]!.rawBody)).to.deep.include({ type: 'call.opted_out', call_id: placed.id });
 
       // And the next call to the number is refused.
-      const again = await http('/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await stack.providers.callerFor(stack.owner.workspaceId) }));
+      const again = await http(
+        '/calls',
+        withJson('POST', { agent_id: agent.id, to_number: to, from_number: await stack.providers.callerFor(stack.owner.workspaceId) }),
+      );
       expect(again.status).to.equal(422);
     });
 

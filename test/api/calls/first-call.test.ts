@@ -31,7 +31,10 @@ describe('The first call of a name-only agent, and provider refusals on a call',
   };
   /** Places a call with the agent and answers its timeline once `call.completed` is on it. */
   const callWith = async (agentId: string): Promise<TimelineEntry[]> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: callee(), from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agentId, to_number: callee(), from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     const { id } = await res.json();
     return until(
@@ -89,7 +92,12 @@ describe('The first call of a name-only agent, and provider refusals on a call',
   });
 
   it('a voice the speech server no longer has ends the call with an error naming the agent setting voice.voice_id', async () => {
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Support', welcome_message: 'Hello, this is Support.', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Support',
+      welcome_message: 'Hello, this is Support.',
+      voice: { voice_id: 'meera', language: 'en-IN' },
+      call: OPEN_HOURS,
+    });
     // The server dropped the voice after the agent was saved (saving it now would be a 422).
     await Agent.updateOne({ _id: agent.id }, { $set: { 'voice.voice_id': 'retired-voice' } });
 
@@ -100,7 +108,12 @@ describe('The first call of a name-only agent, and provider refusals on a call',
   });
 
   it('a speech server that fails (5xx) ends the call with an error asking to retry in a moment', async () => {
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Support', welcome_message: 'Hello, this is Support.', voice: { voice_id: 'meera', language: 'en-IN' }, call: OPEN_HOURS });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Support',
+      welcome_message: 'Hello, this is Support.',
+      voice: { voice_id: 'meera', language: 'en-IN' },
+      call: OPEN_HOURS,
+    });
     providers.speech.mode = 'failing';
 
     const error = errorOf(await callWith(agent.id));

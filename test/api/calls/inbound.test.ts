@@ -42,18 +42,28 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     const res = await api.request('/api/v1/phone-numbers', withJson('POST', { number }, who.auth));
     expect(res.status, await res.clone().text()).to.equal(201);
     if (!agent) return { number, agentId: null };
-    const created = await agentsClient(api, who.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, phone_number: number, ...agent });
+    const created = await agentsClient(api, who.auth).created({
+      name: 'Asha',
+      voice: { voice_id: 'meera', language: 'en-IN' },
+      phone_number: number,
+      ...agent,
+    });
     return { number, agentId: created.id };
   };
   const dial = (to: string, caller: InboundCallerScript = {}, from = CALLER): SimulatedCall => providers.telephony.dialInbound({ from, to, caller });
   const simulated = (call: SimulatedCall): SimulatedCall => providers.telephony.calls().find((c) => c.providerCallId === call.providerCallId)!;
   /** The simulated call once it has ended at the provider, with its hang-up callback delivered. */
   const overAtProvider = async (call: SimulatedCall): Promise<SimulatedCall> =>
-    until(async () => simulated(call), (c) => FINAL.includes(c.status) && c.callbacks.every((d) => d.delivered));
+    until(
+      async () => simulated(call),
+      (c) => FINAL.includes(c.status) && c.callbacks.every((d) => d.delivered),
+    );
   const inboundCalls = async (number: string, who: SignedUp = owner): Promise<Call[]> =>
     (await (await api.request(`/api/v1/calls?direction=inbound&number=${encodeURIComponent(number)}`, { headers: who.auth })).json()).items;
-  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
-  const activeCalls = async (who: SignedUp): Promise<number> => (await (await api.request('/api/v1/workspace/limits', { headers: who.auth })).json()).active_calls;
+  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> =>
+    (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
+  const activeCalls = async (who: SignedUp): Promise<number> =>
+    (await (await api.request('/api/v1/workspace/limits', { headers: who.auth })).json()).active_calls;
 
   /** A rejected call: the caller was never answered, and the workspace shows one failed inbound call with `reason`. */
   const expectRejected = async (dialled: SimulatedCall, reason: string, level: string, who: SignedUp = owner): Promise<Call> => {
@@ -62,7 +72,18 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     expect(atProvider.streamConnected).to.equal(false);
     const [call, ...more] = (await inboundCalls(dialled.to, who)).filter((c) => c.from_number === dialled.from);
     expect(more).to.be.empty;
-    expect(call).to.include({ direction: 'inbound', status: 'failed', hangup_by: 'system', hangup_reason: reason, from_number: dialled.from, to_number: dialled.to, placed_by: dialled.from, cost_paise: null, duration_seconds: null, started_at: null });
+    expect(call).to.include({
+      direction: 'inbound',
+      status: 'failed',
+      hangup_by: 'system',
+      hangup_reason: reason,
+      from_number: dialled.from,
+      to_number: dialled.to,
+      placed_by: dialled.from,
+      cost_paise: null,
+      duration_seconds: null,
+      started_at: null,
+    });
     const events = await timeline(call.id, who);
     expect(events.map((e) => [e.type, e.message, e.level])).to.deep.equal([['call.ended', reason, level]]);
     return call;
@@ -96,10 +117,27 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     const dialled = dial(number, { conversation: [{ say: 'Where is it?' }, { hangUp: true, afterAgentSilenceMs: 600 }] });
     expect(dialled).to.include({ direction: 'inbound', from: CALLER, to: number });
 
-    const [placed] = await until(() => inboundCalls(number), (calls) => calls.length > 0);
+    const [placed] = await until(
+      () => inboundCalls(number),
+      (calls) => calls.length > 0,
+    );
     expect(placed, 'the inbound call is recorded').to.exist;
-    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.completed'), 60_000);
-    expect(events.map((e) => e.type)).to.deep.equal(['call.started', 'welcome', 'tts.first_audio', 'user.turn', 'llm.first_token', 'tts.first_audio', 'agent.reply', 'call.ended', 'call.completed']);
+    const events = await until(
+      () => timeline(placed.id),
+      (list) => list.some((e) => e.type === 'call.completed'),
+      60_000,
+    );
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'call.started',
+      'welcome',
+      'tts.first_audio',
+      'user.turn',
+      'llm.first_token',
+      'tts.first_audio',
+      'agent.reply',
+      'call.ended',
+      'call.completed',
+    ]);
     const [started] = events;
     expect(started.message).to.equal('inbound call with Asha');
     expect(started.data).to.deep.include({ channel: 'phone', from: CALLER, to: number, started_by: '', values: [] });
@@ -108,7 +146,17 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     expect(ended).to.deep.include({ message: 'ended by caller: the caller hung up', level: 'info' });
 
     const call: Call = await (await api.request(`/api/v1/calls/${placed.id}`, { headers: owner.auth })).json();
-    expect(call).to.include({ agent_id: agentId, agent_name: 'Asha', direction: 'inbound', from_number: CALLER, to_number: number, placed_by: CALLER, status: 'completed', hangup_by: 'caller', hangup_reason: 'the caller hung up' });
+    expect(call).to.include({
+      agent_id: agentId,
+      agent_name: 'Asha',
+      direction: 'inbound',
+      from_number: CALLER,
+      to_number: number,
+      placed_by: CALLER,
+      status: 'completed',
+      hangup_by: 'caller',
+      hangup_reason: 'the caller hung up',
+    });
     expect(call.transcript.map((t) => [t.role, t.text])).to.deep.equal([
       ['assistant', 'Hello from Acme.'],
       ['user', 'Where is it?'],
@@ -156,9 +204,15 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     await Workspace.updateOne({ _id: limited.workspaceId }, { $set: { concurrency_limit: 1 } });
     const { number } = await numberWith(limited, { welcome_message: 'Hello.' });
     const first = dial(number, {}, '+919845000001');
-    const [live] = await until(() => inboundCalls('+919845000001', limited), (calls) => calls[0]?.status === 'in-progress');
+    const [live] = await until(
+      () => inboundCalls('+919845000001', limited),
+      (calls) => calls[0]?.status === 'in-progress',
+    );
     expect(live).to.include({ status: 'in-progress' });
-    await until(async () => simulated(first), (c) => c.streamConnected);
+    await until(
+      async () => simulated(first),
+      (c) => c.streamConnected,
+    );
 
     await expectRejected(dial(number, {}, '+919845000002'), 'concurrency limit reached', 'warning', limited);
 
@@ -167,12 +221,24 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     expect(await res.json()).to.include({ status: 'completed', hangup_by: 'Ravi Iyer', hangup_reason: 'hung up through the API' });
     // The provider hung up the caller (who would have stayed on), and the slot is free again.
     expect((await overAtProvider(first)).history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'in-progress', 'completed']);
-    expect(await until(() => activeCalls(limited), (n) => n === 0)).to.equal(0);
+    expect(
+      await until(
+        () => activeCalls(limited),
+        (n) => n === 0,
+      ),
+    ).to.equal(0);
   });
 
   it('at a balance of zero: rejected (out of credits, an error on the timeline), nothing charged', async () => {
     const poor = await activeOwner(api);
-    await appendLedgerItem({ workspaceId: poor.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(poor.workspaceId)), idempotencyKey: `test:${newId()}`, at: new Date(), note: 'test: empty the balance' });
+    await appendLedgerItem({
+      workspaceId: poor.workspaceId,
+      kind: 'adjustment',
+      amountPaise: -(await balanceOf(poor.workspaceId)),
+      idempotencyKey: `test:${newId()}`,
+      at: new Date(),
+      note: 'test: empty the balance',
+    });
     const { number } = await numberWith(poor, {});
     await expectRejected(dial(number), 'out of credits', 'error', poor);
     expect(await balanceOf(poor.workspaceId)).to.equal(0);
@@ -192,7 +258,11 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
       expect(res.status, what).to.equal(403);
       expect((await res.json()).detail, what).to.match(/not signed by the telephony provider/);
     }
-    const unsigned = await api.request(`/api/v1${answerPath}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(ringing).toString() });
+    const unsigned = await api.request(`/api/v1${answerPath}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(ringing).toString(),
+    });
     expect(unsigned.status).to.equal(403);
     expect(await inboundCalls(number)).to.be.empty;
 

@@ -6,7 +6,6 @@ import { KEYPAD_DEMO_CALLEES, KEYPAD_DEMO_NUMBERS } from '../../../simulators/te
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { agentsClient, onlyIssue } from '../agents/helpers';
 
-
 type Call = Record<string, unknown> & { id: string; status: string; transcript: { role: string; text: string; interrupted: boolean }[] };
 
 /**
@@ -16,7 +15,7 @@ type Call = Record<string, unknown> & { id: string; status: string; transcript: 
  * media service runs the conversation against the recognition, language-model and synthesis
  * simulators. Real API, workers, media service, FerretDB and Temporal.
  */
-describe('Keypad digits (press_digits and the caller\'s keys)', function () {
+describe("Keypad digits (press_digits and the caller's keys)", function () {
   this.timeout(120_000);
   const stack = useCallStack({ numberPrefix: '+9197' });
   const { callee, createAgent } = stack;
@@ -37,7 +36,9 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       expect(res.status).to.equal(200);
       expect((await res.json()).call.keypad).to.deep.equal({ press_digits: false, caller_digits: true });
       // The catalog's defaults say the same.
-      const catalog = await (await stack.api.request('/api/v1/catalog', { headers: { ...stack.owner.auth, 'X-Workspace-ID': stack.owner.workspaceId } })).json();
+      const catalog = await (
+        await stack.api.request('/api/v1/catalog', { headers: { ...stack.owner.auth, 'X-Workspace-ID': stack.owner.workspaceId } })
+      ).json();
       expect(catalog.defaults.call.keypad).to.deep.equal({ press_digits: false, caller_digits: false });
     });
 
@@ -72,7 +73,10 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       const requests = requestsSince(from).filter((r) => r.tools?.length);
       expect(requests).to.not.have.length(0);
       // (Other built-in tools, such as the opt-out of a new agent, may be offered: not press_digits.)
-      for (const request of requests) expect(request.tools!.map((t) => t.function.name)).to.include('end_call').and.not.include('press_digits');
+      for (const request of requests)
+        expect(request.tools!.map((t) => t.function.name))
+          .to.include('end_call')
+          .and.not.include('press_digits');
     });
   });
 
@@ -98,7 +102,10 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
                   menu: {
                     say: 'Press 3 for billing, press 4 for technical help.',
                     options: {
-                      '3': [{ say: 'Billing desk here.', unprompted: true }, { hangUp: true, afterAgentSilenceMs: 600 }],
+                      '3': [
+                        { say: 'Billing desk here.', unprompted: true },
+                        { hangUp: true, afterAgentSilenceMs: 600 },
+                      ],
                       '4': [{ say: 'Technical help here.', unprompted: true }],
                     },
                   },
@@ -114,7 +121,11 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
 
     const record = simulated(to);
     expect(record.digitsHeard).to.equal('23');
-    expect(record.said.map((s) => s.text)).to.deep.equal(['Welcome to Acme. Press 1 for sales, press 2 for support.', 'Press 3 for billing, press 4 for technical help.', 'Billing desk here.']);
+    expect(record.said.map((s) => s.text)).to.deep.equal([
+      'Welcome to Acme. Press 1 for sales, press 2 for support.',
+      'Press 3 for billing, press 4 for technical help.',
+      'Billing desk here.',
+    ]);
     // The tones are no words: what the callee heard as speech is the agent's reply only.
     // (The simulated speech has no pause between sentences: compared without spaces.)
     expect(record.heard.map((h) => h.text.replace(/\s+/g, ''))).to.deep.equal(['Yousaid:Billingdeskhere.HowcanIhelpfurther?']);
@@ -144,7 +155,10 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
     expect(requests[0]!.tools!.map((t) => t.function.name)).to.include('press_digits');
     const pressTool = requests[0]!.tools!.find((t) => t.function.name === 'press_digits')!;
     expect(pressTool.function.parameters).to.deep.include({ required: ['digits'] });
-    const results = requests.flatMap((r) => r.messages).filter((m) => m.role === 'tool').map(messageText);
+    const results = requests
+      .flatMap((r) => r.messages)
+      .filter((m) => m.role === 'tool')
+      .map(messageText);
     expect(results.some((text) => /sent/.test(text) && text.includes('3'))).to.equal(true);
   });
 
@@ -178,9 +192,17 @@ describe('Keypad digits (press_digits and the caller\'s keys)', function () {
       ['My code is [pressed 7]', '7'],
       ['Goodbye.', ''],
     ]);
-    expect(call.transcript.filter((t) => t.role === 'user').map((t) => t.text)).to.deep.equal(['[pressed 1]', '[pressed 42#]', 'My code is [pressed 7]', 'Goodbye.']);
+    expect(call.transcript.filter((t) => t.role === 'user').map((t) => t.text)).to.deep.equal([
+      '[pressed 1]',
+      '[pressed 42#]',
+      'My code is [pressed 7]',
+      'Goodbye.',
+    ]);
     // The model read the keys in the caller's turns, and the simulated model answered them.
-    const userMessages = requestsSince(from).flatMap((r) => r.messages).filter((m) => m.role === 'user').map(messageText);
+    const userMessages = requestsSince(from)
+      .flatMap((r) => r.messages)
+      .filter((m) => m.role === 'user')
+      .map(messageText);
     expect(userMessages).to.include.members(['[pressed 1]', '[pressed 42#]', 'My code is [pressed 7]']);
     const heard = simulated(to).heard.map((h) => h.text);
     expect(heard).to.include.members(['You pressed 1.', 'You pressed 42#.']);

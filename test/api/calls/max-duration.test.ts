@@ -37,10 +37,17 @@ describe('Live conversations: max_duration_seconds', function () {
     });
     const [to] = randomNumbers(1);
     providers.telephony.setCallee(to!, { kind: 'answer', answerAfterSeconds: 0.5 });
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status).to.equal(201);
     const { id } = await res.json();
-    const events = await until(async () => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json() as Promise<TimelineEntry[]>, (list) => list.some((e) => e.type === 'call.ended'), 60_000);
+    const events = await until(
+      async () => (await api.request(`/api/v1/calls/${id}/events`, { headers: owner.auth })).json() as Promise<TimelineEntry[]>,
+      (list) => list.some((e) => e.type === 'call.ended'),
+      60_000,
+    );
     const call = await (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
     expect(call).to.include({ status: 'completed', hangup_by: 'system', hangup_reason: 'max duration reached' });
     expect(call.duration_seconds).to.be.within(29.5, 31);

@@ -15,7 +15,15 @@ const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 /** How often the conversation activity heartbeats (media/conversation/activity.ts). */
 const HEARTBEAT_INTERVAL_MS = 1_000;
 
-type Call = Record<string, unknown> & { id: string; status: string; duration_seconds: number; cost_paise: number; started_at: string; hangup_by: string; hangup_reason: string };
+type Call = Record<string, unknown> & {
+  id: string;
+  status: string;
+  duration_seconds: number;
+  cost_paise: number;
+  started_at: string;
+  hangup_by: string;
+  hangup_reason: string;
+};
 type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown>; at: string };
 
 /**
@@ -69,16 +77,35 @@ describe('Calls: the media process killed mid-call', function () {
   });
 
   it('ends the call with an error, charged up to the last heartbeat, the provider call hung up and the slot free', async () => {
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, welcome_message: 'Hello, this is Asha.', call: OPEN_HOURS });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Asha',
+      voice: { voice_id: 'meera', language: 'en-IN' },
+      welcome_message: 'Hello, this is Asha.',
+      call: OPEN_HOURS,
+    });
     // A caller with a lot to say: the conversation is still going when the process dies.
-    const lines = ['Where is my order?', 'I ordered it last week.', 'It was a blue shirt.', 'The order number is four two.', 'Can you check again?', 'I am still waiting.'];
+    const lines = [
+      'Where is my order?',
+      'I ordered it last week.',
+      'It was a blue shirt.',
+      'The order number is four two.',
+      'Can you check again?',
+      'I am still waiting.',
+    ];
     const to = callee({ kind: 'answer', answerAfterSeconds: 1, conversation: lines.map((say) => ({ say })) });
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agent.id, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     const placed = (await res.json()) as Call;
 
     // Live: the caller's first line was heard.
-    const live = await until(() => timeline(placed.id), (events) => events.some((e) => e.type === 'user.turn'), 60_000);
+    const live = await until(
+      () => timeline(placed.id),
+      (events) => events.some((e) => e.type === 'user.turn'),
+      60_000,
+    );
     expect(live.map((e) => e.type)).to.include('user.turn');
     const startedAt = Date.parse((await getCall(placed.id)).started_at);
     media!.process.child.kill('SIGKILL');
@@ -86,9 +113,16 @@ describe('Calls: the media process killed mid-call', function () {
     expect(await media!.process.exited).to.equal('SIGKILL');
 
     // The heartbeat timeout (5 s) ends it within seconds.
-    const ended = await until(() => timeline(placed.id), (events) => events.some((e) => e.type === 'call.ended'), 20_000);
+    const ended = await until(
+      () => timeline(placed.id),
+      (events) => events.some((e) => e.type === 'call.ended'),
+      20_000,
+    );
     const endedIn = Date.now() - killedAt;
-    expect(ended.map((e) => e.type), JSON.stringify(ended.slice(-4))).to.include('call.ended');
+    expect(
+      ended.map((e) => e.type),
+      JSON.stringify(ended.slice(-4)),
+    ).to.include('call.ended');
     expect(endedIn).to.be.below(12_000);
     // Charged up to the last heartbeat: at most a beat (and a little) before the kill, never after it.
     const call = await getCall(placed.id);
@@ -103,13 +137,20 @@ describe('Calls: the media process killed mid-call', function () {
     expect(simulated(to).status).to.equal('completed');
     const limits = await (await api.request('/api/v1/workspace/limits', { headers: owner.auth })).json();
     expect(limits.active_calls).to.equal(0);
-    const completed = await until(() => timeline(placed.id), (events) => events.some((e) => e.type === 'call.completed'), 60_000);
+    const completed = await until(
+      () => timeline(placed.id),
+      (events) => events.some((e) => e.type === 'call.completed'),
+      60_000,
+    );
     expect(completed.filter((e) => e.type === 'call.completed')).to.have.length(1);
 
     // One error event from the media side, and the call ended by the system for it.
     const errors = completed.filter((e) => e.type === 'error');
     const callEnded = completed.find((e) => e.type === 'call.ended')!;
-    expect(errors.map((e) => [e.level, e.data.provider]), `errors ${JSON.stringify(errors)}, then ${callEnded.message}`).to.deep.equal([['error', 'media']]);
+    expect(
+      errors.map((e) => [e.level, e.data.provider]),
+      `errors ${JSON.stringify(errors)}, then ${callEnded.message}`,
+    ).to.deep.equal([['error', 'media']]);
     expect([callEnded.level, callEnded.message]).to.deep.equal(['error', 'ended by system: error']);
     expect([call.hangup_by, call.hangup_reason]).to.deep.equal(['system', 'error']);
   });

@@ -20,7 +20,6 @@ function closedHours() {
   return hour < 12 ? { call_start_hour: 20, call_end_hour: 21, timezone: 'UTC' } : { call_start_hour: 2, call_end_hour: 3, timezone: 'UTC' };
 }
 
-
 describe('Calls: placing, reading and hanging up queued calls', function () {
   this.timeout(120_000);
   let api: RunningApi;
@@ -42,7 +41,15 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     const first = await place({ agent_id: agentId, to_number: '+919812345678', from_number: FROM, user_data: { name: 'Ravi' } });
     expect(first.status).to.equal(201);
     const call = await first.json();
-    expect(call).to.include({ agent_id: agentId, agent_name: 'Queue tester', direction: 'outbound', to_number: '+919812345678', from_number: FROM, status: 'queued', placed_by: 'Asha Rao' });
+    expect(call).to.include({
+      agent_id: agentId,
+      agent_name: 'Queue tester',
+      direction: 'outbound',
+      to_number: '+919812345678',
+      from_number: FROM,
+      status: 'queued',
+      placed_by: 'Asha Rao',
+    });
     expect(call.user_data).to.deep.equal({ name: 'Ravi' });
     expect(call.id).to.match(/^[0-9a-f]{32}$/);
 
@@ -51,7 +58,13 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect(second.placed_by).to.equal('key:dialler');
 
     type TimelineEntry = { type: string; level: string; data: Record<string, unknown> };
-    const queuedOf = async (id: string): Promise<TimelineEntry | undefined> => (await until(() => events(id), (list: TimelineEntry[]) => list.length > 0)).find((e: TimelineEntry) => e.type === 'call.queued');
+    const queuedOf = async (id: string): Promise<TimelineEntry | undefined> =>
+      (
+        await until(
+          () => events(id),
+          (list: TimelineEntry[]) => list.length > 0,
+        )
+      ).find((e: TimelineEntry) => e.type === 'call.queued');
     expect((await queuedOf(call.id))?.data).to.deep.equal({ position: 1, by: 'Asha Rao' });
     expect((await queuedOf(second.id))?.data).to.deep.equal({ position: 2, by: 'key:dialler' });
     expect((await queuedOf(second.id))?.level).to.equal('info');
@@ -63,12 +76,18 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
   it('hangs up a queued call: canceled, not charged, call.ended "canceled while queued"; a second hang-up is 409', async () => {
     const balanceBefore = await balanceOf(owner.workspaceId);
     const call = await (await place({ agent_id: agentId, to_number: '+919812340000', from_number: FROM })).json();
-    await until(() => events(call.id), (list: unknown[]) => list.length > 0);
+    await until(
+      () => events(call.id),
+      (list: unknown[]) => list.length > 0,
+    );
     const res = await api.request(`/api/v1/calls/${call.id}/hangup`, { method: 'POST', headers: owner.auth });
     expect(res.status).to.equal(200);
     const ended = await res.json();
     expect(ended).to.include({ status: 'canceled', hangup_reason: 'canceled while queued', hangup_by: 'Asha Rao', cost_paise: null });
-    const timeline = await until(() => events(call.id), (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'));
+    const timeline = await until(
+      () => events(call.id),
+      (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'),
+    );
     expect(timeline.map((e: { type: string }) => e.type)).to.deep.equal(['call.queued', 'call.ended']);
     expect(timeline[1]).to.include({ message: 'canceled while queued', level: 'info' });
     expect(await balanceOf(owner.workspaceId)).to.equal(balanceBefore);
@@ -82,7 +101,10 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     const placeIn = async (to: string) => (await place({ agent_id: agent.id, to_number: to, from_number: OTHERS_FROM }, other.auth)).json();
     const positionOf = async (id: string) => {
       type Entry = { type: string; data: { position?: number } };
-      const timeline: Entry[] = await until(() => events(id, other.auth), (list: Entry[]) => list.some((e) => e.type === 'call.queued'));
+      const timeline: Entry[] = await until(
+        () => events(id, other.auth),
+        (list: Entry[]) => list.some((e) => e.type === 'call.queued'),
+      );
       return timeline.find((e) => e.type === 'call.queued')?.data.position;
     };
     const first = await placeIn('+919812342001');
@@ -99,9 +121,15 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
   it('deleting an agent cancels its queued calls with "agent deleted"', async () => {
     const doomed = await agentsClient(api, owner.auth).created({ name: 'Doomed', call: closedHours() });
     const call = await (await place({ agent_id: doomed.id, to_number: '+919812341111', from_number: FROM })).json();
-    await until(() => events(call.id), (list: unknown[]) => list.length > 0);
+    await until(
+      () => events(call.id),
+      (list: unknown[]) => list.length > 0,
+    );
     expect((await agentsClient(api, owner.auth).remove(doomed.id)).status).to.equal(204);
-    const timeline = await until(() => events(call.id), (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'));
+    const timeline = await until(
+      () => events(call.id),
+      (list: { type: string }[]) => list.some((e) => e.type === 'call.ended'),
+    );
     expect(timeline.map((e: { type: string }) => e.type)).to.deep.equal(['call.queued', 'call.ended']);
     expect(timeline[1]).to.include({ message: 'agent deleted', level: 'warning' });
     const after = await (await api.request(`/api/v1/calls/${call.id}`, { headers: owner.auth })).json();
@@ -129,7 +157,13 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     const broke = await activeOwner(api);
     await holdNumbers(broke.workspaceId, BROKES_FROM);
     const brokeAgent = await agentsClient(api, broke.auth).created({ name: 'Broke' });
-    await appendLedgerItem({ workspaceId: broke.workspaceId, kind: 'adjustment', amountPaise: -(await balanceOf(broke.workspaceId)), idempotencyKey: `test-zero-${broke.workspaceId}`, at: new Date() });
+    await appendLedgerItem({
+      workspaceId: broke.workspaceId,
+      kind: 'adjustment',
+      amountPaise: -(await balanceOf(broke.workspaceId)),
+      idempotencyKey: `test-zero-${broke.workspaceId}`,
+      at: new Date(),
+    });
     const refused = await place({ agent_id: brokeAgent.id, to_number: '+919812345678', from_number: BROKES_FROM }, broke.auth);
     expect(refused.status).to.equal(402);
     expect((await refused.json()).detail).to.match(/add credits in billing/);
@@ -137,7 +171,7 @@ describe('Calls: placing, reading and hanging up queued calls', function () {
     expect(listed.total).to.equal(0);
   });
 
-  it('refuses at once (400) a caller number the workspace does not hold: given, or the agent\'s own; nothing is queued', async () => {
+  it("refuses at once (400) a caller number the workspace does not hold: given, or the agent's own; nothing is queued", async () => {
     const before = (await (await api.request('/api/v1/calls', { headers: owner.auth })).json()).total;
     // Nobody's number, and another workspace's: the provider would refuse both at the dial.
     for (const from of [NOBODYS, OTHERS_FROM]) {

@@ -70,9 +70,13 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
     providers.telephony.setCallee(number, script);
     return number;
   };
-  const createAgent = async (settings: Record<string, unknown>) => agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
+  const createAgent = async (settings: Record<string, unknown>) =>
+    agentsClient(api, owner.auth).created({ name: 'Asha', voice: { voice_id: 'meera', language: 'en-IN' }, ...settings });
   const place = async (agentId: string, to: string): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
@@ -125,7 +129,8 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
     const agentSide = utterancesOf(wav.right);
     expect(caller.map((u) => u.text)).to.deep.equal(['Where is my order?', 'Okay thanks, bye.']);
     const agentText = agentSide.map((u) => u.text).join(' ');
-    for (const line of [welcome, 'You said: Where is my order.', 'How can I help further?', 'Thank you for calling.', 'Goodbye!']) expect(agentText).to.include(line);
+    for (const line of [welcome, 'You said: Where is my order.', 'How can I help further?', 'Thank you for calling.', 'Goodbye!'])
+      expect(agentText).to.include(line);
     expect(agentSide[0]!.text).to.equal(welcome);
 
     // Offsets: the welcome plays at once; the caller speaks after it, the reply follows the caller.
@@ -133,7 +138,9 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
     const reply = agentSide.find((u) => u.text.includes('You said'))!;
     expect(welcomed!.startMs).to.be.within(0, 2_000);
     expect(caller[0]!.startMs).to.be.above(welcomed!.endMs);
-    expect(reply.startMs).to.be.above(caller[0]!.endMs).and.below(caller[0]!.endMs + 4_000);
+    expect(reply.startMs)
+      .to.be.above(caller[0]!.endMs)
+      .and.below(caller[0]!.endMs + 4_000);
     expect(caller[1]!.startMs).to.be.above(reply.endMs);
     // And as the callee lived it: the gap between hearing the welcome and saying its line is the file's gap.
     const record = simulated(to);
@@ -164,13 +171,26 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
   it('streams a recording of several chunks byte for byte; chunks without their header are not served', async () => {
     const callId = newId();
     const at = new Date();
-    await Call.create({ _id: callId, workspace_id: owner.workspaceId, agent_id: newId(), agent_name: 'Asha', direction: 'outbound', to_number: '+919800000001', from_number: providers.pool[0], status: 'completed', created_at: at, updated_at: at });
+    await Call.create({
+      _id: callId,
+      workspace_id: owner.workspaceId,
+      agent_id: newId(),
+      agent_name: 'Asha',
+      direction: 'outbound',
+      to_number: '+919800000001',
+      from_number: providers.pool[0],
+      status: 'completed',
+      created_at: at,
+      updated_at: at,
+    });
     // 40 s of stereo 8 kHz is 1.28 MB: two chunks, the second partial.
     const recording = new CallRecording();
     recording.addCaller(encodeMulaw(speakText('first words', { sampleRate: SAMPLE_RATE })), 0);
     recording.addAgent(encodeMulaw(speakText('last words', { sampleRate: SAMPLE_RATE })), 39_000);
     const wav = recording.toWav();
-    expect(wav.length).to.be.above(RECORDING_CHUNK_BYTES).and.below(2 * RECORDING_CHUNK_BYTES);
+    expect(wav.length)
+      .to.be.above(RECORDING_CHUNK_BYTES)
+      .and.below(2 * RECORDING_CHUNK_BYTES);
 
     // A save cut short before its header: nothing is served.
     const stored = mongoose.connection.collection<{ _id: string } & Record<string, unknown>>('call_recordings');
@@ -182,7 +202,11 @@ describe('Call recordings (GET /calls/{id}/recording)', function () {
     const header = await stored.findOne({ _id: callId });
     expect(header).to.deep.include({ workspace_id: owner.workspaceId, content_type: 'audio/wav', chunks: 2, bytes: wav.length, duration_ms: 39_000 + 800 });
     const chunks = await Promise.all([0, 1, 2].map((n) => stored.findOne({ _id: `${callId}:${n}` })));
-    expect(chunks.map((c) => (c ? (c.data as { length(): number }).length() : null))).to.deep.equal([RECORDING_CHUNK_BYTES, wav.length - RECORDING_CHUNK_BYTES, null]);
+    expect(chunks.map((c) => (c ? (c.data as { length(): number }).length() : null))).to.deep.equal([
+      RECORDING_CHUNK_BYTES,
+      wav.length - RECORDING_CHUNK_BYTES,
+      null,
+    ]);
     const res = await recordingOf(callId);
     expect(res.status).to.equal(200);
     const body = Buffer.from(await res.arrayBuffer());

@@ -24,7 +24,6 @@ const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 type Call = Record<string, unknown> & { id: string; status: string };
 type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown>; at: string };
 
-
 /**
  * Placed calls go through the provider for real: the worker dials the telephony simulator,
  * whose scripted callees post signed status callbacks to the API's callback route, which
@@ -35,7 +34,12 @@ describe('Calls through the telephony provider (status callbacks)', function () 
   let providers: TestProviders;
   let api: RunningApi;
   let owner: SignedUp;
-  let agent: { id: string; llm: { provider: string; model: string }; voice: { provider: string; model: string }; transcriber: { provider: string; model: string } };
+  let agent: {
+    id: string;
+    llm: { provider: string; model: string };
+    voice: { provider: string; model: string };
+    transcriber: { provider: string; model: string };
+  };
   const temporal = () => createLocal().client;
 
   /** A fresh callee number that plays `script` when dialled. */
@@ -45,31 +49,61 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     return number;
   };
   const place = async (to: string, who: SignedUp = owner, agentId = agent.id, userData?: Record<string, unknown>): Promise<Call> => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) }, who.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson(
+        'POST',
+        { agent_id: agentId, to_number: to, from_number: await providers.callerFor(who.workspaceId), ...(userData ? { user_data: userData } : {}) },
+        who.auth,
+      ),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return res.json();
   };
   const getCall = async (id: string, who: SignedUp = owner): Promise<Call> => (await api.request(`/api/v1/calls/${id}`, { headers: who.auth })).json();
-  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> => (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
+  const timeline = async (id: string, who: SignedUp = owner): Promise<TimelineEntry[]> =>
+    (await api.request(`/api/v1/calls/${id}/events`, { headers: who.auth })).json();
   const ended = async (id: string, who: SignedUp = owner): Promise<Call> => {
-    const call = await until(() => getCall(id, who), (c) => FINAL.includes(c.status));
+    const call = await until(
+      () => getCall(id, who),
+      (c) => FINAL.includes(c.status),
+    );
     expect(call.status, `call ${id} did not end`).to.be.oneOf(FINAL);
     // call.ended is written right after the final status.
-    await until(() => timeline(id, who), (list) => list.some((e) => e.type === 'call.ended'));
+    await until(
+      () => timeline(id, who),
+      (list) => list.some((e) => e.type === 'call.ended'),
+    );
     return call;
   };
   const inProgress = async (id: string): Promise<void> => {
-    const call = await until(() => getCall(id), (c) => c.status === 'in-progress' || FINAL.includes(c.status));
+    const call = await until(
+      () => getCall(id),
+      (c) => c.status === 'in-progress' || FINAL.includes(c.status),
+    );
     expect(call.status).to.equal('in-progress');
     // call.started is written right after the status.
-    await until(() => timeline(id), (list) => list.some((e) => e.type === 'call.started'));
+    await until(
+      () => timeline(id),
+      (list) => list.some((e) => e.type === 'call.started'),
+    );
   };
   const simulated = (to: string): SimulatedCall[] => providers.telephony.calls().filter((c) => c.to === to);
   const statusPath = (callId: string) => `/telephony/calls/${callId}/status`;
   /** A callback as the provider would post it (signed as Plivo signs, by the simulator's signer), with `token` over `signedUrl`. */
-  const postCallback = (path: string, params: CallbackParams, options: { token?: string; signedUrl?: string; signedParams?: CallbackParams; unsigned?: boolean; nonce?: string } = {}): Promise<ApiResponse> => {
+  const postCallback = (
+    path: string,
+    params: CallbackParams,
+    options: { token?: string; signedUrl?: string; signedParams?: CallbackParams; unsigned?: boolean; nonce?: string } = {},
+  ): Promise<ApiResponse> => {
     const nonce = options.nonce ?? randomBytes(8).toString('hex');
-    const signature = plivoSignature(options.token ?? providers.telephony.authToken, 'POST', options.signedUrl ?? `${api.baseUrl}/api/v1${path}`, options.signedParams ?? params, nonce);
+    const signature = plivoSignature(
+      options.token ?? providers.telephony.authToken,
+      'POST',
+      options.signedUrl ?? `${api.baseUrl}/api/v1${path}`,
+      options.signedParams ?? params,
+      nonce,
+    );
     const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
     if (!options.unsigned) Object.assign(headers, { [NONCE_HEADER]: nonce, [SIGNATURE_HEADER]: signature });
     return api.request(path.startsWith('/api') ? path : `/api/v1${path}`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
@@ -92,7 +126,10 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const placed = await place(to, owner, agent.id, { name: 'Ravi', order: 42 });
     const call = await ended(placed.id);
 
-    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.completed'));
+    const events = await until(
+      () => timeline(placed.id),
+      (list) => list.some((e) => e.type === 'call.completed'),
+    );
     expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended', 'call.completed']);
     const descriptor = (m: { provider: string; model: string }) => `${m.provider}/${m.model}`;
     expect(events[3].data).to.deep.equal({
@@ -118,7 +155,12 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     // The provider was asked once, with the API's public callback URL, and every callback was taken at once.
     const [dialled, ...more] = simulated(to);
     expect(more).to.be.empty;
-    expect(dialled).to.include({ from: providers.pool[0], answerUrl: `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer`, ringUrl: `${api.baseUrl}/api/v1${statusPath(placed.id)}`, status: 'completed' });
+    expect(dialled).to.include({
+      from: providers.pool[0],
+      answerUrl: `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer`,
+      ringUrl: `${api.baseUrl}/api/v1${statusPath(placed.id)}`,
+      status: 'completed',
+    });
     expect(dialled.callbacks.map((c) => [c.status, c.delivered, c.attempts])).to.deep.equal([
       ['ringing', true, 1],
       ['in-progress', true, 1],
@@ -157,10 +199,16 @@ describe('Calls through the telephony provider (status callbacks)', function () 
         const limits = await (await api.request('/api/v1/workspace/limits', { headers: limited.auth })).json();
         expect(limits).to.include({ concurrency_limit: 1, active_calls: 0 });
         const keeper = temporal().workflow.getHandle(slotKeeperId(limited.workspaceId));
-        const state = await until(() => keeper.query(slotsStateQuery), (s) => s.active.length === 0);
+        const state = await until(
+          () => keeper.query(slotsStateQuery),
+          (s) => s.active.length === 0,
+        );
         expect(state.active).to.be.empty;
         // The slot went back after the step that made the record final, not before.
-        const steps = await until(() => localStepsOf(temporal(), placed.id), (list) => list.includes('releaseSlot'));
+        const steps = await until(
+          () => localStepsOf(temporal(), placed.id),
+          (list) => list.includes('releaseSlot'),
+        );
         expect(steps.slice(-2)).to.deep.equal(['recordCallStep', 'releaseSlot']);
       });
     }
@@ -182,7 +230,10 @@ describe('Calls through the telephony provider (status callbacks)', function () 
         await sampler;
       }
       expect(Math.max(...sampled), 'the most live calls sampled').to.equal(1);
-      const steps = await until(() => localStepsOf(temporal(), first.id), (list) => list.includes('releaseSlot'));
+      const steps = await until(
+        () => localStepsOf(temporal(), first.id),
+        (list) => list.includes('releaseSlot'),
+      );
       expect(steps.slice(-2)).to.deep.equal(['closeCall', 'releaseSlot']);
       // The next call was dialled only after the first one's record was closed.
       const firstEnded = (await timeline(first.id, limited)).find((e) => e.type === 'call.ended')!;
@@ -194,7 +245,10 @@ describe('Calls through the telephony provider (status callbacks)', function () 
   it('a ringing call hung up through POST /calls/{id}/hangup is canceled at the provider (CallStatus=cancel): the record says canceled, "not connected: canceled", the slot is free', async () => {
     const to = callee({ kind: 'no-answer', ringSeconds: 600 });
     const placed = await place(to);
-    await until(() => Promise.resolve(simulated(to)), (calls) => calls[0]?.status === 'ringing');
+    await until(
+      () => Promise.resolve(simulated(to)),
+      (calls) => calls[0]?.status === 'ringing',
+    );
     const res = await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth });
     expect(res.status).to.equal(200);
     const call = await ended(placed.id);
@@ -216,7 +270,10 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const res = await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth });
     expect(res.status).to.equal(200);
     expect(await res.json()).to.include({ status: 'completed', hangup_by: 'Asha Rao', hangup_reason: 'hung up through the API' });
-    const events = await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.completed'));
+    const events = await until(
+      () => timeline(placed.id),
+      (list) => list.some((e) => e.type === 'call.completed'),
+    );
     expect(events.map((e) => e.type)).to.deep.equal(['call.queued', 'call.dequeued', 'call.placed', 'call.started', 'call.ended', 'call.completed']);
     expect(events[4].message).to.equal('ended by Asha Rao: hung up through the API');
     expect((await getCall(placed.id)).duration_seconds).to.be.a('number');
@@ -230,7 +287,13 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const path = statusPath(placed.id);
     const before = { call: await getCall(placed.id), events: await timeline(placed.id) };
     const [providerCallId] = simulated(placed.to_number as string).map((c) => c.providerCallId);
-    const hangup: CallbackParams = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'completed', Duration: '7', HangupCause: 'NORMAL_CLEARING' };
+    const hangup: CallbackParams = {
+      CallUUID: providerCallId,
+      RequestUUID: providerCallId,
+      CallStatus: 'completed',
+      Duration: '7',
+      HangupCause: 'NORMAL_CLEARING',
+    };
 
     const forged: [string, Promise<ApiResponse>][] = [
       ['no signature', postCallback(path, hangup, { unsigned: true })],
@@ -253,7 +316,11 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     }
     // Fields that are not a call status: 400; a field sent twice: 422.
     expect((await postCallback(path, { CallUUID: providerCallId, CallStatus: 'exploded' })).status).to.equal(400);
-    const twice = await api.request(`/api/v1${path}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'CallStatus=completed&CallStatus=busy' });
+    const twice = await api.request(`/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'CallStatus=completed&CallStatus=busy',
+    });
     expect(twice.status).to.equal(422);
 
     await new Promise((r) => setTimeout(r, 500));
@@ -261,7 +328,11 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     expect(await timeline(placed.id)).to.deep.equal(before.events);
 
     // The provider's own callbacks still work, under the /api alias too (the signature covers the public URL).
-    const aliasRes = await postCallback(`/api${path}`, { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'ringing' }, { signedUrl: `${api.baseUrl}/api/v1${path}` });
+    const aliasRes = await postCallback(
+      `/api${path}`,
+      { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'ringing' },
+      { signedUrl: `${api.baseUrl}/api/v1${path}` },
+    );
     expect(aliasRes.status).to.equal(200);
     expect((await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(200);
     const after = await ended(placed.id);
@@ -301,7 +372,13 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     expect((await postCallback(path, ringing, { nonce: forgedNonce })).status).to.equal(200);
 
     // The hang-up replayed after the end changes nothing either.
-    const hangup: CallbackParams = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'completed', Duration: '3', HangupCause: 'NORMAL_CLEARING' };
+    const hangup: CallbackParams = {
+      CallUUID: providerCallId,
+      RequestUUID: providerCallId,
+      CallStatus: 'completed',
+      Duration: '3',
+      HangupCause: 'NORMAL_CLEARING',
+    };
     const hangupNonce = randomBytes(10).toString('hex');
     expect((await postCallback(path, hangup, { nonce: hangupNonce })).status).to.equal(200);
     const after = await ended(placed.id);
@@ -327,7 +404,9 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     const dequeuedAt = calls.map((c) => Date.parse(c.dequeued_at as string));
     expect(dequeuedAt).to.deep.equal([...dequeuedAt].sort((a, b) => a - b));
     for (let i = 1; i < calls.length; i++) {
-      expect(Date.parse(calls[i].dequeued_at as string), `call ${i + 1} was dialled while call ${i} was live`).to.be.at.least(Date.parse(calls[i - 1].ended_at as string));
+      expect(Date.parse(calls[i].dequeued_at as string), `call ${i + 1} was dialled while call ${i} was live`).to.be.at.least(
+        Date.parse(calls[i - 1].ended_at as string),
+      );
       // At the provider too: the next call was created only after the previous one had ended.
       const previous = simulated(numbers[i - 1])[0];
       const next = simulated(numbers[i])[0];

@@ -26,11 +26,26 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
   let receiver: WebhookReceiver;
 
   /** Waits until the CLI's list query finds exactly the workflows `expected` among those of the workspace. */
-  const listedUntil = (query: string, expected: string[]) => until(() => listedWorkflowIds(query), (ids) => expected.every((id) => ids.includes(id)), 20_000, 250);
-  const detailsUntil = (workflowId: string, pattern: RegExp) => until(() => currentDetails(workflowId), (details) => pattern.test(details), 20_000, 250);
+  const listedUntil = (query: string, expected: string[]) =>
+    until(
+      () => listedWorkflowIds(query),
+      (ids) => expected.every((id) => ids.includes(id)),
+      20_000,
+      250,
+    );
+  const detailsUntil = (workflowId: string, pattern: RegExp) =>
+    until(
+      () => currentDetails(workflowId),
+      (details) => pattern.test(details),
+      20_000,
+      250,
+    );
   const callOf = async (owner: SignedUp, id: string) => (await api.request(`/api/v1/calls/${id}`, { headers: owner.auth })).json();
   const place = async (owner: SignedUp, agentId: string, to: string) => {
-    const res = await api.request('/api/v1/calls', withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth));
+    const res = await api.request(
+      '/api/v1/calls',
+      withJson('POST', { agent_id: agentId, to_number: to, from_number: await providers.callerFor(owner.workspaceId) }, owner.auth),
+    );
     expect(res.status, await res.clone().text()).to.equal(201);
     return (await res.json()) as { id: string; from_number: string };
   };
@@ -49,7 +64,12 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
 
   it('a call reads like a story: ringing, in-progress, completed (CallStatus), with its summary, its details and those of its keeper, analytics and deliveries', async () => {
     const owner = await activeOwner(api, { name: 'Asha Rao' });
-    const agent = await agentsClient(api, owner.auth).created({ name: 'Support', welcome_message: 'Hello, this is Support.', call: OPEN_HOURS, webhook_url: `${receiver.url}/hooks` });
+    const agent = await agentsClient(api, owner.auth).created({
+      name: 'Support',
+      welcome_message: 'Hello, this is Support.',
+      call: OPEN_HOURS,
+      webhook_url: `${receiver.url}/hooks`,
+    });
     const [to] = randomNumbers(1).map((n) => n.replace('+9180', '+9198'));
     providers.telephony.setCallee(to!, { kind: 'answer', answerAfterSeconds: 60 });
     const placed = await place(owner, agent.id, to!);
@@ -65,10 +85,17 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
     expect(await listedWorkflowIds(ofWorkspace('ringing'))).not.to.include(workflowId);
 
     // Live a moment (the agent speaks its welcome), then hung up through the API.
-    await until(() => callOf(owner, placed.id), (call) => call.status === 'in-progress');
+    await until(
+      () => callOf(owner, placed.id),
+      (call) => call.status === 'in-progress',
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect((await api.request(`/api/v1/calls/${placed.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(200);
-    const events = await until(() => api.request(`/api/v1/calls/${placed.id}/events`, { headers: owner.auth }).then((r) => r.json()), (list: { type: string }[]) => list.some((e) => e.type === 'call.completed'), 60_000);
+    const events = await until(
+      () => api.request(`/api/v1/calls/${placed.id}/events`, { headers: owner.auth }).then((r) => r.json()),
+      (list: { type: string }[]) => list.some((e) => e.type === 'call.completed'),
+      60_000,
+    );
     expect(events.map((e: { type: string }) => e.type)).to.include('call.completed');
     const call = await callOf(owner, placed.id);
     expect(call).to.include({ status: 'completed', hangup_reason: 'hung up through the API' });
@@ -77,7 +104,9 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
     expect(await listedUntil(ofWorkspace('completed'), [workflowId])).to.include(workflowId);
     expect(await listedWorkflowIds(ofWorkspace('in-progress'))).not.to.include(workflowId);
     expect(await listedWorkflowIds(ofWorkspace('queued'))).not.to.include(workflowId);
-    expect(await detailsUntil(workflowId, /^completed/)).to.match(new RegExp(`^completed: live \\d\\d:\\d\\d, charged ${call.cost_paise} paise \\(ended by Asha Rao: hung up through the API\\)$`));
+    expect(await detailsUntil(workflowId, /^completed/)).to.match(
+      new RegExp(`^completed: live \\d\\d:\\d\\d, charged ${call.cost_paise} paise \\(ended by Asha Rao: hung up through the API\\)$`),
+    );
 
     const analyticsId = workflowIds.analytics(placed.id);
     expect(await listedUntil(`Kind="analytics" AND WorkspaceId="${owner.workspaceId}"`, [analyticsId])).to.deep.equal([analyticsId]);
@@ -115,7 +144,9 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
     expect(await detailsUntil(firstId, /^queued/)).to.equal('queued at position 1, waiting for a free slot');
     expect(await detailsUntil(secondId, /^queued/)).to.equal('queued at position 2, waiting for a free slot');
     const keeperId = workflowIds.slots(owner.workspaceId);
-    expect(await detailsUntil(keeperId, /2 queued/)).to.equal(`workspace ${owner.workspaceId}, limit 0: 0 active, 2 queued; next in line: ${first.id}, ${second.id}`);
+    expect(await detailsUntil(keeperId, /2 queued/)).to.equal(
+      `workspace ${owner.workspaceId}, limit 0: 0 active, 2 queued; next in line: ${first.id}, ${second.id}`,
+    );
 
     expect((await api.request(`/api/v1/calls/${first.id}/hangup`, { method: 'POST', headers: owner.auth })).status).to.equal(200);
     expect(await listedUntil(`CallStatus="canceled" AND WorkspaceId="${owner.workspaceId}"`, [firstId])).to.deep.equal([firstId]);
@@ -129,9 +160,16 @@ describe('Calls in the Temporal UI: CallStatus, summaries and current details', 
     const agent = await agentsClient(api, owner.auth).created({ name: 'Collector', call: OPEN_HOURS });
     const from = await providers.callerFor(owner.workspaceId);
     const startAt = new Date(Date.now() + 24 * 3600_000).toISOString();
-    const { batch } = await createdBatch(api, owner.auth, 'number,name\n+919700000001,Ann\n+919700000002,Ben\n', { agent_id: agent.id, from_number: from, name: 'Renewals', start_at: startAt });
+    const { batch } = await createdBatch(api, owner.auth, 'number,name\n+919700000001,Ann\n+919700000002,Ben\n', {
+      agent_id: agent.id,
+      from_number: from,
+      name: 'Renewals',
+      start_at: startAt,
+    });
     const workflowId = workflowIds.batch(batch.id);
     expect((await describedMetadata(workflowId)).summary).to.equal(`batch "Renewals" of 2 contacts with Collector, from ${from}`);
-    expect(await detailsUntil(workflowId, /^scheduled/)).to.equal(`scheduled to start at ${startAt}: pending 2, calling 0, retry-wait 0, completed 0, no-answer 0, busy 0, failed 0, canceled 0`);
+    expect(await detailsUntil(workflowId, /^scheduled/)).to.equal(
+      `scheduled to start at ${startAt}: pending 2, calling 0, retry-wait 0, completed 0, no-answer 0, busy 0, failed 0, canceled 0`,
+    );
   });
 });

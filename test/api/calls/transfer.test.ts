@@ -33,17 +33,51 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     const other = number({ kind: 'busy' });
     const agent = await createAgent({
       welcome_message: 'Hello, this is Asha.',
-      call: { ...OPEN_HOURS, transfer: { destinations: [{ number: other, description: 'Sales for new plans' }, { number: desk, description: 'Billing and refunds' }], handover_message: 'Connecting you to our billing desk now.' } },
+      call: {
+        ...OPEN_HOURS,
+        transfer: {
+          destinations: [
+            { number: other, description: 'Sales for new plans' },
+            { number: desk, description: 'Billing and refunds' },
+          ],
+          handover_message: 'Connecting you to our billing desk now.',
+        },
+      },
     });
     const to = number({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'This is ridiculous, I want a person for billing' }] });
     const placed = await place(agent.id, to);
     const { call, events } = await finished(placed.id);
     const types = events.map((e) => e.type);
 
-    const transferPart = types.filter((t) => ['user.turn', 'agent.reply', 'tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.transfer_failed', 'call.ended', 'call.completed'].includes(t));
-    expect(transferPart).to.deep.equal(['user.turn', 'agent.reply', 'tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.ended', 'call.completed']);
+    const transferPart = types.filter((t) =>
+      [
+        'user.turn',
+        'agent.reply',
+        'tool.call',
+        'call.transfer_started',
+        'tool.result',
+        'call.transferred',
+        'call.transfer_failed',
+        'call.ended',
+        'call.completed',
+      ].includes(t),
+    );
+    expect(transferPart).to.deep.equal([
+      'user.turn',
+      'agent.reply',
+      'tool.call',
+      'call.transfer_started',
+      'tool.result',
+      'call.transferred',
+      'call.ended',
+      'call.completed',
+    ]);
     const byType = (type: string) => events.find((e) => e.type === type)!;
-    expect(byType('tool.call').data).to.deep.equal({ name: 'transfer_call', args: { destination: desk, reason: 'This is ridiculous, I want a person for billing' }, url: '' });
+    expect(byType('tool.call').data).to.deep.equal({
+      name: 'transfer_call',
+      args: { destination: desk, reason: 'This is ridiculous, I want a person for billing' },
+      url: '',
+    });
     expect(byType('call.transfer_started').data).to.deep.equal({ destination: desk, mode: 'cold', reason: 'This is ridiculous, I want a person for billing' });
     expect(byType('tool.result').data).to.include({ name: 'transfer_call', status: 200 });
     expect(byType('call.transferred').data).to.deep.equal({ destination: desk, mode: 'cold' });
@@ -59,7 +93,14 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     expect(simulated(other)).to.deep.equal([]);
 
     expect(call).to.include({ status: 'completed', hangup_by: 'agent', hangup_reason: 'transferred' });
-    expect(call.transfer).to.deep.include({ destination: desk, description: 'Billing and refunds', mode: 'cold', status: 'transferred', reason: null, bridged_seconds: 40 });
+    expect(call.transfer).to.deep.include({
+      destination: desk,
+      description: 'Billing and refunds',
+      mode: 'cold',
+      status: 'transferred',
+      reason: null,
+      bridged_seconds: 40,
+    });
     expect(call.transfer!.transferred_at).to.be.a('string');
     expect(Date.parse(call.transfer!.transferred_at as string)).to.be.at.least(Date.parse(call.started_at as string));
 
@@ -72,12 +113,19 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
 
   it('cold to a number that does not answer within ring_timeout_seconds: call.transfer_failed no-answer, the call ends, only the live time is charged', async () => {
     const desk = number({ kind: 'no-answer', ringSeconds: 200 });
-    const agent = await createAgent({ welcome_message: 'Hello.', call: { ...OPEN_HOURS, transfer: { destinations: [{ number: desk, description: 'The manager' }], ring_timeout_seconds: 10 } } });
+    const agent = await createAgent({
+      welcome_message: 'Hello.',
+      call: { ...OPEN_HOURS, transfer: { destinations: [{ number: desk, description: 'The manager' }], ring_timeout_seconds: 10 } },
+    });
     const to = number({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ pauseMs: 300 }, { say: 'Get me your manager' }] });
     const placed = await place(agent.id, to);
     const { call, events } = await finished(placed.id);
     const types = events.map((e) => e.type);
-    expect(types.filter((t) => t.startsWith('call.transfer') || t === 'call.ended')).to.deep.equal(['call.transfer_started', 'call.transfer_failed', 'call.ended']);
+    expect(types.filter((t) => t.startsWith('call.transfer') || t === 'call.ended')).to.deep.equal([
+      'call.transfer_started',
+      'call.transfer_failed',
+      'call.ended',
+    ]);
     const failed = events.find((e) => e.type === 'call.transfer_failed')!;
     expect(failed.level).to.equal('warning');
     expect(failed.data).to.deep.equal({ destination: desk, mode: 'cold', reason: 'no-answer' });
@@ -89,10 +137,17 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
 
   it('cold, hung up through the API while bridged: the destination leg goes too, its seconds are the bridged time charged', async () => {
     const desk = number({ kind: 'answer', answerAfterSeconds: 1 });
-    const agent = await createAgent({ welcome_message: 'Hello.', call: { ...OPEN_HOURS, transfer: { destinations: [{ number: desk, description: 'Support' }] } } });
+    const agent = await createAgent({
+      welcome_message: 'Hello.',
+      call: { ...OPEN_HOURS, transfer: { destinations: [{ number: desk, description: 'Support' }] } },
+    });
     const to = number({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Give me a human' }] });
     const placed = await place(agent.id, to);
-    await until(() => timeline(placed.id), (list) => list.some((e) => e.type === 'call.transferred'), 60_000);
+    await until(
+      () => timeline(placed.id),
+      (list) => list.some((e) => e.type === 'call.transferred'),
+      60_000,
+    );
     // 1 s of real time bridged: 20 s at this scale.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const res = await stack.api.request(`/api/v1/calls/${placed.id}/hangup`, withJson('POST', {}, stack.owner.auth));
@@ -127,7 +182,9 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     const placed = await place(agent.id, to);
     const { call, events } = await finished(placed.id);
     const types = events.map((e) => e.type);
-    expect(types.filter((t) => ['tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.transfer_failed', 'call.ended'].includes(t))).to.deep.equal(['tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.ended']);
+    expect(
+      types.filter((t) => ['tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.transfer_failed', 'call.ended'].includes(t)),
+    ).to.deep.equal(['tool.call', 'call.transfer_started', 'tool.result', 'call.transferred', 'call.ended']);
     expect(events.find((e) => e.type === 'call.transferred')!.data).to.deep.equal({ destination: desk, mode: 'warm' });
     expect(events.find((e) => e.type === 'tool.result')!.data.status).to.equal(200);
 
@@ -152,24 +209,41 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     const desk = number({ kind: 'no-answer', ringSeconds: 200 });
     const agent = await createAgent({
       welcome_message: 'Hello, this is Asha.',
-      call: { ...OPEN_HOURS, transfer: { destinations: [{ number: desk, description: 'The manager', mode: 'warm' }], ring_timeout_seconds: 10, handover_message: 'One moment, I am calling my manager.' } },
+      call: {
+        ...OPEN_HOURS,
+        transfer: {
+          destinations: [{ number: desk, description: 'The manager', mode: 'warm' }],
+          ring_timeout_seconds: 10,
+          handover_message: 'One moment, I am calling my manager.',
+        },
+      },
     });
-    const to = number({ kind: 'answer', answerAfterSeconds: 1, conversation: [{ say: 'Get me your manager' }, { say: 'Okay, bye.', afterAgentSilenceMs: 2500 }] });
+    const to = number({
+      kind: 'answer',
+      answerAfterSeconds: 1,
+      conversation: [{ say: 'Get me your manager' }, { say: 'Okay, bye.', afterAgentSilenceMs: 2500 }],
+    });
     const placed = await place(agent.id, to);
     const { call, events } = await finished(placed.id);
     const failed = events.find((e) => e.type === 'call.transfer_failed')!;
     expect(failed.data).to.deep.equal({ destination: desk, mode: 'warm', reason: 'no-answer' });
     const after = events.slice(events.indexOf(failed));
     expect(after.map((e) => e.type)).to.include.members(['tool.result', 'agent.reply', 'user.turn', 'call.ended']);
-    expect(after.find((e) => e.type === 'agent.reply')!.message).to.equal('I am sorry, I could not reach anyone right now (no-answer). I can keep helping you myself.');
-    expect(simulated(to)[0]!.heard.map((h) => h.text).join(' ')).to.include('I could not reach anyone right now');
+    expect(after.find((e) => e.type === 'agent.reply')!.message).to.equal(
+      'I am sorry, I could not reach anyone right now (no-answer). I can keep helping you myself.',
+    );
+    expect(
+      simulated(to)[0]!
+        .heard.map((h) => h.text)
+        .join(' '),
+    ).to.include('I could not reach anyone right now');
     expect(simulated(desk)[0]).to.include({ status: 'no-answer' });
     expect(call).to.include({ hangup_by: 'agent', hangup_reason: 'end_call' });
     expect(call.transfer).to.deep.include({ destination: desk, mode: 'warm', status: 'failed', reason: 'no-answer', bridged_seconds: 0 });
     expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds));
   });
 
-  it('warm to a number where a machine answers (the provider\'s machine detection): call.transfer_failed machine, the agent stays with the caller', async () => {
+  it("warm to a number where a machine answers (the provider's machine detection): call.transfer_failed machine, the agent stays with the caller", async () => {
     const desk = number({ kind: 'machine', answerAfterSeconds: 1, greeting: 'You have reached the billing desk, please leave a message after the beep.' });
     const agent = await createAgent({
       welcome_message: 'Hello, this is Asha.',
@@ -192,7 +266,16 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     it('defaults to no destinations, a 30 s ring and no handover line; destinations take mode cold', async () => {
       const plain = await createAgent({});
       expect(plain.call.transfer).to.deep.equal({ destinations: [], handover_message: '', ring_timeout_seconds: 30 });
-      const agent = await createAgent({ call: { transfer: { destinations: [{ number: '+919812345678', description: 'Support' }, { number: '+14155550100', description: 'US desk', mode: 'warm' }] } } });
+      const agent = await createAgent({
+        call: {
+          transfer: {
+            destinations: [
+              { number: '+919812345678', description: 'Support' },
+              { number: '+14155550100', description: 'US desk', mode: 'warm' },
+            ],
+          },
+        },
+      });
       expect(agent.call.transfer).to.deep.equal({
         destinations: [
           { number: '+919812345678', description: 'Support', mode: 'cold' },
@@ -203,27 +286,57 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
       });
     });
 
-    const refused = async (transfer: Record<string, unknown>) => onlyIssue(await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer } }, stack.owner.auth)));
+    const refused = async (transfer: Record<string, unknown>) =>
+      onlyIssue(await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer } }, stack.owner.auth)));
 
     it('refuses a number that is not E.164, a repeated number, more than 10 destinations, an empty description and a ring timeout out of 10..120 (422 at the field)', async () => {
       const notE164 = await refused({ destinations: [{ number: '09812345678', description: 'x' }] });
       expect(notE164).to.deep.include({ type: 'value_error', loc: ['body', 'call', 'transfer', 'destinations', 0, 'number'], input: '09812345678' });
-      const repeated = await refused({ destinations: [{ number: '+919812345678', description: 'a' }, { number: '+919812345678', description: 'b' }] });
+      const repeated = await refused({
+        destinations: [
+          { number: '+919812345678', description: 'a' },
+          { number: '+919812345678', description: 'b' },
+        ],
+      });
       expect(repeated).to.deep.include({ type: 'value_error', loc: ['body', 'call', 'transfer', 'destinations', 1, 'number'] });
       expect(repeated.msg).to.contain('unique');
       const eleven = Array.from({ length: 11 }, (_, i) => ({ number: `+9198000000${String(i).padStart(2, '0')}`, description: 'desk' }));
       expect((await refused({ destinations: eleven })).loc).to.deep.equal(['body', 'call', 'transfer', 'destinations']);
-      expect((await refused({ destinations: [{ number: '+919812345678', description: '' }] })).loc).to.deep.equal(['body', 'call', 'transfer', 'destinations', 0, 'description']);
-      expect((await refused({ destinations: [{ number: '+919812345678', description: 'x', mode: 'hot' }] })).loc).to.deep.equal(['body', 'call', 'transfer', 'destinations', 0, 'mode']);
+      expect((await refused({ destinations: [{ number: '+919812345678', description: '' }] })).loc).to.deep.equal([
+        'body',
+        'call',
+        'transfer',
+        'destinations',
+        0,
+        'description',
+      ]);
+      expect((await refused({ destinations: [{ number: '+919812345678', description: 'x', mode: 'hot' }] })).loc).to.deep.equal([
+        'body',
+        'call',
+        'transfer',
+        'destinations',
+        0,
+        'mode',
+      ]);
       expect((await refused({ ring_timeout_seconds: 9 })).loc).to.deep.equal(['body', 'call', 'transfer', 'ring_timeout_seconds']);
       expect((await refused({ ring_timeout_seconds: 121 })).loc).to.deep.equal(['body', 'call', 'transfer', 'ring_timeout_seconds']);
       // Ten are fine.
-      const ten = await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', call: { transfer: { destinations: eleven.slice(0, 10) } } }, stack.owner.auth));
+      const ten = await stack.api.request(
+        '/api/v1/agents',
+        withJson('POST', { name: 'T', call: { transfer: { destinations: eleven.slice(0, 10) } } }, stack.owner.auth),
+      );
       expect(ten.status).to.equal(201);
     });
 
     it('refuses a custom tool named transfer_call', async () => {
-      const res = await stack.api.request('/api/v1/agents', withJson('POST', { name: 'T', tools: [{ name: 'transfer_call', description: 'Transfers the caller somewhere else', url: 'https://example.com/t' }] }, stack.owner.auth));
+      const res = await stack.api.request(
+        '/api/v1/agents',
+        withJson(
+          'POST',
+          { name: 'T', tools: [{ name: 'transfer_call', description: 'Transfers the caller somewhere else', url: 'https://example.com/t' }] },
+          stack.owner.auth,
+        ),
+      );
       expect((await onlyIssue(res)).loc).to.deep.equal(['body', 'tools', 0, 'name']);
     });
   });

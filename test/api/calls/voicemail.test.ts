@@ -157,7 +157,11 @@ describe('Voicemail: answering machines on outbound calls', function () {
       // Rings long enough for the callbacks below; hung up at the end.
       const to = callee({ kind: 'no-answer', ringSeconds: 600 });
       const placed = await place(agent.id, to);
-      await until(() => getCall(placed.id), (c) => c.status === 'ringing', 30_000);
+      await until(
+        () => getCall(placed.id),
+        (c) => c.status === 'ringing',
+        30_000,
+      );
       const fields = { CallUUID: 'c1', RequestUUID: 'c1', Event: 'MachineDetection', CallStatus: 'in-progress', IfMachine: 'continue' };
 
       expect((await postMachine(placed.id, { ...fields, Machine: 'true' }, { unsigned: true })).status).to.equal(403);

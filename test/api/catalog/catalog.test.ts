@@ -30,11 +30,23 @@ describe('catalog', () => {
 
   it('lists every language and speech-synthesis model with its provider, and each provider’s default model among them', async () => {
     const body = await catalog();
-    expect(Object.keys(body).sort()).to.deep.equal(['defaults', 'llm_models', 'llm_providers', 'llm_providers_allowed', 'plan', 'transcribers', 'tts_models', 'tts_providers']);
+    expect(Object.keys(body).sort()).to.deep.equal([
+      'defaults',
+      'llm_models',
+      'llm_providers',
+      'llm_providers_allowed',
+      'plan',
+      'transcribers',
+      'tts_models',
+      'tts_providers',
+    ]);
     expect(body.llm_models).to.deep.equal(llmModels());
     expect(body.tts_models).to.deep.equal(ttsModels());
     expect(body.llm_models).to.deep.include({ provider: 'openai', id: 'gpt-4o-mini', name: 'GPT-4o mini' });
-    for (const [providersKey, modelsKey] of [['llm_providers', 'llm_models'], ['tts_providers', 'tts_models']]) {
+    for (const [providersKey, modelsKey] of [
+      ['llm_providers', 'llm_models'],
+      ['tts_providers', 'tts_models'],
+    ]) {
       for (const provider of body[providersKey]) {
         const ids = body[modelsKey].filter((m: { provider: string }) => m.provider === provider.id).map((m: { id: string }) => m.id);
         expect(ids, `${provider.id} in ${modelsKey}`).to.include(provider.default_model);
@@ -64,7 +76,10 @@ describe('catalog', () => {
       const body = await catalog();
       expect(body.plan).to.equal(plan);
       expect(body.llm_providers_allowed, plan).to.deep.equal(['openai', 'local', 'azure_openai']);
-      expect(body.llm_providers.every((p: { allowed: boolean }) => p.allowed), plan).to.equal(true);
+      expect(
+        body.llm_providers.every((p: { allowed: boolean }) => p.allowed),
+        plan,
+      ).to.equal(true);
     }
     await Workspace.updateOne({ _id: owner.workspaceId }, { $set: { plan: 'starter' } });
   });
@@ -79,7 +94,11 @@ describe('catalog', () => {
     expect(settings).to.deep.equal(defaults);
     // Every field of the agent but its name and read-only fields is covered by the defaults.
     const readOnly = ['id', 'name', 'version', 'updated_by', 'created_at', 'updated_at', 'variables'];
-    expect(Object.keys(agent).filter((k) => !readOnly.includes(k)).sort()).to.deep.equal(Object.keys(defaults).sort());
+    expect(
+      Object.keys(agent)
+        .filter((k) => !readOnly.includes(k))
+        .sort(),
+    ).to.deep.equal(Object.keys(defaults).sort());
   });
 
   it('is readable by every role and by API keys (agents.view)', async () => {
@@ -149,7 +168,11 @@ describe('catalog voices', () => {
   it('answers 502 when the service refuses the connection, refuses the key, or is not configured', async () => {
     const cases: [string, TestProviders['config'], RegExp][] = [
       ['refused', { ...providers.config, tts: { baseUrl: 'http://127.0.0.1:1', apiKey: 'x' } }, /connection failed/],
-      ['wrong key', { ...providers.config, tts: { baseUrl: providers.speech.url, apiKey: 'wrong' } }, /refused the credentials \(server setting TTS_API_KEY\): answered 401/],
+      [
+        'wrong key',
+        { ...providers.config, tts: { baseUrl: providers.speech.url, apiKey: 'wrong' } },
+        /refused the credentials \(server setting TTS_API_KEY\): answered 401/,
+      ],
       ['not configured', { ...providers.config, tts: null }, /not configured: set TTS_BASE_URL/],
     ];
     for (const [label, config, detail] of cases) {

@@ -39,7 +39,16 @@ describe('API keys and connected-app tokens as credentials', () => {
         const body = await res.json();
         expect(body.credential).to.deep.equal({ type: 'api_key', id, name: 'both ways' });
         expect(body.workspace.id).to.equal(owner.workspaceId);
-        expect(body.permissions).to.have.members(['agents.view', 'calls.view', 'logs.view', 'members.view', 'agents.edit', 'calls.place', 'keys.manage', 'billing.view']);
+        expect(body.permissions).to.have.members([
+          'agents.view',
+          'calls.view',
+          'logs.view',
+          'members.view',
+          'agents.edit',
+          'calls.place',
+          'keys.manage',
+          'billing.view',
+        ]);
       }
       expect((await api.request('/api/v1/keys', { headers: { 'X-API-Key': key } })).status).to.equal(200);
     });
@@ -49,13 +58,20 @@ describe('API keys and connected-app tokens as credentials', () => {
       const other = await activeOwner(api);
       const res = await api.request('/api/v1/keys', { headers: { 'X-API-Key': key, 'X-Workspace-ID': other.workspaceId } });
       expect(res.status).to.equal(200);
-      const otherKey = await (await api.request('/api/v1/keys', withJson('POST', { name: 'other' }, { ...other.auth, 'X-Workspace-ID': other.workspaceId }))).json();
+      const otherKey = await (
+        await api.request('/api/v1/keys', withJson('POST', { name: 'other' }, { ...other.auth, 'X-Workspace-ID': other.workspaceId }))
+      ).json();
       expect((await res.json()).map((k: { id: string }) => k.id)).not.to.include(otherKey.id);
     });
 
     it('answer 401 with WWW-Authenticate for a wrong key, and for X-API-Key without the key prefix', async () => {
       const { key } = await newKey();
-      for (const h of [{ 'X-API-Key': key.slice(4) }, { 'X-API-Key': `vak_${'x'.repeat(43)}` }, { Authorization: `Bearer ${key}x` }, { 'X-API-Key': owner.token }] as Record<string, string>[]) {
+      for (const h of [
+        { 'X-API-Key': key.slice(4) },
+        { 'X-API-Key': `vak_${'x'.repeat(43)}` },
+        { Authorization: `Bearer ${key}x` },
+        { 'X-API-Key': owner.token },
+      ] as Record<string, string>[]) {
         const res = await me(h);
         expect(res.status, JSON.stringify(h)).to.equal(401);
         expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);
@@ -95,7 +111,8 @@ describe('API keys and connected-app tokens as credentials', () => {
   });
 
   describe('connected-app (OAuth) tokens', () => {
-    const issue = async (userId: string, ttlSeconds = 3600) => issueOAuthToken({ workspaceId: owner.workspaceId, userId, clientId: 'client-1', clientName: 'Claude', ttlSeconds, now: new Date(clock) });
+    const issue = async (userId: string, ttlSeconds = 3600) =>
+      issueOAuthToken({ workspaceId: owner.workspaceId, userId, clientId: 'client-1', clientName: 'Claude', ttlSeconds, now: new Date(clock) });
 
     it('are stored as a hash only and act as the connecting user with what both their role and a key allow', async () => {
       const { id, token } = await issue(owner.userId);
@@ -111,7 +128,16 @@ describe('API keys and connected-app tokens as credentials', () => {
       expect(body.user.id).to.equal(owner.userId);
       expect(body.role).to.equal('owner');
       // An owner may manage members and KYC; a key may not, so neither may the owner's app.
-      expect(body.permissions).to.have.members(['agents.view', 'calls.view', 'logs.view', 'members.view', 'agents.edit', 'calls.place', 'keys.manage', 'billing.view']);
+      expect(body.permissions).to.have.members([
+        'agents.view',
+        'calls.view',
+        'logs.view',
+        'members.view',
+        'agents.edit',
+        'calls.place',
+        'keys.manage',
+        'billing.view',
+      ]);
       expect((await api.request('/api/v1/keys', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
       const rename = await api.request('/api/v1/workspace', withJson('PATCH', { name: 'renamed by an app' }, { Authorization: `Bearer ${token}` }));
       expect(rename.status).to.equal(403);
@@ -165,7 +191,10 @@ describe('API keys and connected-app tokens as credentials', () => {
 
     it('get 403 on session-only endpoints', async () => {
       const { token } = await issue(owner.userId);
-      for (const [method, path] of [['POST', '/api/v1/auth/logout'], ['GET', '/api/v1/account']]) {
+      for (const [method, path] of [
+        ['POST', '/api/v1/auth/logout'],
+        ['GET', '/api/v1/account'],
+      ]) {
         const res = await api.request(path, { method, headers: { Authorization: `Bearer ${token}` } });
         expect(res.status, path).to.equal(403);
         expect((await res.json()).detail).to.include('connected apps');

@@ -99,7 +99,7 @@ describe('API keys: create, list, revoke', () => {
     }
   });
 
-  it('revokes: 204, gone from the list; a second revoke, an unknown id and another workspace\'s key are 404', async () => {
+  it("revokes: 204, gone from the list; a second revoke, an unknown id and another workspace's key are 404", async () => {
     const { id } = await (await create('to revoke')).json();
     const del = (keyId: string, h = headers) => api.request(`/api/v1/keys/${keyId}`, { method: 'DELETE', headers: h });
     expect((await del(id)).status).to.equal(204);

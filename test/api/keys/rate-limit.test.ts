@@ -27,7 +27,9 @@ describe('rate limits of keys and connected-app tokens', () => {
   beforeEach(() => (clock = minute + 5_000));
 
   const newKey = async (limit?: number): Promise<{ id: string; key: string; headers: Record<string, string> }> => {
-    const body = await (await api.request('/api/v1/keys', withJson('POST', { name: 'limited' }, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }))).json();
+    const body = await (
+      await api.request('/api/v1/keys', withJson('POST', { name: 'limited' }, { ...owner.auth, 'X-Workspace-ID': owner.workspaceId }))
+    ).json();
     if (limit !== undefined) await ApiKey.updateOne({ _id: body.id }, { $set: { rate_limit_per_minute: limit } });
     ids.set(body.key, body.id);
     return { ...body, headers: { 'X-API-Key': body.key } };
@@ -113,7 +115,8 @@ describe('rate limits of keys and connected-app tokens', () => {
   });
 
   it('limits each connected-app token on its own', async () => {
-    const issue = () => issueOAuthToken({ workspaceId: owner.workspaceId, userId: owner.userId, clientId: 'c', clientName: 'Claude', ttlSeconds: 3600, now: new Date(clock) });
+    const issue = () =>
+      issueOAuthToken({ workspaceId: owner.workspaceId, userId: owner.userId, clientId: 'c', clientName: 'Claude', ttlSeconds: 3600, now: new Date(clock) });
     const first = await issue();
     const other = await issue();
     await OAuthToken.updateOne({ _id: first.id }, { $set: { rate_limit_per_minute: 2 } });

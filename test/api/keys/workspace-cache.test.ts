@@ -35,7 +35,8 @@ describe('the workspace of keyed requests, reused for a moment', () => {
     const untilPlan = async (headers: Record<string, string>, plan: string, on: RunningApi): Promise<number> => {
       const changed = performance.now();
       while ((await planSeen(headers, on)) !== plan) {
-        if (performance.now() - changed > WORKSPACE_CACHE_MS + 2000) throw new Error(`keyed requests still see the old plan after ${WORKSPACE_CACHE_MS + 2000} ms`);
+        if (performance.now() - changed > WORKSPACE_CACHE_MS + 2000)
+          throw new Error(`keyed requests still see the old plan after ${WORKSPACE_CACHE_MS + 2000} ms`);
         await sleep(25);
       }
       return performance.now() - changed;

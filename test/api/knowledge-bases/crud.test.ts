@@ -85,7 +85,13 @@ describe('knowledge bases: create, list, get, delete', () => {
     const at = new Date();
     await KnowledgeBase.insertMany(
       Array.from({ length: MAX_KNOWLEDGE_BASES_PER_WORKSPACE - 1 }, (_, i) => ({
-        _id: newId(), workspace_id: fresh.workspaceId, name: `base ${i}`, revision: newId(), created_by: { name: 'test' }, created_at: at, updated_at: at,
+        _id: newId(),
+        workspace_id: fresh.workspaceId,
+        name: `base ${i}`,
+        revision: newId(),
+        created_by: { name: 'test' },
+        created_at: at,
+        updated_at: at,
       })),
     );
     expect((await create({ name: 'the last one' }, fresh.auth)).status).to.equal(201);
@@ -186,7 +192,11 @@ describe('missingKnowledgeBases', () => {
     const unknown = newId();
     expect(await missingKnowledgeBases(owner.workspaceId, [mine.id])).to.deep.equal([]);
     expect(await missingKnowledgeBases(owner.workspaceId, [])).to.deep.equal([]);
-    expect(await missingKnowledgeBases(owner.workspaceId, [unknown, mine.id, theirs.id, unknown, 'not-an-id'])).to.deep.equal([unknown, theirs.id, 'not-an-id']);
+    expect(await missingKnowledgeBases(owner.workspaceId, [unknown, mine.id, theirs.id, unknown, 'not-an-id'])).to.deep.equal([
+      unknown,
+      theirs.id,
+      'not-an-id',
+    ]);
     await api.request(`/api/v1/knowledge-bases/${mine.id}`, { method: 'DELETE', headers: owner.auth });
     expect(await missingKnowledgeBases(owner.workspaceId, [mine.id])).to.deep.equal([mine.id]);
   });

@@ -27,8 +27,14 @@ describe('knowledge documents: upload, list, delete', () => {
     expect(res.status).to.equal(201);
     const document = await res.json();
     expect(document).to.include({
-      knowledge_base_id: base.id, name: 'store.txt', content_type: 'text/plain', size_bytes: Buffer.byteLength(text),
-      character_count: text.length, chunk_count: 1, embedding_model: null, uploaded_by: 'Kabir Shah',
+      knowledge_base_id: base.id,
+      name: 'store.txt',
+      content_type: 'text/plain',
+      size_bytes: Buffer.byteLength(text),
+      character_count: text.length,
+      chunk_count: 1,
+      embedding_model: null,
+      uploaded_by: 'Kabir Shah',
     });
     expect(document.uploaded_at).to.match(/\+05:30$/);
     const [chunk] = await storedChunks(document.id);
@@ -131,7 +137,11 @@ describe('knowledge documents: upload, list, delete', () => {
 
   it('answers 415 for a body that is not multipart', async () => {
     const base = await createBase(api, owner.auth);
-    const res = await api.request(`/api/v1/knowledge-bases/${base.id}/documents`, { method: 'POST', headers: { ...owner.auth, 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await api.request(`/api/v1/knowledge-bases/${base.id}/documents`, {
+      method: 'POST',
+      headers: { ...owner.auth, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).to.equal(415);
   });
 
@@ -161,7 +171,11 @@ describe('knowledge documents: upload, list, delete', () => {
 
   /** Slots taken by documents the test does not need to exist: they count towards the limits. */
   const takenSlot = (kbId: string, slot: number, chunkCount: number) => ({
-    _id: slotId(kbId, slot), workspace_id: owner.workspaceId, knowledge_base_id: kbId, document_id: newId(), chunk_count: chunkCount,
+    _id: slotId(kbId, slot),
+    workspace_id: owner.workspaceId,
+    knowledge_base_id: kbId,
+    document_id: newId(),
+    chunk_count: chunkCount,
   });
 
   it(`holds at most ${MAX_CHUNKS_PER_BASE} chunks per base (409 beyond)`, async () => {

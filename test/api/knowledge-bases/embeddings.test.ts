@@ -87,7 +87,13 @@ describe('knowledge retrieval with embeddings', () => {
 
   it('answers the engine the same way through retrieve()', async () => {
     const { base, ids } = await helpCentre();
-    const [first] = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [base.id], query: 'I need assistance from a human', limit: 1, embeddings });
+    const [first] = await retrieve({
+      workspaceId: owner.workspaceId,
+      knowledgeBaseIds: [base.id],
+      query: 'I need assistance from a human',
+      limit: 1,
+      embeddings,
+    });
     expect(first.document_id).to.equal(ids['support.txt']);
   });
 
@@ -127,7 +133,10 @@ describe('knowledge retrieval with embeddings', () => {
       this.timeout(30_000); // the client retries a 500 twice, with backoff
       const base = await createBase(api, owner.auth);
       await arrange();
-      const res = await api.request(`/api/v1/knowledge-bases/${base.id}/documents`, uploadRequest(Buffer.from('Some text.'), 'a.txt', 'text/plain', owner.auth));
+      const res = await api.request(
+        `/api/v1/knowledge-bases/${base.id}/documents`,
+        uploadRequest(Buffer.from('Some text.'), 'a.txt', 'text/plain', owner.auth),
+      );
       expect(res.status).to.equal(502);
       expect((await res.json()).detail).to.include('embeddings endpoint failed');
       expect(await storedCounts(base.id)).to.deep.equal({ slots: 0, documents: 0, groups: 0 });

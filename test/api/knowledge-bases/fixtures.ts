@@ -44,7 +44,14 @@ export async function createBase(api: RunningApi, headers: Record<string, string
 }
 
 /** Uploads text and answers the document's JSON (fails the test on any other status). */
-export async function uploadText(api: RunningApi, headers: Record<string, string>, kbId: string, filename: string, text: string | Buffer, declaredType = 'text/plain') {
+export async function uploadText(
+  api: RunningApi,
+  headers: Record<string, string>,
+  kbId: string,
+  filename: string,
+  text: string | Buffer,
+  declaredType = 'text/plain',
+) {
   const bytes = typeof text === 'string' ? Buffer.from(text) : text;
   const res = await api.request(`/api/v1/knowledge-bases/${kbId}/documents`, uploadRequest(bytes, filename, declaredType, headers));
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);

@@ -61,7 +61,10 @@ describe('knowledge retrieval (BM25)', () => {
 
   it('returns at most `limit` chunks (default 5; 1 to 20)', async () => {
     const base = await createBase(api, owner.auth, 'many');
-    const text = Array.from({ length: 30 }, (_, i) => `Store number ${i} sells umbrellas in branch ${i}. ${'Filler words about nothing in particular. '.repeat(15)}`).join('\n\n');
+    const text = Array.from(
+      { length: 30 },
+      (_, i) => `Store number ${i} sells umbrellas in branch ${i}. ${'Filler words about nothing in particular. '.repeat(15)}`,
+    ).join('\n\n');
     await uploadText(api, owner.auth, base.id, 'stores.txt', text);
     expect((await search(api, owner.auth, base.id, 'umbrellas')).results).to.have.length(5);
     expect((await search(api, owner.auth, base.id, 'umbrellas', 1)).results).to.have.length(1);
@@ -90,12 +93,24 @@ describe('knowledge retrieval (BM25)', () => {
   describe('retrieve(), as the conversation engine calls it', () => {
     it("searches several bases as one collection, skipping ids that are not the workspace's", async () => {
       const faq = await createBase(api, owner.auth, 'FAQ');
-      const faqDocument = await uploadText(api, owner.auth, faq.id, 'faq.md', '# Gift cards\n\nGift cards can be redeemed online and in stores, and never expire.');
+      const faqDocument = await uploadText(
+        api,
+        owner.auth,
+        faq.id,
+        'faq.md',
+        '# Gift cards\n\nGift cards can be redeemed online and in stores, and never expire.',
+      );
       const stranger = await activeOwner(api);
       const theirs = await createBase(api, stranger.auth, 'theirs');
       await uploadText(api, stranger.auth, theirs.id, 'secret.txt', 'Gift cards for partners carry a secret discount.');
 
-      const results = await retrieve({ workspaceId: owner.workspaceId, knowledgeBaseIds: [helpCentre.id, faq.id, theirs.id, newId(), faq.id], query: 'Do gift cards expire?', limit: 3, embeddings: null });
+      const results = await retrieve({
+        workspaceId: owner.workspaceId,
+        knowledgeBaseIds: [helpCentre.id, faq.id, theirs.id, newId(), faq.id],
+        query: 'Do gift cards expire?',
+        limit: 3,
+        embeddings: null,
+      });
       expect(results[0]).to.deep.include({ knowledge_base_id: faq.id, document_id: faqDocument.id, document_name: 'faq.md', position: 0 });
       expect(results[0].text).to.equal('Gift cards\n\nGift cards can be redeemed online and in stores, and never expire.');
       expect(results.every((r) => r.knowledge_base_id !== theirs.id)).to.equal(true);

@@ -109,7 +109,9 @@ describe('KYC business details: GET and PUT /kyc', () => {
       }
       expect(res.status).to.equal(422);
       const { detail } = await res.json();
-      const found = (detail as { type: string; loc: unknown[]; msg: string }[]).find((d) => d.type === issue.type && JSON.stringify(d.loc) === JSON.stringify(issue.loc));
+      const found = (detail as { type: string; loc: unknown[]; msg: string }[]).find(
+        (d) => d.type === issue.type && JSON.stringify(d.loc) === JSON.stringify(issue.loc),
+      );
       expect(found, JSON.stringify(detail)).to.exist;
       expect(found?.msg).to.be.a('string').and.not.be.empty;
       expect(found).to.have.property('input');
@@ -119,7 +121,12 @@ describe('KYC business details: GET and PUT /kyc', () => {
   it('names the rule and echoes the input in a cross-field 422', async () => {
     const res = await put({ ...validDetails(), gstin: '27AAPFU0939F1ZV' });
     const [issue] = (await res.json()).detail;
-    expect(issue).to.deep.equal({ type: 'value_error', loc: ['body', 'gstin'], msg: 'characters 3 to 12 of the GSTIN must be the PAN', input: '27AAPFU0939F1ZV' });
+    expect(issue).to.deep.equal({
+      type: 'value_error',
+      loc: ['body', 'gstin'],
+      msg: 'characters 3 to 12 of the GSTIN must be the PAN',
+      input: '27AAPFU0939F1ZV',
+    });
   });
 
   it('answers 409 while the details are submitted or approved, and saves nothing', async () => {

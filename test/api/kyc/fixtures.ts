@@ -30,7 +30,13 @@ export function uploadRequest(bytes: Buffer, filename: string, declaredType: str
 }
 
 /** Uploads and answers the stored document's JSON (fails the test on any other status). */
-export async function upload(api: RunningApi, headers: Record<string, string>, bytes: Buffer = FILES.pdf, filename = 'certificate.pdf', declaredType = 'application/pdf') {
+export async function upload(
+  api: RunningApi,
+  headers: Record<string, string>,
+  bytes: Buffer = FILES.pdf,
+  filename = 'certificate.pdf',
+  declaredType = 'application/pdf',
+) {
   const res = await api.request('/api/v1/kyc/documents', uploadRequest(bytes, filename, declaredType, headers));
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   return res.json();

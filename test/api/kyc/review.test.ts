@@ -43,7 +43,9 @@ describe('KYC submission and review', () => {
     const owner = await signUp(api);
     let res = await submit(owner);
     expect(res.status).to.equal(409);
-    expect((await res.json()).detail).to.include('PUT /kyc').and.include('POST /kyc/documents');
+    expect((await res.json()).detail)
+      .to.include('PUT /kyc')
+      .and.include('POST /kyc/documents');
     await api.request('/api/v1/kyc', withJson('PUT', validDetails(), owner.auth));
     res = await submit(owner);
     expect(res.status).to.equal(409);

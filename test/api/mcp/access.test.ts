@@ -5,7 +5,12 @@ import { activeOwner, apiKeyFor, oauthTokenFor, signUp, type SignedUp } from '..
 import { startApi, type RunningApi } from '../../support/api';
 import { connectMcp } from './mcp-client';
 
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 /** Who may talk to /mcp: the API's own credential check, before any MCP message is read. */
 describe('MCP server: credentials', function () {
@@ -13,7 +18,11 @@ describe('MCP server: credentials', function () {
   let api: RunningApi;
   let owner: SignedUp;
   const post = (headers: Record<string, string>, body: unknown = INITIALIZE) =>
-    api.request('/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+    api.request('/mcp', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
 
   before(async () => {
     api = await startApi();
@@ -67,7 +76,7 @@ describe('MCP server: credentials', function () {
     expect((await session.json()).detail).to.match(/connected app .* or an API key/);
   });
 
-  it('counts every message against the token\'s rate limit (429 past it, with the headers of a key)', async () => {
+  it("counts every message against the token's rate limit (429 past it, with the headers of a key)", async () => {
     const app = await oauthTokenFor(owner.workspaceId, owner.userId);
     await OAuthToken.updateOne({ _id: app.id }, { $set: { rate_limit_per_minute: 2 } });
     const first = await post(app.headers);
@@ -90,7 +99,10 @@ describe('MCP server: credentials', function () {
     const onboardingApp = await oauthTokenFor(newcomer.workspaceId, newcomer.userId);
     const onboarding = await connectMcp(api, onboardingApp.token);
     try {
-      expect(await onboarding.call('list_agents')).to.deep.equal({ isError: true, body: { status: 403, detail: 'workspace not active', code: 'workspace_inactive' } });
+      expect(await onboarding.call('list_agents')).to.deep.equal({
+        isError: true,
+        body: { status: 403, detail: 'workspace not active', code: 'workspace_inactive' },
+      });
       expect((await onboarding.call('get_limits')).isError).to.equal(false);
       // Billing works before activation (x-access `onboarding`): the tool follows GET /billing.
       const balance = await api.request('/api/v1/billing', { headers: onboardingApp.headers });

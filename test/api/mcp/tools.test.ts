@@ -46,7 +46,8 @@ describe('MCP server: tools', function () {
   let owner: SignedUp;
   let ownerApp: { token: string; headers: Record<string, string> };
   let mcp: McpSession;
-  const http = (path: string, init: RequestInit = {}) => api.request(`/api/v1${path}`, { ...init, headers: { ...ownerApp.headers, ...(init.headers as Record<string, string> | undefined) } });
+  const http = (path: string, init: RequestInit = {}) =>
+    api.request(`/api/v1${path}`, { ...init, headers: { ...ownerApp.headers, ...(init.headers as Record<string, string> | undefined) } });
 
   before(async () => {
     api = await startApi({ workers: ['calls', 'webhooks'] });
@@ -66,7 +67,11 @@ describe('MCP server: tools', function () {
     const { tools } = await mcp.client.listTools();
     expect(tools.map((t) => t.name).sort()).to.deep.equal(TOOL_NAMES);
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const place = byName.get('place_call')!.inputSchema as unknown as { properties: Record<string, { pattern?: string }>; required: string[]; additionalProperties: boolean };
+    const place = byName.get('place_call')!.inputSchema as unknown as {
+      properties: Record<string, { pattern?: string }>;
+      required: string[];
+      additionalProperties: boolean;
+    };
     expect(place.required.sort()).to.deep.equal(['agent_id', 'to_number']);
     expect(place.properties.to_number.pattern).to.equal('^\\+[1-9][0-9]{6,14}$');
     expect(place.additionalProperties).to.equal(false);
@@ -119,7 +124,10 @@ describe('MCP server: tools', function () {
     expect(placed.body).to.include({ agent_id: agent.id, status: 'queued', direction: 'outbound', placed_by: 'Asha Rao' });
     const callId = placed.body.id;
 
-    const read = await until(() => mcp.call('get_call', { call_id: callId }), (answer) => answer.body.timeline?.length > 0);
+    const read = await until(
+      () => mcp.call('get_call', { call_id: callId }),
+      (answer) => answer.body.timeline?.length > 0,
+    );
     expect(read.body.call).to.deep.equal(await (await http(`/calls/${callId}`)).json());
     expect(read.body.call.transcript).to.deep.equal([]);
     expect(read.body.timeline).to.deep.equal(await (await http(`/calls/${callId}/events`)).json());
@@ -209,7 +217,10 @@ describe('MCP server: tools', function () {
       expect((await strangerMcp.call('update_agent', { agent_id: agent.id, name: 'Mine now' })).body).to.deep.include({ status: 404 });
       expect((await strangerMcp.call('get_call', { call_id: call.body.id })).body).to.deep.equal({ status: 404, detail: 'call not found' });
       expect((await strangerMcp.call('hang_up_call', { call_id: call.body.id })).body).to.deep.equal({ status: 404, detail: 'call not found' });
-      expect((await strangerMcp.call('retry_webhook_delivery', { delivery_id: delivery.id })).body).to.deep.equal({ status: 404, detail: 'webhook delivery not found' });
+      expect((await strangerMcp.call('retry_webhook_delivery', { delivery_id: delivery.id })).body).to.deep.equal({
+        status: 404,
+        detail: 'webhook delivery not found',
+      });
       expect((await strangerMcp.call('list_agents')).body).to.deep.equal([]);
       expect((await strangerMcp.call('list_calls')).body).to.deep.equal({ items: [], total: 0 });
       expect((await strangerMcp.call('list_webhook_deliveries')).body).to.deep.equal({ items: [], total: 0 });

@@ -23,7 +23,15 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
   before(async () => {
     api = await startApi({
       // The MCP endpoint is another module's; this stands in for its 401 to check the helper it uses.
-      extraRoutes: (app) => app.post('/mcp-probe', (req, res) => void res.status(401).set('WWW-Authenticate', mcpAuthChallenge(req, undefined, 'invalid_token')).end()),
+      extraRoutes: (app) =>
+        app.post(
+          '/mcp-probe',
+          (req, res) =>
+            void res
+              .status(401)
+              .set('WWW-Authenticate', mcpAuthChallenge(req, undefined, 'invalid_token'))
+              .end(),
+        ),
     });
     owner = await activeOwner(api);
   });
@@ -54,7 +62,9 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
 
   it('points a 401 of the MCP endpoint at the metadata, which the SDK follows to this authorization server', async () => {
     const res = await api.request('/mcp-probe', { method: 'POST' });
-    expect(res.headers.get('www-authenticate')).to.equal(`Bearer error="invalid_token", resource_metadata="${api.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(res.headers.get('www-authenticate')).to.equal(
+      `Bearer error="invalid_token", resource_metadata="${api.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
     const resourceMetadataUrl = extractResourceMetadataUrl(res);
     const resource = await discoverOAuthProtectedResourceMetadata(`${api.baseUrl}/mcp`, { resourceMetadataUrl });
     expect(resource.authorization_servers).to.deep.equal([api.baseUrl]);
@@ -66,13 +76,25 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     const metadata = info.authorizationServerMetadata;
     const clientInformation = await registerClient(info.authorizationServerUrl, {
       metadata,
-      clientMetadata: { client_name: 'SDK Assistant', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+      clientMetadata: {
+        client_name: 'SDK Assistant',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
     });
     expect(clientInformation.client_id).to.match(/^[0-9a-f]{32}$/);
     expect(clientInformation).to.not.have.property('client_secret');
 
     const resource = new URL(`${api.baseUrl}/mcp`);
-    const { authorizationUrl, codeVerifier } = await startAuthorization(info.authorizationServerUrl, { metadata, clientInformation, redirectUrl: REDIRECT_URI, state: 'xyz', resource });
+    const { authorizationUrl, codeVerifier } = await startAuthorization(info.authorizationServerUrl, {
+      metadata,
+      clientInformation,
+      redirectUrl: REDIRECT_URI,
+      state: 'xyz',
+      resource,
+    });
     expect(authorizationUrl.searchParams.get('code_challenge_method')).to.equal('S256');
     const back = await consent(api, authorizationUrl.toString(), owner);
     expect(`${back.origin}${back.pathname}`).to.equal(REDIRECT_URI);
@@ -80,7 +102,14 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     expect(back.searchParams.get('iss')).to.equal(api.baseUrl);
     const code = back.searchParams.get('code') as string;
 
-    const tokens = await exchangeAuthorization(info.authorizationServerUrl, { metadata, clientInformation, authorizationCode: code, codeVerifier, redirectUri: REDIRECT_URI, resource });
+    const tokens = await exchangeAuthorization(info.authorizationServerUrl, {
+      metadata,
+      clientInformation,
+      authorizationCode: code,
+      codeVerifier,
+      redirectUri: REDIRECT_URI,
+      resource,
+    });
     expect(tokens.access_token).to.match(/^vao_/);
     expect(tokens.token_type).to.equal('Bearer');
     expect(tokens.expires_in).to.equal(3600);
@@ -107,7 +136,12 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     expect((await sessions.json()).detail).to.match(/connected apps cannot use this endpoint/);
     expect((await api.request('/api/v1/connected-apps', { headers: bearer(tokens.access_token) })).status).to.equal(403);
 
-    const refreshed = await refreshAuthorization(info.authorizationServerUrl, { metadata, clientInformation, refreshToken: tokens.refresh_token as string, resource });
+    const refreshed = await refreshAuthorization(info.authorizationServerUrl, {
+      metadata,
+      clientInformation,
+      refreshToken: tokens.refresh_token as string,
+      resource,
+    });
     expect(refreshed.refresh_token).to.match(/^vor_/).and.not.equal(tokens.refresh_token);
     expect(refreshed.access_token).to.not.equal(tokens.access_token);
     expect((await api.request('/api/v1/agents', { headers: bearer(refreshed.access_token) })).status).to.equal(200);
@@ -126,7 +160,11 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     expect((await api.request('/api/v1/agents', { headers: bearer(refreshed.access_token) })).status).to.equal(401);
 
     // The old refresh token is spent.
-    const again = await tokenRequest(api, { grant_type: 'refresh_token', client_id: clientInformation.client_id, refresh_token: tokens.refresh_token as string });
+    const again = await tokenRequest(api, {
+      grant_type: 'refresh_token',
+      client_id: clientInformation.client_id,
+      refresh_token: tokens.refresh_token as string,
+    });
     expect(again.status).to.equal(400);
     expect((await again.json()).error).to.equal('invalid_grant');
     expect(again.headers.get('cache-control')).to.equal('no-store');
@@ -137,7 +175,13 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     const store: { client?: OAuthClientInformationMixed; tokens?: OAuthTokens; verifier?: string; redirectedTo?: URL } = {};
     const provider = {
       redirectUrl: REDIRECT_URI,
-      clientMetadata: { client_name: 'Orchestrated Assistant', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+      clientMetadata: {
+        client_name: 'Orchestrated Assistant',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
       clientInformation: () => store.client,
       saveClientInformation: (info: OAuthClientInformationMixed) => void (store.client = info),
       tokens: () => store.tokens,
@@ -169,7 +213,8 @@ describe('OAuth for connected apps: discovery, registration, consent, tokens', (
     // Everything of the connection stops: the newest refresh token and every access token.
     const next = await tokenRequest(api, { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: newer.refresh_token });
     expect(next.status).to.equal(400);
-    for (const token of [tokens.access_token, newer.access_token]) expect((await api.request('/api/v1/agents', { headers: bearer(token) })).status).to.equal(401);
+    for (const token of [tokens.access_token, newer.access_token])
+      expect((await api.request('/api/v1/agents', { headers: bearer(token) })).status).to.equal(401);
   });
 
   it('refuses a refresh token presented by another client', async () => {

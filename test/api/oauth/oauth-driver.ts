@@ -49,7 +49,13 @@ export function authorizationUrl(api: RunningApi, client: RegisteredClient, chal
   return url.toString();
 }
 
-const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (v: string) =>
+  v
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The hidden fields of the page's form: what the browser would post back. */
 export function hiddenFields(html: string): Record<string, string> {
@@ -63,14 +69,24 @@ export function workspaceOptions(html: string): string[] {
 }
 
 export function postForm(api: RunningApi, path: string, fields: Record<string, string>): Promise<ApiResponse> {
-  return api.request(path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(), redirect: 'manual' });
+  return api.request(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
 }
 
 /**
  * The member's side: opens the authorization URL, posts their session token, picks the
  * workspace and answers. Returns the URL the browser is sent back to.
  */
-export async function consent(api: RunningApi, url: string, member: SignedUp, options: { workspaceId?: string; decision?: 'approve' | 'deny' } = {}): Promise<URL> {
+export async function consent(
+  api: RunningApi,
+  url: string,
+  member: SignedUp,
+  options: { workspaceId?: string; decision?: 'approve' | 'deny' } = {},
+): Promise<URL> {
   const first = await fetch(url, { redirect: 'manual' });
   expect(first.status, 'the consent page').to.equal(200);
   expect(first.headers.get('content-type')).to.match(/^text\/html/);
@@ -106,7 +122,13 @@ export async function connectApp(api: RunningApi, member: SignedUp, workspaceId 
   const { verifier, challenge } = pkcePair();
   const back = await consent(api, authorizationUrl(api, client, challenge), member, { workspaceId });
   const code = back.searchParams.get('code') as string;
-  const res = await tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+  const res = await tokenRequest(api, {
+    grant_type: 'authorization_code',
+    client_id: client.client_id,
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+  });
   expect(res.status, await res.clone().text()).to.equal(200);
   return { client, tokens: await res.json() };
 }

@@ -25,7 +25,14 @@ describe('OAuth authorization codes and PKCE', () => {
   }
 
   const exchange = (code: string, verifier?: string, extra: Record<string, string> = {}) =>
-    tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code, redirect_uri: REDIRECT_URI, ...(verifier ? { code_verifier: verifier } : {}), ...extra });
+    tokenRequest(api, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      redirect_uri: REDIRECT_URI,
+      ...(verifier ? { code_verifier: verifier } : {}),
+      ...extra,
+    });
 
   /** Where the authorization endpoint sends the browser for a request it refuses. */
   async function refusal(url: string): Promise<URL> {
@@ -73,7 +80,13 @@ describe('OAuth authorization codes and PKCE', () => {
     const target = await exchange(code, verifier, { resource: 'https://elsewhere.example.com/mcp' });
     expect((await target.json()).error).to.equal('invalid_target');
     const other = await registerApp(api);
-    const stolen = await tokenRequest(api, { grant_type: 'authorization_code', client_id: other.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+    const stolen = await tokenRequest(api, {
+      grant_type: 'authorization_code',
+      client_id: other.client_id,
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+    });
     expect((await stolen.json()).error).to.equal('invalid_grant');
     expect((await exchange(code, verifier)).status).to.equal(200);
   });

@@ -1,7 +1,19 @@
 import { expect } from 'chai';
 import { startApi, type RunningApi } from '../../support/api';
 import { activeOwner, memberWithRole, signUp, withJson, type SignedUp } from '../../support/accounts';
-import { authorizationUrl, bearer, connectApp, consent, hiddenFields, pkcePair, postForm, registerApp, REDIRECT_URI, tokenRequest, workspaceOptions } from './oauth-driver';
+import {
+  authorizationUrl,
+  bearer,
+  connectApp,
+  consent,
+  hiddenFields,
+  pkcePair,
+  postForm,
+  registerApp,
+  REDIRECT_URI,
+  tokenRequest,
+  workspaceOptions,
+} from './oauth-driver';
 
 /** Dynamic client registration, the consent page, and what a connected app may do. */
 describe('OAuth registration and consent', () => {
@@ -97,7 +109,12 @@ describe('OAuth registration and consent', () => {
       }
       const signedOut = await signUp(api);
       expect((await api.request('/api/v1/auth/logout', { method: 'POST', headers: signedOut.auth })).status).to.equal(204);
-      const res = await postForm(api, '/oauth/authorize', { ...hiddenFields(page), session_token: signedOut.token, workspace_id: signedOut.workspaceId, decision: 'approve' });
+      const res = await postForm(api, '/oauth/authorize', {
+        ...hiddenFields(page),
+        session_token: signedOut.token,
+        workspace_id: signedOut.workspaceId,
+        decision: 'approve',
+      });
       expect(res.status).to.equal(401);
       expect(res.headers.get('location')).to.equal(null);
     });
@@ -140,7 +157,10 @@ describe('OAuth registration and consent', () => {
       const developer = await memberWithRole(api, owner.workspaceId, 'developer');
       const { client, tokens } = await connectApp(api, developer, owner.workspaceId);
       expect((await api.request('/api/v1/agents', { headers: bearer(tokens.access_token) })).status).to.equal(200);
-      const removed = await api.request(`/api/v1/members/${developer.userId}`, { method: 'DELETE', headers: { ...owner.auth, 'X-Workspace-ID': owner.workspaceId } });
+      const removed = await api.request(`/api/v1/members/${developer.userId}`, {
+        method: 'DELETE',
+        headers: { ...owner.auth, 'X-Workspace-ID': owner.workspaceId },
+      });
       expect(removed.status).to.be.within(200, 204);
       expect((await api.request('/api/v1/agents', { headers: bearer(tokens.access_token) })).status).to.equal(401);
       const refreshed = await tokenRequest(api, { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: tokens.refresh_token });
@@ -151,7 +171,13 @@ describe('OAuth registration and consent', () => {
       const client = await registerApp(api, { grant_types: ['authorization_code'] });
       const { verifier, challenge } = pkcePair();
       const back = await consent(api, authorizationUrl(api, client, challenge), owner);
-      const res = await tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code: back.searchParams.get('code') as string, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+      const res = await tokenRequest(api, {
+        grant_type: 'authorization_code',
+        client_id: client.client_id,
+        code: back.searchParams.get('code') as string,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+      });
       expect(res.status).to.equal(200);
       const tokens = await res.json();
       expect(tokens.access_token).to.match(/^vao_/);

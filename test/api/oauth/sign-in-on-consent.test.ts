@@ -3,7 +3,18 @@ import { AuditEvent } from '../../../db/models/audit-event';
 import { totpCode } from '../../../api/auth/totp';
 import { activeOwner, signUp, uniqueEmail, type SignedUp } from '../../support/accounts';
 import { jsonBody, startApi, type RunningApi } from '../../support/api';
-import { authorizationUrl, bearer, hiddenFields, pkcePair, postForm, registerApp, REDIRECT_URI, tokenRequest, workspaceOptions, type RegisteredClient } from './oauth-driver';
+import {
+  authorizationUrl,
+  bearer,
+  hiddenFields,
+  pkcePair,
+  postForm,
+  registerApp,
+  REDIRECT_URI,
+  tokenRequest,
+  workspaceOptions,
+  type RegisteredClient,
+} from './oauth-driver';
 
 /**
  * Signing in on the consent page over HTTP, as a browser posts its forms: the same checks,
@@ -20,7 +31,10 @@ describe('OAuth consent page: signing in with email and password', () => {
   after(() => api.close());
 
   /** The first page of a fresh authorization request, and its hidden fields. */
-  async function openPage(client?: RegisteredClient, challenge = pkcePair().challenge): Promise<{ client: RegisteredClient; fields: Record<string, string>; html: string }> {
+  async function openPage(
+    client?: RegisteredClient,
+    challenge = pkcePair().challenge,
+  ): Promise<{ client: RegisteredClient; fields: Record<string, string>; html: string }> {
     const app = client ?? (await registerApp(api));
     const res = await fetch(authorizationUrl(api, app, challenge));
     expect(res.status).to.equal(200);
@@ -59,7 +73,13 @@ describe('OAuth consent page: signing in with email and password', () => {
     const allowed = await postForm(api, '/oauth/authorize', { ...next, workspace_id: owner.workspaceId, decision: 'approve' });
     expect(allowed.status, await allowed.clone().text()).to.equal(303);
     const code = new URL(allowed.headers.get('location') as string).searchParams.get('code') as string;
-    const tokens = await tokenRequest(api, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+    const tokens = await tokenRequest(api, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(tokens.status).to.equal(200);
 
     const signedIn = await AuditEvent.find({ action: 'auth.signed_in', 'actor.id': owner.userId }).lean();
@@ -88,7 +108,8 @@ describe('OAuth consent page: signing in with email and password', () => {
     const { fields } = await openPage();
     // Failures at the API and on the page fill the same five slots.
     for (let i = 0; i < 3; i += 1) expect((await loginDetail(person.email, 'wrong')).status).to.equal(401);
-    for (let i = 0; i < 2; i += 1) expect((await postForm(api, '/oauth/authorize', { ...fields, email: person.email, password: 'wrong' })).status).to.equal(401);
+    for (let i = 0; i < 2; i += 1)
+      expect((await postForm(api, '/oauth/authorize', { ...fields, email: person.email, password: 'wrong' })).status).to.equal(401);
 
     const throttled = await postForm(api, '/oauth/authorize', { ...fields, email: person.email, password: person.password });
     expect(throttled.status).to.equal(429);
@@ -116,11 +137,18 @@ describe('OAuth consent page: signing in with email and password', () => {
     const challenge = hiddenFields(codeHtml).challenge_token;
     expect(challenge).to.be.a('string');
     // The page's challenge is not one of /auth/login/2fa.
-    const viaApi = await api.request('/api/v1/auth/login/2fa', jsonBody({ challenge_token: challenge, code: totpCode(setup.secret, new Date(Date.now() + 30_000)) }));
+    const viaApi = await api.request(
+      '/api/v1/auth/login/2fa',
+      jsonBody({ challenge_token: challenge, code: totpCode(setup.secret, new Date(Date.now() + 30_000)) }),
+    );
     expect(viaApi.status).to.equal(401);
     // Nor does it work for another authorization request (another PKCE challenge) of the same app.
     const other = await openPage(client);
-    const elsewhere = await postForm(api, '/oauth/authorize', { ...other.fields, challenge_token: challenge, code: totpCode(setup.secret, new Date(Date.now() + 30_000)) });
+    const elsewhere = await postForm(api, '/oauth/authorize', {
+      ...other.fields,
+      challenge_token: challenge,
+      code: totpCode(setup.secret, new Date(Date.now() + 30_000)),
+    });
     expect(elsewhere.status).to.equal(401);
     expect(errorOf(await elsewhere.text())).to.equal('the sign-in challenge is not valid or has expired; sign in again');
 
@@ -132,7 +160,12 @@ describe('OAuth consent page: signing in with email and password', () => {
 
     // The consent token approves only the request it was made for.
     const stranger = await openPage();
-    const hijack = await postForm(api, '/oauth/authorize', { ...stranger.fields, consent_token: consentToken, workspace_id: person.workspaceId, decision: 'approve' });
+    const hijack = await postForm(api, '/oauth/authorize', {
+      ...stranger.fields,
+      consent_token: consentToken,
+      workspace_id: person.workspaceId,
+      decision: 'approve',
+    });
     expect(hijack.status).to.equal(401);
     expect(hijack.headers.get('location')).to.equal(null);
     expect(await hijack.text()).to.include('id="sign-in"');

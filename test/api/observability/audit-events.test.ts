@@ -42,7 +42,11 @@ describe('audit events', () => {
 
     const body = await events('limit=10');
     const [revoked, made] = body.items;
-    expect(revoked).to.deep.include({ action: 'key.revoked', actor: { type: 'user', id: owner.userId, name: 'Asha Rao' }, target: { type: 'api_key', id: created.id, name: 'deploys' } });
+    expect(revoked).to.deep.include({
+      action: 'key.revoked',
+      actor: { type: 'user', id: owner.userId, name: 'Asha Rao' },
+      target: { type: 'api_key', id: created.id, name: 'deploys' },
+    });
     expect(made.action).to.equal('key.created');
     expect(Object.keys(revoked).sort()).to.deep.equal(['action', 'actor', 'at', 'details', 'id', 'ip', 'target']);
     expect(revoked.at).to.match(/\+05:30$/);
@@ -75,7 +79,12 @@ describe('audit events', () => {
   });
 
   it("never shows another workspace's events", async () => {
-    await recordWorkspaceAudit(owner.workspaceId, { action: 'secret.thing', actor: { type: 'user', id: owner.userId, name: 'Asha Rao' }, target: { type: 'x', id: null }, at: new Date() });
+    await recordWorkspaceAudit(owner.workspaceId, {
+      action: 'secret.thing',
+      actor: { type: 'user', id: owner.userId, name: 'Asha Rao' },
+      target: { type: 'x', id: null },
+      at: new Date(),
+    });
     expect((await events('action=secret.thing')).total).to.equal(1);
     expect((await events('action=secret.thing', otherHeaders)).total).to.equal(0);
     const theirs = await events('limit=200', otherHeaders);
@@ -85,7 +94,12 @@ describe('audit events', () => {
   it('pages with limit (default 50, at most 200) and skip; total counts every match', async () => {
     const at = Date.parse('2025-06-01T00:00:00Z');
     for (let i = 0; i < 55; i += 1) {
-      await recordWorkspaceAudit(owner.workspaceId, { action: 'paging.step', actor: { type: 'staff', id: null, name: 'ops' }, target: { type: 'x', id: String(i) }, at: new Date(at + i * 1000) });
+      await recordWorkspaceAudit(owner.workspaceId, {
+        action: 'paging.step',
+        actor: { type: 'staff', id: null, name: 'ops' },
+        target: { type: 'x', id: String(i) },
+        at: new Date(at + i * 1000),
+      });
     }
     const first = await events('action=paging.step');
     expect(first.total).to.equal(55);

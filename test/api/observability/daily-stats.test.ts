@@ -92,7 +92,9 @@ describe('daily stats', () => {
 
   it('limits to one agent with agent_id', async () => {
     const body = await stats(`from=2026-03-10&to=2026-03-10&agent_id=${agentId}&timezone=Asia/Kolkata`);
-    expect(body.days).to.deep.equal([{ date: '2026-03-10', calls: 2, connected_calls: 1, minutes: 0.5, cost_paise: 200, answer_rate: 0.5, avg_first_audio_ms: 1200 }]);
+    expect(body.days).to.deep.equal([
+      { date: '2026-03-10', calls: 2, connected_calls: 1, minutes: 0.5, cost_paise: 200, answer_rate: 0.5, avg_first_audio_ms: 1200 },
+    ]);
   });
 
   it('defaults to the last 7 days up to today; a lone from runs 7 days on', async () => {

@@ -23,7 +23,12 @@ export async function expectQueryIssue(res: ApiResponse, field: string): Promise
  * The server logs matching the query once `ready` holds: entries are written in batches
  * shortly after each response, so a test waits for them (at most a few seconds).
  */
-export async function logsOnceWritten(api: RunningApi, query: string, headers: Headers, ready: (body: { items: LogItem[]; total: number }) => boolean = (b) => b.total > 0) {
+export async function logsOnceWritten(
+  api: RunningApi,
+  query: string,
+  headers: Headers,
+  ready: (body: { items: LogItem[]; total: number }) => boolean = (b) => b.total > 0,
+) {
   const deadline = Date.now() + 5_000;
   for (;;) {
     const body = await getOk(api, `/api/v1/logs?${query}`, headers);

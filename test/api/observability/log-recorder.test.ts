@@ -9,7 +9,18 @@ const quiet = { info: () => undefined, error: () => undefined };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function entry(n: number): ServerLogEntry {
-  return { _id: String(n), workspace_id: 'w', at: new Date(), source: 'api', method: 'GET', path: '/x', status: 200, duration_ms: 1, request_id: `r${n}`, credential: { kind: 'none', id: null, prefix: null, name: null } };
+  return {
+    _id: String(n),
+    workspace_id: 'w',
+    at: new Date(),
+    source: 'api',
+    method: 'GET',
+    path: '/x',
+    status: 200,
+    duration_ms: 1,
+    request_id: `r${n}`,
+    credential: { kind: 'none', id: null, prefix: null, name: null },
+  };
 }
 
 /** A store whose writes are seen by the test and can be held back or made to fail. */
@@ -41,7 +52,14 @@ function fakeStore() {
 describe('server log recorder', () => {
   it('writes a batch as soon as batchSize entries wait, the rest after the interval', async () => {
     const store = fakeStore();
-    const recorder = new LogRecorder({ insert: (e) => store.insert(e), ready: () => true, prune: async () => undefined, batchSize: 3, flushIntervalMs: 50, logger: quiet });
+    const recorder = new LogRecorder({
+      insert: (e) => store.insert(e),
+      ready: () => true,
+      prune: async () => undefined,
+      batchSize: 3,
+      flushIntervalMs: 50,
+      logger: quiet,
+    });
     for (let i = 0; i < 4; i += 1) recorder.record(entry(i));
     await sleep(10);
     expect(store.batches).to.deep.equal([['r0', 'r1', 'r2']]);
@@ -54,7 +72,14 @@ describe('server log recorder', () => {
     const store = fakeStore();
     let release!: () => void;
     store.holdWrites(new Promise<void>((resolve) => (release = resolve)));
-    const recorder = new LogRecorder({ insert: (e) => store.insert(e), ready: () => true, prune: async () => undefined, batchSize: 2, flushIntervalMs: 20, logger: quiet });
+    const recorder = new LogRecorder({
+      insert: (e) => store.insert(e),
+      ready: () => true,
+      prune: async () => undefined,
+      batchSize: 2,
+      flushIntervalMs: 20,
+      logger: quiet,
+    });
     const started = performance.now();
     for (let i = 0; i < 5; i += 1) recorder.record(entry(i));
     expect(performance.now() - started).to.be.below(20);
@@ -70,7 +95,15 @@ describe('server log recorder', () => {
     const store = fakeStore();
     const errors: unknown[] = [];
     let ready = false;
-    const recorder = new LogRecorder({ insert: (e) => store.insert(e), ready: () => ready, prune: async () => undefined, batchSize: 100, flushIntervalMs: 10, maxBuffered: 3, logger: { info: () => undefined, error: (f) => errors.push(f) } });
+    const recorder = new LogRecorder({
+      insert: (e) => store.insert(e),
+      ready: () => ready,
+      prune: async () => undefined,
+      batchSize: 100,
+      flushIntervalMs: 10,
+      maxBuffered: 3,
+      logger: { info: () => undefined, error: (f) => errors.push(f) },
+    });
     for (let i = 0; i < 5; i += 1) recorder.record(entry(i));
     await sleep(40); // no database yet: kept, not written
     expect(recorder.buffered).to.equal(3);
@@ -89,7 +122,14 @@ describe('server log recorder', () => {
   it('removes entries past the retention at most once an hour', async () => {
     const cutoffs: Date[] = [];
     let now = Date.parse('2026-11-21T00:00:00Z');
-    const recorder = new LogRecorder({ insert: async () => undefined, ready: () => true, prune: async (before) => cutoffs.push(before), retentionMs: 86_400_000, logger: quiet, now: () => new Date(now) });
+    const recorder = new LogRecorder({
+      insert: async () => undefined,
+      ready: () => true,
+      prune: async (before) => cutoffs.push(before),
+      retentionMs: 86_400_000,
+      logger: quiet,
+      now: () => new Date(now),
+    });
     recorder.record(entry(1));
     await recorder.flush();
     now += 30 * 60_000;

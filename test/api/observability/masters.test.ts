@@ -38,9 +38,25 @@ describe('masters', () => {
 
   it('has the plans (Starter the default), the event types and the states of calls, deliveries, batches and the ledger', () => {
     expect(masters.plans).to.deep.equal(
-      Object.values(PLANS).map((p) => ({ id: p.id, name: p.name, concurrent_calls: p.concurrentCalls, price_per_minute_paise: p.pricePerMinutePaise, max_agents: p.maxAgents, max_members: p.maxMembers, default: p.id === DEFAULT_PLAN })),
+      Object.values(PLANS).map((p) => ({
+        id: p.id,
+        name: p.name,
+        concurrent_calls: p.concurrentCalls,
+        price_per_minute_paise: p.pricePerMinutePaise,
+        max_agents: p.maxAgents,
+        max_members: p.maxMembers,
+        default: p.id === DEFAULT_PLAN,
+      })),
     );
-    expect(masters.plans[0]).to.deep.equal({ id: 'starter', name: 'Starter', concurrent_calls: 5, price_per_minute_paise: 400, max_agents: 10, max_members: 5, default: true });
+    expect(masters.plans[0]).to.deep.equal({
+      id: 'starter',
+      name: 'Starter',
+      concurrent_calls: 5,
+      price_per_minute_paise: 400,
+      max_agents: 10,
+      max_members: 5,
+      default: true,
+    });
     expect(masters.event_types.map((e: { type: string }) => e.type)).to.deep.equal(EVENT_TYPES.map((e) => e.type));
     expect(masters.call_statuses.map((s: { id: string }) => s.id)).to.deep.equal([...CALL_STATUSES]);
     for (const status of masters.call_statuses) {

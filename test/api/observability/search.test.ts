@@ -18,10 +18,31 @@ async function seedWorkspace(api: RunningApi, owner: SignedUp, label: string) {
   const agent = await agentRes.json();
   const at = new Date();
   const callId = newId();
-  await Call.create({ _id: callId, workspace_id: owner.workspaceId, agent_id: agent.id, agent_name: agent.name, direction: 'outbound', to_number: '+919876543210', from_number: '+918000000001', status: 'completed', created_at: at, updated_at: at });
+  await Call.create({
+    _id: callId,
+    workspace_id: owner.workspaceId,
+    agent_id: agent.id,
+    agent_name: agent.name,
+    direction: 'outbound',
+    to_number: '+919876543210',
+    from_number: '+918000000001',
+    status: 'completed',
+    created_at: at,
+    updated_at: at,
+  });
   const numberId = newId();
-  const number = `+9180${Math.floor(Math.random() * 1e8).toString().padStart(8, '0')}`;
-  await PhoneNumber.create({ _id: numberId, number, workspace_id: owner.workspaceId, connection_key: freeConnectionKey(numberId), region: `Mumbai ${label}`, claimed_at: at, claimed_by: 'test' });
+  const number = `+9180${Math.floor(Math.random() * 1e8)
+    .toString()
+    .padStart(8, '0')}`;
+  await PhoneNumber.create({
+    _id: numberId,
+    number,
+    workspace_id: owner.workspaceId,
+    connection_key: freeConnectionKey(numberId),
+    region: `Mumbai ${label}`,
+    claimed_at: at,
+    claimed_by: 'test',
+  });
   const batchId = newId();
   await Batch.create({
     _id: batchId,
@@ -131,7 +152,8 @@ describe('search', () => {
     expect((await search('q=diwali', key.headers)).kinds).to.deep.equal([...SEARCH_KINDS]);
     // Every role of the table reads all four kinds today; a permission set without calls.view
     // would search agents and numbers only.
-    for (const permissions of [...Object.values(ROLE_PERMISSIONS), API_KEY_PERMISSIONS]) expect(searchableKinds(undefined, permissions)).to.deep.equal([...SEARCH_KINDS]);
+    for (const permissions of [...Object.values(ROLE_PERMISSIONS), API_KEY_PERMISSIONS])
+      expect(searchableKinds(undefined, permissions)).to.deep.equal([...SEARCH_KINDS]);
     expect(searchableKinds(undefined, new Set<Permission>(['agents.view']))).to.deep.equal(['agents', 'phone_numbers']);
     expect(searchableKinds(['calls'], new Set<Permission>(['agents.view']))).to.deep.equal([]);
   });

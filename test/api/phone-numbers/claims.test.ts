@@ -55,7 +55,10 @@ describe('phone numbers: available, claim, release', () => {
     const wanted = providers.pool[7]!;
     for (const prefix of [wanted, wanted.slice(1)]) {
       const body = await (await available(`?starts_with=${encodeURIComponent(prefix)}`)).json();
-      expect(body.map((n: { number: string }) => n.number), prefix).to.deep.equal([wanted]);
+      expect(
+        body.map((n: { number: string }) => n.number),
+        prefix,
+      ).to.deep.equal([wanted]);
     }
     for (const [query, type] of [
       ['?limit=0', 'greater_than_equal'],
@@ -85,13 +88,24 @@ describe('phone numbers: available, claim, release', () => {
     const res = await claim(number);
     expect(res.status).to.equal(201);
     const body = await res.json();
-    expect(body).to.include({ number, agent_id: null, agent_name: null, region: 'Bangalore, INDIA', number_type: 'local', claimed_by: 'Asha Rao', connected_at: null });
+    expect(body).to.include({
+      number,
+      agent_id: null,
+      agent_name: null,
+      region: 'Bangalore, INDIA',
+      number_type: 'local',
+      claimed_by: 'Asha Rao',
+      connected_at: null,
+    });
     expect(body.claimed_at).to.match(/\+05:30$/);
     const again = await claim(number);
     expect(again.status).to.equal(200);
     expect(await again.json()).to.deep.equal(body);
     expect((await list()).filter((n: { number: string }) => n.number === number)).to.deep.equal([body]);
-    expect(await AuditEvent.countDocuments({ workspace_id: owner.workspaceId, action: 'phone_number.claimed', 'target.name': number }), 'recorded once').to.equal(1);
+    expect(
+      await AuditEvent.countDocuments({ workspace_id: owner.workspaceId, action: 'phone_number.claimed', 'target.name': number }),
+      'recorded once',
+    ).to.equal(1);
   });
 
   it('answers 409 for a number another workspace uses, and changes nothing', async () => {

@@ -51,7 +51,8 @@ describe('phone numbers: connections to agents', () => {
   const disconnect = (number: string, h = headers) => api.request(path(number), { method: 'DELETE', headers: h });
   const agentNumber = async (agentId: string, h = headers) => (await (await api.request(`/api/v1/agents/${agentId}`, { headers: h })).json()).phone_number;
   const numberAgent = async (number: string) => (await PhoneNumber.findOne({ number }).lean())?.agent_id ?? null;
-  const listed = async (number: string) => ((await (await api.request('/api/v1/phone-numbers', { headers })).json()) as { number: string }[]).find((n) => n.number === number);
+  const listed = async (number: string) =>
+    ((await (await api.request('/api/v1/phone-numbers', { headers })).json()) as { number: string }[]).find((n) => n.number === number);
 
   it('connects a number to an agent: both sides agree, the list names the agent', async () => {
     const number = await claimed();
@@ -150,7 +151,10 @@ describe('phone numbers: connections to agents', () => {
     // The agent field still names a number the record no longer connects it to.
     await Agent.updateOne({ _id: staleAgent }, { $set: { phone_number: stale } });
     // A record connected to an agent that was deleted before its number was disconnected.
-    await PhoneNumber.updateOne({ number: orphanNumber }, { $set: { agent_id: '0123456789abcdef0123456789abcdef', connection_key: '0123456789abcdef0123456789abcdef' } });
+    await PhoneNumber.updateOne(
+      { number: orphanNumber },
+      { $set: { agent_id: '0123456789abcdef0123456789abcdef', connection_key: '0123456789abcdef0123456789abcdef' } },
+    );
 
     expect(await listed(number)).to.include({ agent_id: connectedOnlyInRecord, agent_name: 'Crashed before the agent write' });
     expect(await listed(orphanNumber)).to.include({ agent_id: null });
@@ -197,7 +201,11 @@ describe('phone numbers: connections to agents', () => {
     const number = await claimed();
     const agentId = await newAgent();
     const admin = await memberWithRole(api, owner.workspaceId, 'admin');
-    for (const caller of [await memberWithRole(api, owner.workspaceId, 'developer'), await memberWithRole(api, owner.workspaceId, 'viewer'), await apiKeyFor(owner.workspaceId)]) {
+    for (const caller of [
+      await memberWithRole(api, owner.workspaceId, 'developer'),
+      await memberWithRole(api, owner.workspaceId, 'viewer'),
+      await apiKeyFor(owner.workspaceId),
+    ]) {
       for (const res of [await connect(number, agentId, caller.headers), await disconnect(number, caller.headers)]) {
         expect(res.status).to.equal(403);
         expect((await res.json()).permission).to.equal('numbers.manage');

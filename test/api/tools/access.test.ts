@@ -10,7 +10,18 @@ import { startToolTarget, type ToolTarget } from '../../support/tool-target';
 async function storeAgent(workspaceId: string, tools: AgentTool[]): Promise<string> {
   const id = newId();
   const now = new Date();
-  await Agent.create({ _id: id, workspace_id: workspaceId, name: 'Tool tester', ...agentDefaults(), tools: tools.map(storedTool), variables: [], version: 1, updated_by: 'test', created_at: now, updated_at: now });
+  await Agent.create({
+    _id: id,
+    workspace_id: workspaceId,
+    name: 'Tool tester',
+    ...agentDefaults(),
+    tools: tools.map(storedTool),
+    variables: [],
+    version: 1,
+    updated_by: 'test',
+    created_at: now,
+    updated_at: now,
+  });
   return id;
 }
 
@@ -47,7 +58,8 @@ describe('tool tests: saved tools, access, bodies and the SSRF guard', () => {
     target.received.length = 0;
   });
 
-  const testSaved = (agent: string, toolName: string, body: unknown, h = headers) => api.request(`/api/v1/agents/${agent}/tools/${toolName}/test`, withJson('POST', body, h));
+  const testSaved = (agent: string, toolName: string, body: unknown, h = headers) =>
+    api.request(`/api/v1/agents/${agent}/tools/${toolName}/test`, withJson('POST', body, h));
   const testGiven = (body: unknown, h = headers) => api.request('/api/v1/tools/test', withJson('POST', body, h));
   const givenTool = (fields: Record<string, unknown> = {}) => ({ name: 'lookup', description: 'Looks up', url: `${target.origin}/echo`, ...fields });
 
@@ -108,7 +120,10 @@ describe('tool tests: saved tools, access, bodies and the SSRF guard', () => {
         const res = await testSaved(agent, tool, body);
         expect(res.status, JSON.stringify(body)).to.equal(422);
         const { detail } = await res.json();
-        expect(detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type]), JSON.stringify(body)).to.deep.include([loc, type]);
+        expect(
+          detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type]),
+          JSON.stringify(body),
+        ).to.deep.include([loc, type]);
       }
       expect(target.received).to.have.length(0);
     });
@@ -165,7 +180,11 @@ describe('tool tests: saved tools, access, bodies and the SSRF guard', () => {
     }
 
     it('accepts the bounds: timeouts of 1 and 30 s, 100 arguments', async () => {
-      for (const body of [{ tool: givenTool({ timeout_seconds: 1 }) }, { tool: givenTool({ timeout_seconds: 30 }) }, { tool: givenTool(), arguments: manyArguments(100) }]) {
+      for (const body of [
+        { tool: givenTool({ timeout_seconds: 1 }) },
+        { tool: givenTool({ timeout_seconds: 30 }) },
+        { tool: givenTool(), arguments: manyArguments(100) },
+      ]) {
         const res = await testGiven(body);
         expect(res.status, JSON.stringify(body).slice(0, 80)).to.equal(200);
         expect((await res.json()).ok).to.equal(true);
@@ -216,7 +235,10 @@ describe('tool tests: saved tools, access, bodies and the SSRF guard', () => {
       const before = target.connections();
       const res = await guarded.request(`/api/v1/agents/${guardedAgentId}/tools/local_hook/test`, withJson('POST', { arguments: { a: 1 } }, guardedHeaders));
       expect(res.status).to.equal(200);
-      expect((await res.json()).error).to.deep.equal({ kind: 'blocked_address', message: '127.0.0.1 is a loopback address; tools may only call public addresses' });
+      expect((await res.json()).error).to.deep.equal({
+        kind: 'blocked_address',
+        message: '127.0.0.1 is a loopback address; tools may only call public addresses',
+      });
       expect(target.connections()).to.equal(before);
     });
   });

@@ -29,7 +29,10 @@ describe('tool tests: running a tool', () => {
 
   const tool = (fields: Record<string, unknown>) => ({ name: 'lookup', description: 'Looks something up', ...fields });
   async function run(toolFields: Record<string, unknown>, args?: unknown) {
-    const res = await api.request('/api/v1/tools/test', withJson('POST', { tool: tool(toolFields), ...(args === undefined ? {} : { arguments: args }) }, headers));
+    const res = await api.request(
+      '/api/v1/tools/test',
+      withJson('POST', { tool: tool(toolFields), ...(args === undefined ? {} : { arguments: args }) }, headers),
+    );
     expect(res.status, await res.clone().text()).to.equal(200);
     return res.json();
   }
@@ -77,12 +80,24 @@ describe('tool tests: running a tool', () => {
     const result = await run(
       {
         url: `${target.origin}/echo`,
-        headers: { 'X-Api-Key': 'secret-key-123', Authorization: 'Bearer abc', Host: 'evil.example', 'Content-Length': '1', 'Content-Type': 'application/vnd.api+json' },
+        headers: {
+          'X-Api-Key': 'secret-key-123',
+          Authorization: 'Bearer abc',
+          Host: 'evil.example',
+          'Content-Length': '1',
+          'Content-Type': 'application/vnd.api+json',
+        },
       },
       { a: 1 },
     );
     const sent = target.received[0].headers;
-    expect(sent).to.include({ 'x-api-key': 'secret-key-123', authorization: 'Bearer abc', host: `127.0.0.1:${target.port}`, 'content-length': '7', 'content-type': 'application/vnd.api+json' });
+    expect(sent).to.include({
+      'x-api-key': 'secret-key-123',
+      authorization: 'Bearer abc',
+      host: `127.0.0.1:${target.port}`,
+      'content-length': '7',
+      'content-type': 'application/vnd.api+json',
+    });
     expect(sent['user-agent']).to.equal('Service-Tools/1.0');
     expect(result.ok).to.equal(true);
     expect(Object.keys(result.request)).to.deep.equal(['method', 'url']);

@@ -35,11 +35,16 @@ describe('Webhook deliveries', function () {
   });
 
   /** Answers by path: each test gives its endpoint a path of its own. */
-  const routes = new Map<string, (request: ReceivedWebhook, nth: number) => { status?: number; delayMs?: number; hang?: boolean; headers?: Record<string, string>; body?: string }>();
-  beforeEach(() => receiver.behave((request) => {
-    const route = routes.get(request.path);
-    return route ? route(request, receiver.received.filter((r) => r.path === request.path).length) : { status: 200 };
-  }));
+  const routes = new Map<
+    string,
+    (request: ReceivedWebhook, nth: number) => { status?: number; delayMs?: number; hang?: boolean; headers?: Record<string, string>; body?: string }
+  >();
+  beforeEach(() =>
+    receiver.behave((request) => {
+      const route = routes.get(request.path);
+      return route ? route(request, receiver.received.filter((r) => r.path === request.path).length) : { status: 200 };
+    }),
+  );
   const at = (path: string) => receiver.received.filter((r) => r.path === path);
   const path = (label: string) => `/${label}/${newId()}`;
 
@@ -53,7 +58,8 @@ describe('Webhook deliveries', function () {
     expect(res.status, url).to.equal(200);
     return res.json();
   };
-  const post = (url: string, body?: unknown) => api.request(`/api/v1${url}`, body === undefined ? { method: 'POST', headers } : withJson('POST', body, headers));
+  const post = (url: string, body?: unknown) =>
+    api.request(`/api/v1${url}`, body === undefined ? { method: 'POST', headers } : withJson('POST', body, headers));
   let sequence = 0;
   const emit = (fields: { callId?: string; agentId?: string; type?: string; sequence?: number; agentWebhookUrl?: string | null } = {}) =>
     activities.recordEvent({
@@ -98,7 +104,9 @@ describe('Webhook deliveries', function () {
     const callId = newId();
     const first = await emit({ callId, agentId: agent.id, sequence: 0 });
     expect(first.deliveryIds).to.have.length(2);
-    const [toEndpoint] = await receiver.waitForRequests(0).then(() => Promise.all([untilStatus(first.deliveryIds[0], ['delivered']), untilStatus(first.deliveryIds[1], ['delivered'])]));
+    const [toEndpoint] = await receiver
+      .waitForRequests(0)
+      .then(() => Promise.all([untilStatus(first.deliveryIds[0], ['delivered']), untilStatus(first.deliveryIds[1], ['delivered'])]));
     expect(toEndpoint.event_id).to.match(/^evt_[0-9a-f]{32}$/);
     const [endpointRequest] = at(all);
     const [agentRequest] = at(agentPath);
@@ -120,7 +128,15 @@ describe('Webhook deliveries', function () {
       workspace_id: owner.workspaceId,
       call_id: callId,
       agent_id: agent.id,
-      data: { message: 'outbound call with Asha', level: 'info', latency_ms: null, channel: 'phone', from: '+918000000001', to: '+919000000001', values: ['name'] },
+      data: {
+        message: 'outbound call with Asha',
+        level: 'info',
+        latency_ms: null,
+        channel: 'phone',
+        from: '+918000000001',
+        to: '+919000000001',
+        values: ['name'],
+      },
     });
     expect(body.created_at).to.match(UTC);
     expect(JSON.parse(agentRequest.rawBody).id).to.equal(body.id);
@@ -146,7 +162,9 @@ describe('Webhook deliveries', function () {
     expect(await WebhookDelivery.countDocuments({ _id: { $in: none.deliveryIds }, target: 'agent' })).to.equal(0);
     // Without it (analytics, older histories) the fan-out reads the agent.
     const read = await emit({ agentId: agent.id, type: 'call.ended' });
-    expect((await WebhookDelivery.find({ _id: { $in: read.deliveryIds }, target: 'agent' }).lean()).map((d) => d.url)).to.deep.equal([`${receiver.url}/agent-now`]);
+    expect((await WebhookDelivery.find({ _id: { $in: read.deliveryIds }, target: 'agent' }).lean()).map((d) => d.url)).to.deep.equal([
+      `${receiver.url}/agent-now`,
+    ]);
   });
 
   it('sends a ping once, never retried, and answers the delivery with the target response', async () => {
@@ -220,7 +238,10 @@ describe('Webhook deliveries', function () {
     expect(res.status).to.equal(200);
     const delivery = await res.json();
     expect(delivery).to.include({ status: 'delivered', attempt_count: 2, next_attempt_at: null });
-    expect(delivery.attempts.map((a: { trigger: string; status_code: number }) => [a.trigger, a.status_code])).to.deep.equal([['automatic', 503], ['manual', 200]]);
+    expect(delivery.attempts.map((a: { trigger: string; status_code: number }) => [a.trigger, a.status_code])).to.deep.equal([
+      ['automatic', 503],
+      ['manual', 200],
+    ]);
     const [first, second] = at(flaky);
     expect(await receiverAccepts(first, endpoint.secret)).to.equal(true);
     expect(await receiverAccepts(second, endpoint.secret)).to.equal(false);
@@ -279,7 +300,9 @@ describe('Webhook deliveries', function () {
       routes.set(b, () => ({ status: 500 }));
       endpointA = (await createEndpoint({ url: receiver.url + a })).id;
       endpointB = (await createEndpoint({ url: receiver.url + b })).id;
-      agentId = (await (await api.request('/api/v1/agents', withJson('POST', { name: 'Lister', webhook_url: receiver.url + path('list-agent') }, otherHeaders))).json()).id;
+      agentId = (
+        await (await api.request('/api/v1/agents', withJson('POST', { name: 'Lister', webhook_url: receiver.url + path('list-agent') }, otherHeaders))).json()
+      ).id;
       callId = newId();
       for (let i = 0; i < 4; i++) {
         const recorded = await emit({ callId: i < 2 ? callId : undefined, agentId: i === 3 ? agentId : '', sequence: i });
@@ -324,7 +347,15 @@ describe('Webhook deliveries', function () {
     });
 
     it('refuses bad filters with 422 and names them', async () => {
-      for (const query of ['limit=0', 'limit=201', 'skip=-1', 'status=sent', 'status=failed,', 'endpoint_id=we_123', `endpoint_id=${endpointA}&agent=${agentId}`]) {
+      for (const query of [
+        'limit=0',
+        'limit=201',
+        'skip=-1',
+        'status=sent',
+        'status=failed,',
+        'endpoint_id=we_123',
+        `endpoint_id=${endpointA}&agent=${agentId}`,
+      ]) {
         const res = await list(query);
         expect(res.status, query).to.equal(422);
         expect((await res.json()).detail[0].loc[0], query).to.equal('query');
@@ -339,7 +370,14 @@ describe('Webhook deliveries', function () {
       const stranger = await activeOwner(api);
       const res = await api.request(`/api/v1/webhooks/deliveries/${ids[0]}`, { headers: { ...stranger.auth, 'X-Workspace-ID': stranger.workspaceId } });
       expect(res.status).to.equal(404);
-      expect((await api.request(`/api/v1/webhooks/deliveries/${ids[0]}/retry`, { method: 'POST', headers: { ...stranger.auth, 'X-Workspace-ID': stranger.workspaceId } })).status).to.equal(404);
+      expect(
+        (
+          await api.request(`/api/v1/webhooks/deliveries/${ids[0]}/retry`, {
+            method: 'POST',
+            headers: { ...stranger.auth, 'X-Workspace-ID': stranger.workspaceId },
+          })
+        ).status,
+      ).to.equal(404);
     });
   });
 });

@@ -76,9 +76,26 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(types).to.deep.equal(EVENT_TYPES.map((e) => ({ type: e.type, description: e.description, data_fields: [...e.data_fields] })));
       // The contract's 17, then issue 20's four (transfer and voicemail) and issue 31's call.opted_out.
       expect(types).to.have.lengthOf(22);
-      expect(types.map((t: { type: string }) => t.type)).to.include.members(['call.transfer_started', 'call.transferred', 'call.transfer_failed', 'call.voicemail', 'call.opted_out']);
-      expect(types.map((t: { type: string }) => t.type)).to.include('call.completed').and.not.to.include('ping');
-      expect(types.find((t: { type: string }) => t.type === 'call.started').data_fields).to.deep.equal(['channel', 'from', 'to', 'stt', 'llm', 'tts', 'started_by', 'values']);
+      expect(types.map((t: { type: string }) => t.type)).to.include.members([
+        'call.transfer_started',
+        'call.transferred',
+        'call.transfer_failed',
+        'call.voicemail',
+        'call.opted_out',
+      ]);
+      expect(types.map((t: { type: string }) => t.type))
+        .to.include('call.completed')
+        .and.not.to.include('ping');
+      expect(types.find((t: { type: string }) => t.type === 'call.started').data_fields).to.deep.equal([
+        'channel',
+        'from',
+        'to',
+        'stt',
+        'llm',
+        'tts',
+        'started_by',
+        'values',
+      ]);
     });
   });
 
@@ -156,7 +173,11 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
 
     it('normalises events: * alone wins, duplicates go, the rest is sorted', async () => {
       expect((await created({ events: ['call.started', '*', 'agent.reply'] })).events).to.deep.equal(['*']);
-      expect((await created({ events: ['tool.result', 'call.started', 'tool.result', 'agent.reply'] })).events).to.deep.equal(['agent.reply', 'call.started', 'tool.result']);
+      expect((await created({ events: ['tool.result', 'call.started', 'tool.result', 'agent.reply'] })).events).to.deep.equal([
+        'agent.reply',
+        'call.started',
+        'tool.result',
+      ]);
     });
 
     it('does not let the caller choose the secret or other read-only fields', async () => {
@@ -182,7 +203,7 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
   });
 
   describe('GET /webhooks', () => {
-    it('lists the workspace\'s endpoints newest first, with the hint and never the secret', async () => {
+    it("lists the workspace's endpoints newest first, with the hint and never the secret", async () => {
       const { headers: h } = await freshWorkspace();
       const first = await created({ url: 'https://example.com/1' }, h);
       await sleep(5);
@@ -222,8 +243,14 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       const { headers: h, workspaceId: id } = await freshWorkspace();
       const results = await Promise.all(Array.from({ length: 25 }, (_, i) => create({ url: `https://example.com/p${i}` }, h)));
       const statuses = results.map((r) => r.status);
-      expect(statuses.filter((s) => s === 201), statuses.join(',')).to.have.lengthOf(20);
-      expect(statuses.filter((s) => s === 409), statuses.join(',')).to.have.lengthOf(5);
+      expect(
+        statuses.filter((s) => s === 201),
+        statuses.join(','),
+      ).to.have.lengthOf(20);
+      expect(
+        statuses.filter((s) => s === 409),
+        statuses.join(','),
+      ).to.have.lengthOf(5);
       const stored = await WebhookEndpoint.find({ workspace_id: id }, { slot: 1 }).lean();
       expect(stored.map((e) => e.slot).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
       expect(await list(h)).to.have.lengthOf(20);
@@ -238,7 +265,14 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(res.status).to.equal(200);
       const body = await res.json();
       expect(Object.keys(body).sort()).to.deep.equal(ENDPOINT_FIELDS);
-      expect(body).to.include({ id: endpoint.id, url: 'https://example.com/before', description: 'after', active: true, secret_hint: endpoint.secret_hint, created_at: endpoint.created_at });
+      expect(body).to.include({
+        id: endpoint.id,
+        url: 'https://example.com/before',
+        description: 'after',
+        active: true,
+        secret_hint: endpoint.secret_hint,
+        created_at: endpoint.created_at,
+      });
       expect(body.events).to.deep.equal(['call.ended']);
       expect(body.updated_at).not.to.equal(endpoint.updated_at);
       expect(JSON.stringify(body)).not.to.include(endpoint.secret);
@@ -305,8 +339,8 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
     });
   });
 
-  describe('another workspace\'s endpoint, unknown and malformed ids', () => {
-    it('answers 404 for another workspace\'s endpoint and leaves it alone', async () => {
+  describe("another workspace's endpoint, unknown and malformed ids", () => {
+    it("answers 404 for another workspace's endpoint and leaves it alone", async () => {
       const other = await freshWorkspace();
       const theirs = await created({ url: 'https://example.com/theirs', description: 'theirs' }, other.headers);
       for (const res of [await patch(theirs.id, { description: 'mine now' }), await rotate(theirs.id), await remove(theirs.id)]) {
@@ -380,7 +414,13 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       // (Temporal accepts the cancel as a no-op); neither may fail the delete.
       const ended = await startWaitingWorkflow(pendingEnded);
       await ended.terminate('ended before the endpoint was deleted');
-      const notFound = await temporal().workflow.getHandle(retrying).cancel().then(() => null, (err: unknown) => err);
+      const notFound = await temporal()
+        .workflow.getHandle(retrying)
+        .cancel()
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
       expect(notFound).to.be.instanceOf(WorkflowNotFoundError);
 
       expect((await remove(endpoint.id)).status).to.equal(204);
@@ -407,7 +447,9 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       const body = await res.json();
       expect(Object.keys(body)).to.deep.equal(['secret_hint']);
       const stored = await WebhookDefaultSecret.findById(id).lean();
-      expect(body.secret_hint).to.equal(secretHint(openSecret(stored!.secret))).and.match(HINT);
+      expect(body.secret_hint)
+        .to.equal(secretHint(openSecret(stored!.secret)))
+        .and.match(HINT);
       expect(await (await api.request('/api/v1/webhooks/default-secret', { headers: h })).json()).to.deep.equal(body);
     });
 
@@ -437,7 +479,13 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       const events = await AuditEvent.find({ workspace_id: id, action: /^webhook\./ }).lean();
       const byAction = new Map(events.map((e) => [e.action, e]));
       expect(events).to.have.lengthOf(5);
-      expect([...byAction.keys()].sort()).to.deep.equal(['webhook.created', 'webhook.default_secret_rotated', 'webhook.deleted', 'webhook.secret_rotated', 'webhook.updated']);
+      expect([...byAction.keys()].sort()).to.deep.equal([
+        'webhook.created',
+        'webhook.default_secret_rotated',
+        'webhook.deleted',
+        'webhook.secret_rotated',
+        'webhook.updated',
+      ]);
       for (const action of ['webhook.created', 'webhook.updated', 'webhook.secret_rotated', 'webhook.deleted']) {
         expect(byAction.get(action)?.target, action).to.deep.equal({ type: 'webhook_endpoint', id: endpoint.id, name: 'https://example.com/audit' });
       }

@@ -55,7 +55,9 @@ describe('Webhook redelivery jobs', function () {
     const { headers, endpoint, ids } = await failedDeliveries(4);
     const cutoff = new Date();
     await sleep(20);
-    const newer = await failedDeliveries(0).then(async () => (await (await api.request(`/api/v1/webhooks/${endpoint.id}/test`, { method: 'POST', headers })).json()).id as string);
+    const newer = await failedDeliveries(0).then(
+      async () => (await (await api.request(`/api/v1/webhooks/${endpoint.id}/test`, { method: 'POST', headers })).json()).id as string,
+    );
     // The older failures are before the cutoff: only the newer one qualifies.
     await WebhookDelivery.updateMany({ _id: { $in: ids } }, { $set: { created_at: new Date(cutoff.getTime() - 60_000) } });
     up = true;
@@ -102,7 +104,9 @@ describe('Webhook redelivery jobs', function () {
     const stranger = await activeOwner(api);
     const theirs = { ...stranger.auth, 'X-Workspace-ID': stranger.workspaceId };
     expect((await api.request(`/api/v1/webhooks/redeliveries/${job.id}`, { headers: theirs })).status).to.equal(404);
-    expect((await api.request(`/api/v1/webhooks/${endpoint.id}/redeliver`, withJson('POST', { since: new Date().toISOString() }, theirs))).status).to.equal(404);
+    expect((await api.request(`/api/v1/webhooks/${endpoint.id}/redeliver`, withJson('POST', { since: new Date().toISOString() }, theirs))).status).to.equal(
+      404,
+    );
     for (const body of [{}, { since: 'yesterday' }]) {
       expect((await api.request(`/api/v1/webhooks/${endpoint.id}/redeliver`, withJson('POST', body, headers))).status).to.equal(422);
     }

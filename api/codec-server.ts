@@ -72,7 +72,7 @@ export function codecServerRoutes(deps: CodecServerDeps): Router {
   const authorised: RequestHandler = (req, _res, next) => {
     if (expected === null) {
       if (deps.openOnLoopback && isLoopbackPeer(req)) return next();
-      return next(new HttpError(503, 'the codec server is not configured: set CODEC_SERVER_TOKEN (README, "Callers\' data in Temporal")'));
+      return next(new HttpError(503, 'the codec server is not configured: set CODEC_SERVER_TOKEN (docs/operations.md, "Callers\' data in Temporal")'));
     }
     const presented = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
     if (!presented || !timingSafeEqual(digest(presented), expected)) {

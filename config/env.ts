@@ -338,7 +338,7 @@ export function languageModelsConfig(env: Env): LanguageModelsConfig | null {
   for (const retired of ['LLM_BASE_URL', 'LLM_API_KEY']) {
     if (env[retired])
       throw new Error(
-        `${retired} is replaced by one setting group per language-model provider: LLM_OPENAI_API_KEY (openai), LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY (azure_openai), LLM_LOCAL_BASE_URL (local); see the README's configuration table`,
+        `${retired} is replaced by one setting group per language-model provider: LLM_OPENAI_API_KEY (openai), LLM_AZURE_ENDPOINT and LLM_AZURE_API_KEY (azure_openai), LLM_LOCAL_BASE_URL (local); see docs/operations.md, "Configuration"`,
       );
   }
   if (env.LLM_OPENAI_BASE_URL && !env.LLM_OPENAI_API_KEY) throw new Error('LLM_OPENAI_API_KEY must be set when LLM_OPENAI_BASE_URL is set');

@@ -2,7 +2,7 @@ import type { CalleeScript } from './simulated-calls';
 
 /**
  * Callees at fixed numbers that `npm start`'s telephony simulator plays, so that a newcomer can
- * try a feature against the local simulators by placing a call to one of them (the README says
+ * try a feature against the local simulators by placing a call to one of them (docs/api-guide.md says
  * which). Every other number answers as DEFAULT_CALLEE.
  */
 

@@ -5,7 +5,7 @@ import path from 'node:path';
  * Latency-versus-offered-load charts of the benchmarks, as SVG files in `bench-results/`
  * (git-ignored), drawn by Apache ECharts' server-side SVG renderer (the `echarts` package,
  * pure JavaScript, no DOM or canvas). `BENCH_CHARTS_DIR` writes them elsewhere too (the
- * README shows the copies under docs/benchmarks/: `BENCH_CHARTS_DIR=docs/benchmarks`).
+ * docs/operations.md shows the copies under docs/benchmarks/: `BENCH_CHARTS_DIR=docs/benchmarks`).
  */
 export const RESULTS_DIR = path.resolve(__dirname, '..', '..', 'bench-results');
 

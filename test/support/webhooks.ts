@@ -29,7 +29,7 @@ export async function storedEndpoint(options: { workspaceId?: string; url: strin
 /**
  * A receiver's signature check, written apart from the service's signing code (WebCrypto
  * instead of node's createHmac, its own parsing), as a customer would write it from the
- * README: split the header into `t` and `v1`, refuse a `t` more than 300 s from now, and
+ * docs/api-guide.md: split the header into `t` and `v1`, refuse a `t` more than 300 s from now, and
  * compare HMAC-SHA256("<t>.<raw body>") in constant time.
  */
 export async function receiverAccepts(

@@ -211,7 +211,7 @@ describe("Keypad digits (press_digits and the caller's keys)", function () {
     expect(call).to.include({ hangup_by: 'agent', hangup_reason: 'end_call' });
   });
 
-  describe("npm start's demo callees, with the README's agents", () => {
+  describe("npm start's demo callees, with the agents of docs/api-guide.md", () => {
     /** The demo callee's script at a test number (the fixed numbers would be shared by files). */
     const demo = (number: string): string => callee(KEYPAD_DEMO_CALLEES[number]!);
 

@@ -136,7 +136,7 @@ export function payloadEncryption(keys: PayloadKeysConfig): PayloadEncryption {
 export function requirePayloadEncryption(keys: PayloadKeysConfig | null): PayloadEncryption {
   if (!keys)
     throw new Error(
-      'TEMPORAL_PAYLOAD_KEYS is not set: Temporal payloads are encrypted (README, "Callers\' data in Temporal"). `npm start` makes a local key in .data/; elsewhere set TEMPORAL_PAYLOAD_KEYS=<id>:<base64 of 32 random bytes>',
+      'TEMPORAL_PAYLOAD_KEYS is not set: Temporal payloads are encrypted (docs/operations.md, "Callers\' data in Temporal"). `npm start` makes a local key in .data/; elsewhere set TEMPORAL_PAYLOAD_KEYS=<id>:<base64 of 32 random bytes>',
     );
   return payloadEncryption(keys);
 }

@@ -126,7 +126,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   // here (docs/decisions/0202): this machine only.
   if (!isLoopbackAddress(host))
     throw new Error(
-      `the Temporal cluster binds only to a loopback address, not ${host}: its frontend and Web UI have no sign-in (README, "Callers' data in Temporal")`,
+      `the Temporal cluster binds only to a loopback address, not ${host}: its frontend and Web UI have no sign-in (docs/operations.md, "Callers' data in Temporal")`,
     );
   const output = (name: string): StartOptions['output'] =>
     options.output === 'inherit-prefixed' ? 'inherit-prefixed' : { file: path.join(options.output.dir, `${name}.log`) };

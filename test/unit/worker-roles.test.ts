@@ -29,7 +29,7 @@ const PROXY_MODULES_OF_WORKFLOW: Record<string, string[]> = { 'call.ts': ['call-
 function activitiesScheduledBy(file: string): string[] {
   const code = [file, ...(PROXY_MODULES_OF_WORKFLOW[file] ?? [])].map((name) => fs.readFileSync(path.join(ROOT, 'workflows', name), 'utf8')).join('\n');
   const names: string[] = [];
-  for (const match of code.matchAll(/const \{([^}]*)\} = proxy(?:Local)?Activities<[^(]*>\(([^)]*)\)/g)) {
+  for (const match of code.matchAll(/const \{([^}]*)\}\s*=\s*proxy(?:Local)?Activities<[^(]*>\(([^)]*)\)/g)) {
     const [, destructured, options] = match;
     if (/taskQueue:/.test(options!)) continue; // another queue's worker serves it
     names.push(

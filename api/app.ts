@@ -23,6 +23,7 @@ import { webhookDeliveryRoutes } from './routes/webhook-deliveries';
 import { callRoutes } from './routes/calls';
 import { batchRoutes } from './routes/batches';
 import { doNotCallRoutes } from './routes/do-not-call';
+import { privacyRoutes } from './routes/privacy';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
@@ -187,6 +188,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(callRoutes({ temporal: deps.temporal, now }));
   api.use(batchRoutes({ temporal: deps.temporal, now }));
   api.use(doNotCallRoutes({ now }));
+  api.use(privacyRoutes({ temporal: deps.temporal, now }));
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   // A signed callback is taken once (docs/decisions/0177): a replay is refused before its route runs.
   api.use(refuseReplayedTelephonyCallbacks({ now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));

@@ -37,3 +37,4 @@ export * from './webhook-delivery';
 export * from './webhook-endpoint';
 export * from './webhook-redelivery';
 export * from './workspace';
+export * from './privacy-erasure';

@@ -93,3 +93,14 @@ export async function* recordingChunks(recording: StoredRecording): AsyncGenerat
     yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 }
+
+/**
+ * Erases a call's recording (docs/decisions/0208): the header first, so that a half-erased
+ * file is never served, then every chunk by its id range (also chunks a stopped write left
+ * without a header). True when there was a header. Safe to run again.
+ */
+export async function deleteRecording(callId: string): Promise<boolean> {
+  const { deletedCount } = await RecordingHeader.deleteOne({ _id: callId });
+  await RecordingChunk.deleteMany({ _id: { $gte: `${callId}:`, $lt: `${callId};` } });
+  return deletedCount > 0;
+}

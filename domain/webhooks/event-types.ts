@@ -43,6 +43,11 @@ export const EVENT_TYPES = [
   { type: 'error', description: 'something went wrong; level warning or error', data_fields: ['provider'] },
   { type: 'call.ended', description: 'the call ended for any reason', data_fields: ['duration_seconds', 'avg_first_audio_ms', 'agent_spoke', 'usage'] },
   { type: 'call.completed', description: 'the final call record is saved, after post-call analytics', data_fields: ['call'] },
+  {
+    type: 'privacy.erasure.completed',
+    description: 'an erasure by person (POST /privacy/erasures) has finished; call_id is the erasure id; the data names the person only masked',
+    data_fields: ['erasure_id', 'phone', 'erased', 'waiting'],
+  },
 ] as const;
 
 export type CallEventType = (typeof EVENT_TYPES)[number]['type'];

@@ -74,14 +74,15 @@ describe('webhook endpoints: create, list, change, delete, rotate', () => {
       expect(res.status).to.equal(200);
       const types = await res.json();
       expect(types).to.deep.equal(EVENT_TYPES.map((e) => ({ type: e.type, description: e.description, data_fields: [...e.data_fields] })));
-      // The contract's 17, then issue 20's four (transfer and voicemail) and issue 31's call.opted_out.
-      expect(types).to.have.lengthOf(22);
+      // The contract's 17, then issue 20's four (transfer and voicemail) and issue 31's call.opted_out and privacy.erasure.completed.
+      expect(types).to.have.lengthOf(23);
       expect(types.map((t: { type: string }) => t.type)).to.include.members([
         'call.transfer_started',
         'call.transferred',
         'call.transfer_failed',
         'call.voicemail',
         'call.opted_out',
+        'privacy.erasure.completed',
       ]);
       expect(types.map((t: { type: string }) => t.type))
         .to.include('call.completed')

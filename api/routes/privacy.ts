@@ -1,0 +1,26 @@
+import type { Client } from '@temporalio/client';
+import type { Router } from 'express';
+import { apiRouter } from './router';
+import { erasureView, findErasureOf, requestPersonErasureAs } from '../../domain/privacy/erasures';
+import { callerOf, workspaceAccessOf } from '../auth/context';
+import { clientIp } from '../auth/sessions';
+
+/**
+ * Erasure by person (docs/decisions/0209): `POST /privacy/erasures` starts the workflow (202;
+ * the same number and email while one runs answers that one), `GET /privacy/erasures/{id}`
+ * shows its progress and what it erased.
+ */
+export function privacyRoutes({ temporal, now }: { temporal: Client; now: () => Date }): Router {
+  const router = apiRouter();
+
+  router.post('/privacy/erasures', async (req, res) => {
+    const { erasure } = await requestPersonErasureAs(temporal, callerOf(res), req.body as { phone: string; email?: string | null }, now(), clientIp(req));
+    res.status(202).location(`${req.baseUrl}/privacy/erasures/${erasure._id}`).json(erasureView(erasure));
+  });
+
+  router.get('/privacy/erasures/:erasure_id', async (req, res) => {
+    res.json(erasureView(await findErasureOf(workspaceAccessOf(res).workspace.id, req.params.erasure_id)));
+  });
+
+  return router;
+}

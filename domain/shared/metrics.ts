@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { onProviderError, type ProviderErrorKind } from '../../providers/errors';
+import type { AttemptTrigger } from '../../contracts/webhooks';
 
 /**
  * The process's Prometheus metrics (docs/observability.md). Every process defines all of them
@@ -87,6 +88,14 @@ export function providerLabel(service: string): string {
 }
 
 onProviderError((service: string, kind: ProviderErrorKind) => metrics.providerErrors.inc({ provider: providerLabel(service), kind }));
+
+// Every series of the bounded counters starts at zero, so that a rate over the first failure is
+// seen (a series born at 1 has no increase to rate) and alerts have something to compare.
+for (const provider of [...PROVIDER_SERVICES, 'other'])
+  for (const kind of ['unavailable', 'refused', 'dial_refused', 'not_configured'] satisfies ProviderErrorKind[])
+    metrics.providerErrors.inc({ provider, kind }, 0);
+for (const trigger of ['automatic', 'manual', 'test'] satisfies AttemptTrigger[])
+  for (const outcome of ['delivered', 'retrying', 'failed']) metrics.webhookAttempts.inc({ trigger, outcome }, 0);
 
 /** The status class of an HTTP answer (`2xx`): bounded where the status itself would do too, and what alerts group by. */
 export function statusClass(status: number): string {

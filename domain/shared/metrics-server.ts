@@ -25,6 +25,10 @@ export interface MetricsServer {
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   collectDefaultMetrics({ register: metricsRegistry });
+  // prom-client names three gauges `_total`, which Prometheus keeps for counters (promtool
+  // check metrics refuses them); each is the sum of its by-type gauge without the suffix.
+  for (const total of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+    metricsRegistry.removeSingleMetric(total);
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: metrics are at /metrics\n');

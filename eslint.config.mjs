@@ -36,7 +36,7 @@ export const workflowImportBans = {
 // nor the activities that wrap them for Temporal.
 export const layerImportBans = {
   patterns: [
-    { group: ['**/api', '**/api/**'], message: 'Shared layers must not import the API process; move what both need into domain/.' },
+    { group: ['**/api', '**/api/**', '!@opentelemetry/api'], message: 'Shared layers must not import the API process; move what both need into domain/.' },
     { group: ['**/media', '**/media/**'], message: 'Shared layers must not import the media process; move what both need into domain/ or providers/.' },
     { group: ['**/workers', '**/workers/**'], message: 'Shared layers must not import the workers.' },
     { group: ['**/activities', '**/activities/**'], message: 'Shared layers must not import activities: activities call the domain, not the reverse.' },

@@ -34,6 +34,7 @@ import { inviteRoutes } from './routes/invites';
 import { workspaceRoutes } from './routes/workspace';
 import { workspaceLimitRoutes } from './routes/workspace-limits';
 import { observabilityRoutes } from './routes/observability';
+import { requestTelemetry } from './middleware/request-telemetry';
 import { billingRoutes } from './routes/billing';
 import { sellerOf } from '../domain/billing/invoices';
 import { paymentWebhookRoutes, RAZORPAY_WEBHOOK_PATH, rawJsonForWebhooks } from './routes/payment-webhooks';
@@ -104,6 +105,8 @@ export function createApp(deps: AppDeps): Express {
   const document = openApiDocument();
   const operations = new OperationIndex(document);
   app.use(requestId());
+  // Latency by operation and the request's span (docs/observability.md): first, so that it times everything after.
+  app.use(requestTelemetry());
   app.use(securityHeaders());
   app.use('/api', apiCors({ origins: deps.config.corsOrigins ?? [], isOperationPath: (path) => isOperationPath(operations, API_BASE_PATHS, path) }));
   app.use(accessLog(logger));

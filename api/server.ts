@@ -8,15 +8,29 @@ import { serverLogRecorder } from './observability/log-recorder';
 import { createTemporalClient } from '../domain/shared/temporal';
 import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { codecServerOpenOnLoopback } from './codec-server';
+import { startTracing } from '../domain/shared/tracing';
+import { startMetricsServer } from '../domain/shared/metrics-server';
+import { metrics } from '../domain/shared/metrics';
+import { Call } from '../db/models/call';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything else: the request spans and the Temporal client interceptors need the provider registered.
+  const tracing = startTracing('voice-agents-api', config.otlpEndpoint);
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   await connectMongo(config.mongodbUri);
-  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
+  const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption, tracing);
+  // Queued calls are the whole service's: read at scrape time (every API node reports the same figure).
+  const metricsServer = config.metrics
+    ? await startMetricsServer({
+        ...config.metrics,
+        role: 'API',
+        beforeScrape: async () => metrics.queuedCalls.set(await Call.countDocuments({ status: 'queued' })),
+      })
+    : null;
   const app = createApp({
     config,
     temporal,
@@ -32,6 +46,8 @@ async function main(): Promise<void> {
       await temporal.connection.close();
       await serverLogRecorder.close(); // the last requests' log entries, before the database goes
       await disconnectMongo();
+      await metricsServer?.close();
+      await tracing?.shutdown(); // the last spans
     });
     server.closeIdleConnections();
   };

@@ -92,6 +92,23 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Origins (`https://console.example.com`) whose browser pages may call `/api` (CORS); empty: none. */
   corsOrigins: string[];
+  /** This process's Prometheus endpoint (docs/observability.md); null: none. */
+  metrics: MetricsConfig | null;
+  /**
+   * Where traces go over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, the OpenTelemetry variable:
+   * `http://collector:4318`, spans posted to its `/v1/traces`); null: tracing is off.
+   */
+  otlpEndpoint: string | null;
+}
+
+/**
+ * `/metrics` on a port of its own (METRICS_PORT; 0 picks a free one), never on the public API
+ * port, bound to METRICS_HOST (default loopback: the scraper runs beside the process or the
+ * operator opens the address deliberately).
+ */
+export interface MetricsConfig {
+  host: string;
+  port: number;
 }
 
 /**
@@ -201,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     embeddings: embeddingsConfig(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
+    metrics: metricsConfig(env, port),
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ? baseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT) : null,
     billing: {
       sellerName: env.BILLING_SELLER_NAME || 'Voice Agents Platform',
       sellerGstin: env.BILLING_SELLER_GSTIN || null,
@@ -283,6 +302,16 @@ function trustProxy(env: Env): false | number | string[] {
 }
 
 /** CORS_ORIGINS: a comma list of exact origins (scheme, host and port; no path, no `*`). */
+function metricsConfig(env: Env, apiPort: number): MetricsConfig | null {
+  if (!env.METRICS_PORT) return null;
+  const port = parsePort(env, 'METRICS_PORT', 0);
+  // The API's port serves the public; its metrics never share it (a scrape endpoint is not for callers).
+  if (port !== 0 && port === apiPort) throw new Error(`METRICS_PORT must differ from PORT (${apiPort}): metrics are never served on the public API port`);
+  const host = env.METRICS_HOST || '127.0.0.1';
+  if (host !== 'localhost' && !isIP(host)) throw new Error(`METRICS_HOST must be an IP address to bind to (127.0.0.1, 0.0.0.0, ::), got "${host}"`);
+  return { host, port };
+}
+
 function corsOrigins(env: Env): string[] {
   const value = env.CORS_ORIGINS?.trim();
   if (!value) return [];

@@ -8,6 +8,9 @@ import { requirePayloadEncryption } from '../domain/shared/payload-encryption';
 import { tuneHeapForLiveAudio } from './heap-tuning';
 import { createProviders } from '../providers';
 import { startMediaService } from './service';
+import { startTracing } from '../domain/shared/tracing';
+import { tracedProviders } from './telemetry';
+import { freeLoopbackAddress, startMetricsServer, temporalRuntimeMetrics } from '../domain/shared/metrics-server';
 
 /**
  * Media service entry: the calls' audio streams (telephony WebSockets, browser calls) and
@@ -19,9 +22,15 @@ async function main(): Promise<void> {
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
-  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
+  const tracing = startTracing('voice-agents-media', config.otlpEndpoint);
+  // The SDK's own worker metrics from its exporter on loopback, served with ours (docs/observability.md).
+  const sdkMetrics = config.metrics ? await freeLoopbackAddress() : null;
+  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO'), ...temporalRuntimeMetrics(sdkMetrics) });
+  const metricsServer = config.metrics
+    ? await startMetricsServer({ ...config.metrics, role: 'media', temporalSdkMetricsUrl: `http://${sdkMetrics}/metrics` })
+    : null;
   await connectMongo(config.mongodbUri);
-  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption);
+  const connectionOptions = temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption, tracing);
   const connection = await NativeConnection.connect(connectionOptions);
   // Conversations record their events, whose webhooks start delivery workflows.
   const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: config.temporalNamespace });
@@ -33,7 +42,8 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     temporal,
-    providers: createProviders(config.providers),
+    // With tracing on, speech synthesis and the language model get a span per request.
+    providers: tracing ? tracedProviders(createProviders(config.providers)) : createProviders(config.providers),
     toolsAllowPrivateNetworks: config.toolsAllowPrivateNetworks,
     embeddings: config.embeddings,
   });
@@ -45,6 +55,8 @@ async function main(): Promise<void> {
     await connection.close();
     await temporal.connection.close();
     await disconnectMongo();
+    await metricsServer?.close();
+    await tracing?.shutdown();
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());

@@ -1,3 +1,21 @@
+/** What a provider failure is, for the process's metrics (bounded: the service's name and the failure's kind). */
+export type ProviderErrorKind = 'unavailable' | 'refused' | 'dial_refused' | 'not_configured';
+
+type ProviderErrorListener = (service: string, kind: ProviderErrorKind) => void;
+let providerErrorListener: ProviderErrorListener | null = null;
+
+/**
+ * One listener (the process's metrics, domain/shared/metrics.ts) hears every provider failure
+ * as it is made, wherever the adapter raises it: streams' failures too, which no caller awaits.
+ */
+export function onProviderError(listener: ProviderErrorListener | null): void {
+  providerErrorListener = listener;
+}
+
+function reportProviderError(service: string, kind: ProviderErrorKind): void {
+  providerErrorListener?.(service, kind);
+}
+
 /**
  * An outside service did not answer usefully: connection refused, no answer within the
  * timeout, a 5xx (or 408, 429; other 4xx are ProviderRefusedError where the adapter tells
@@ -12,6 +30,7 @@ export class ProviderUnavailableError extends Error {
   ) {
     super(`the ${service} provider did not answer (${reason}); retry in a moment`);
     this.name = 'ProviderUnavailableError';
+    reportProviderError(service, 'unavailable');
   }
 }
 
@@ -27,6 +46,7 @@ export class DialRefusedError extends Error {
   ) {
     super(`the ${service} provider refused the call: ${reason}`);
     this.name = 'DialRefusedError';
+    reportProviderError(service, 'dial_refused');
   }
 }
 
@@ -50,6 +70,7 @@ export class ProviderRefusedError extends Error {
   ) {
     super(`the ${service} provider refused ${refused} (${setting}): ${reason}`);
     this.name = 'ProviderRefusedError';
+    reportProviderError(service, 'refused');
   }
 }
 
@@ -85,5 +106,6 @@ export class ProviderNotConfiguredError extends Error {
   ) {
     super(`the ${service} provider is not configured: set ${setting} (a server setting)`);
     this.name = 'ProviderNotConfiguredError';
+    reportProviderError(service, 'not_configured');
   }
 }

@@ -14,6 +14,7 @@ FERRETDB_VERSION="v1.24.2"
 TEMPORAL_TEST_SERVER_VERSION="1.38.0" # also pinned in scripts/tools/temporal-test-server.pom.xml
 TEMPORAL_SERVER_VERSION="v1.29.1"     # the server the CLI above embeds; also in docker-compose.yml
 TEMPORAL_UI_SERVER_VERSION="v2.42.1"  # also in docker-compose.yml (temporalio/ui)
+PROMTOOL_VERSION="v0.316.0"           # Prometheus 3.16's Go module version (its v3 tags are v0.3xx.y)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="${TOOLS_DIR:-$root/.tools}"
@@ -171,6 +172,19 @@ install_temporal_cluster() {
   step "Temporal cluster tools: installed at $bin/temporal-server, temporal-sql-tool, temporal-ui-server"
 }
 
+# Prometheus's own checker: the tests run `promtool check metrics` on every process's /metrics
+# and `promtool check rules` on ops/prometheus/alerts.yml, so that what operators load is what
+# Prometheus accepts, not what our parser accepts.
+install_promtool() {
+  local stamp="promtool-$PROMTOOL_VERSION"
+  if installed "$stamp" "$bin/promtool"; then step "promtool $PROMTOOL_VERSION: present"; return; fi
+  require go "build Prometheus's promtool" "apt-get install golang, or go.dev/dl"
+  step "promtool $PROMTOOL_VERSION: building github.com/prometheus/prometheus/cmd/promtool (10+ minutes on 2 cores)"
+  go_install_as promtool github.com/prometheus/prometheus/cmd/promtool "$PROMTOOL_VERSION"
+  touch "$stamps/$stamp"
+  step "promtool $PROMTOOL_VERSION: installed at $bin/promtool"
+}
+
 # PostgreSQL is not built here: it comes from the system's packages (scripts/infra/postgres.ts).
 check_postgres() {
   local dir
@@ -180,15 +194,16 @@ check_postgres() {
   fail "PostgreSQL 12 or newer is missing; the cluster profile stores Temporal in it. Install it (Debian: apt-get install postgresql) or set PG_BIN, and run again."
 }
 
-# Usage: install-tools.sh [temporal] [ferretdb] [test-server] [cluster]
-#   (none: the first three; `cluster` adds the cluster profile's tools, and only on request)
-[[ $# -gt 0 ]] || set -- temporal ferretdb test-server
+# Usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [cluster]
+#   (none: the first four; `cluster` adds the cluster profile's tools, and only on request)
+[[ $# -gt 0 ]] || set -- temporal ferretdb test-server promtool
 for tool in "$@"; do
   case "$tool" in
     temporal) install_temporal_cli ;;
     ferretdb) install_ferretdb ;;
     test-server) install_temporal_test_server ;;
+    promtool) install_promtool ;;
     cluster) check_postgres; install_temporal_cluster ;;
-    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server] [cluster]" ;;
+    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [cluster]" ;;
   esac
 done

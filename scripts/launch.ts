@@ -76,6 +76,9 @@ async function main(): Promise<void> {
     }
     await waitForNamespace(config.temporalAddress, config.temporalNamespace);
 
+    // Each process's /metrics on a port of its own, on loopback unless METRICS_HOST says otherwise (docs/observability.md).
+    const metricsPorts = { api: port('API_METRICS_PORT', 9464), media: port('MEDIA_METRICS_PORT', 9465), worker: port('WORKER_METRICS_PORT', 9466) };
+    const metricsHost = env.METRICS_HOST || '127.0.0.1';
     for (const [name, entry] of [
       ['api', 'api/server'],
       ['worker', 'workers/main'],
@@ -85,7 +88,7 @@ async function main(): Promise<void> {
         name,
         command: process.execPath,
         args: [...process.execArgv, appEntry(entry)],
-        env: childEnv,
+        env: { ...childEnv, METRICS_PORT: String(metricsPorts[name]) },
         output: 'inherit-prefixed',
         ownProcessGroup: true,
       });
@@ -101,6 +104,8 @@ async function main(): Promise<void> {
       `  OpenAPI      http://${config.host}:${config.port}/openapi.json`,
       `  Media        http://${config.host}:${config.mediaPort}`,
       `  Callbacks    ${config.publicApiUrl}/telephony/calls/{call_id}/status (the provider posts call statuses here; PUBLIC_API_URL)`,
+      `  Metrics      http://${metricsHost}:${metricsPorts.api}/metrics (API), :${metricsPorts.media} (media), :${metricsPorts.worker} (worker)`,
+      `  Traces       ${env.OTEL_EXPORTER_OTLP_ENDPOINT ? `OTLP/HTTP to ${env.OTEL_EXPORTER_OTLP_ENDPOINT}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}`,
       `  Temporal UI  ${uiNote}`,
       `  Codec        ${codec.endpoint}   (the UI's Data Encoder; CLI: temporal workflow show --codec-endpoint ${codec.endpoint} ...)`,
       `  Payload key  ${env.TEMPORAL_PAYLOAD_KEYS ? 'TEMPORAL_PAYLOAD_KEYS' : path.join(dataDir, LOCAL_PAYLOAD_KEY_FILE)} (Temporal payloads are encrypted)`,

@@ -24,9 +24,25 @@ export const TESTING_WORKFLOWS_PATH = require.resolve('../workflows/testing');
  * pass TESTING_WORKFLOWS_PATH); the bundler reports only warnings and errors. The sandbox's
  * failure converter puts failures' messages into their encrypted attributes (docs/decisions/0200).
  */
-export function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietBundlerLogger });
+export function bundleWorkflows(workflowsPath = WORKFLOWS_PATH, options: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath,
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    // The prebuilt bundle carries the OpenTelemetry workflow interceptors, which a worker cannot add to a bundle later.
+    ...(options.tracing ? { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] } : {}),
+    logger: quietBundlerLogger,
+  });
 }
+
+/** The OpenTelemetry workflow interceptors (spans of workflows, headers to their activities and children). */
+const OTEL_WORKFLOW_INTERCEPTORS = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+/**
+ * The sink the OpenTelemetry workflow interceptors report spans to, dropping them: a prebuilt
+ * bundle carries the interceptors, and with tracing off nothing else installs the sink (with
+ * tracing on, the tracing plugin's sink replaces this one).
+ */
+const DROPPED_WORKFLOW_SPANS: WorkerOptions['sinks'] = { exporter: { export: { fn: () => undefined } } };
 
 const quietBundlerLogger = {
   log: () => undefined,
@@ -66,6 +82,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
   const base = {
     connection: options.connection,
     namespace: options.namespace,
+    ...(workflows.workflowBundle ? { sinks: DROPPED_WORKFLOW_SPANS } : {}),
     ...(options.shutdownGraceTime ? { shutdownGraceTime: options.shutdownGraceTime } : {}),
   };
   const workers = await Promise.all(

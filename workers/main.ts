@@ -11,6 +11,8 @@ import { createPaymentGateway } from '../providers/payments/gateway';
 import { sellerOf } from '../domain/billing/invoices';
 import { createWorkers, WORKER_SHUTDOWN_GRACE } from './bootstrap';
 import { parseRoles } from './roles';
+import { startTracing } from '../domain/shared/tracing';
+import { freeLoopbackAddress, startMetricsServer, temporalRuntimeMetrics } from '../domain/shared/metrics-server';
 
 /**
  * Worker process entry. `WORKER_ROLES` picks the task queues (comma list, default all), so
@@ -22,11 +24,17 @@ async function main(): Promise<void> {
   useDataKeys(config.dataKeys);
   const roles = parseRoles(process.env.WORKER_ROLES);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
-  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO') });
+  const tracing = startTracing('voice-agents-worker', config.otlpEndpoint);
+  // The SDK's own worker metrics (task slots, poll and schedule-to-start latencies) from its exporter on loopback, served with ours.
+  const sdkMetrics = config.metrics ? await freeLoopbackAddress() : null;
+  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as 'INFO'), ...temporalRuntimeMetrics(sdkMetrics) });
+  const metricsServer = config.metrics
+    ? await startMetricsServer({ ...config.metrics, role: 'worker', temporalSdkMetricsUrl: `http://${sdkMetrics}/metrics` })
+    : null;
   await connectMongo(config.mongodbUri);
-  // The connection carries the payload encryption into every worker and client made on it.
+  // The connection carries the payload encryption (and tracing, when on) into every worker and client made on it.
   const connection = await NativeConnection.connect(
-    temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption),
+    temporalConnectionOptions(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption, tracing),
   );
   // Activities that start workflows (webhook fan-out) share the workers' connection, so a
   // delivery can start eagerly on this process's webhooks worker (issue 18).
@@ -66,6 +74,8 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     await disconnectMongo();
+    await metricsServer?.close();
+    await tracing?.shutdown();
   }
 }
 

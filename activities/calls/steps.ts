@@ -9,6 +9,7 @@ import { dialRefusalOf, queuePositionOf, readCallAgent, writeCallChanges, type C
 import { callRefusalFailure } from '../../contracts/refusals';
 import { takeDialMoment } from '../../domain/calls/dial-pace';
 import { Call } from '../../db/models/call';
+import { metrics } from '../../domain/shared/metrics';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -109,6 +110,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
       const { refusal, agent } = await dialRefusalOf(input.workspaceId, input.agentId, toNumber);
       if (refusal) throw callRefusalFailure(refusal);
       if (!callingWindowOf(new Date(input.at), agent, toNumber).open) return { agent, hoursClosed: true };
+      metrics.slotWait.observe(Math.max(0, Date.parse(input.at) - Date.parse(input.queuedAt)) / 1000);
       // The dial's moment at the account's pace (0166), taken once the call may be dialled.
       const [moment] = await Promise.all([
         deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,

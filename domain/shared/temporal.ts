@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { TemporalSecurityConfig } from '../../config/env';
 import type { PayloadEncryption } from './payload-encryption';
+import type { Tracing } from './tracing';
 
 /**
  * The process's one Temporal client. The connection is lazy so that the API starts (and
@@ -13,8 +14,9 @@ export function createTemporalClient(
   namespace: string,
   security: TemporalSecurityConfig | null,
   encryption: PayloadEncryption | null,
+  tracing: Tracing | null = null,
 ): Client {
-  return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security, encryption)), namespace });
+  return new Client({ connection: Connection.lazy(temporalConnectionOptions(address, namespace, security, encryption, tracing)), namespace });
 }
 
 /**
@@ -22,10 +24,18 @@ export function createTemporalClient(
  * or a client certificate (Temporal Cloud). An API key also names the namespace in the
  * `temporal-namespace` header, which Temporal Cloud's regional endpoints route by. The payload
  * encryption rides on the connection as a plugin: every Client and Worker made on it encrypts
- * (docs/decisions/0200).
+ * (docs/decisions/0200). So does tracing, when on (docs/observability.md): the OpenTelemetry
+ * interceptors of clients, workflows and activities.
  */
-export function temporalConnectionOptions(address: string, namespace: string, security: TemporalSecurityConfig | null, encryption: PayloadEncryption | null) {
-  const plugins = encryption ? { plugins: [encryption.plugin] } : {};
+export function temporalConnectionOptions(
+  address: string,
+  namespace: string,
+  security: TemporalSecurityConfig | null,
+  encryption: PayloadEncryption | null,
+  tracing: Tracing | null = null,
+) {
+  const installed = [...(encryption ? [encryption.plugin] : []), ...(tracing ? [tracing.temporalPlugin] : [])];
+  const plugins = installed.length ? { plugins: installed } : {};
   if (!security) return { address, ...plugins };
   const read = (file: string) => fs.readFileSync(file);
   return {

@@ -12,6 +12,7 @@ import { ENDPOINT_DELETED } from './endpoints';
 import { recordTargetAnswer, takeRemembered } from './first-attempts';
 import { defaultSecretOf } from './secrets';
 import { postWebhook } from './send';
+import { observeWebhookAttempt } from '../shared/metrics';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -144,6 +145,13 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   assertInTime();
   const targetGone = !(await writeUnlessTargetDeleted(delivery._id, set, finishedAt));
   const finalStatus = targetGone ? 'failed' : status;
+  // Lag from the delivery's creation; a first attempt made from what the fan-out just wrote counts from its own start (a few ms later).
+  const createdAt = stored ? stored.created_at : at;
+  observeWebhookAttempt({
+    trigger: input.trigger,
+    outcome: finalStatus,
+    lagMs: finalStatus === 'delivered' ? finishedAt.getTime() - createdAt.getTime() : null,
+  });
 
   return {
     attemptId: input.attemptId,

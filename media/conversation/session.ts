@@ -19,6 +19,7 @@ import { withDefaultVoice } from './default-voice';
 import { Conversation, type ConversationAgent, type ConversationEvent, type ConversationResult } from './engine';
 import type { CallAudioStream } from './audio-stream';
 import type { StreamRegistry } from './stream-registry';
+import { conversationTelemetry } from '../telemetry';
 import type { AnsweredBy, VoicemailDeps } from './voicemail';
 
 export interface ConversationSessionDeps {
@@ -135,7 +136,10 @@ export class ConversationSession {
     // Events wait for the claim, then go on the timeline in order, off the audio path; a failed
     // write is retried, since losing an event is not allowed.
     let events: Promise<void> = this.attachment.then(() => undefined);
+    // Live calls, voice-to-voice and greeting latencies, turn spans (media/telemetry.ts).
+    const telemetry = conversationTelemetry();
     const emit = (event: ConversationEvent) => {
+      telemetry.event(event);
       const index = this.eventCount++;
       const createdAt = new Date().toISOString();
       // What ended the call goes to the node's log too, where the operator who owns the server settings looks.
@@ -196,7 +200,7 @@ export class ConversationSession {
       },
     );
     this.conversation = conversation;
-    const result = await conversation.run();
+    const result = await telemetry.around(() => conversation.run());
     this.audio.close();
     return { result, recording, eventsWritten: events };
   }

@@ -18,6 +18,7 @@ describe('the tools installer', () => {
       '[tools] temporal CLI v1.5.1: present',
       '[tools] FerretDB v1.24.2: present',
       '[tools] Temporal test server 1.38.0: present',
+      '[tools] promtool v0.316.0: present',
     ]);
   });
 
@@ -25,6 +26,7 @@ describe('the tools installer', () => {
     ['temporal', 'go'],
     ['ferretdb', 'go'],
     ['test-server', 'java'],
+    ['promtool', 'go'],
   ] as const) {
     it(`names "${missing}" when it is needed for ${tool} and missing`, () => {
       const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-tools-'));

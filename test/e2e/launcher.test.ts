@@ -19,7 +19,10 @@ import { createLocal, testServers } from '../support/servers';
 describe('the launcher (npm start)', function () {
   this.timeout(240_000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-launcher-'));
-  let ports: Record<'PORT' | 'MEDIA_PORT' | 'MONGODB_PORT' | 'TEMPORAL_PORT' | 'TEMPORAL_UI_PORT', number>;
+  let ports: Record<
+    'PORT' | 'MEDIA_PORT' | 'MONGODB_PORT' | 'TEMPORAL_PORT' | 'TEMPORAL_UI_PORT' | 'API_METRICS_PORT' | 'MEDIA_METRICS_PORT' | 'WORKER_METRICS_PORT',
+    number
+  >;
   let launcher: Launched | undefined;
 
   before(async () => {
@@ -29,6 +32,10 @@ describe('the launcher (npm start)', function () {
       MONGODB_PORT: await freePort(),
       TEMPORAL_PORT: await freePort(),
       TEMPORAL_UI_PORT: await freePort(),
+      // The launcher's defaults are 9464-9466; free ones here, so that runs side by side do not collide.
+      API_METRICS_PORT: await freePort(),
+      MEDIA_METRICS_PORT: await freePort(),
+      WORKER_METRICS_PORT: await freePort(),
     };
   });
   after(async () => {
@@ -58,6 +65,18 @@ describe('the launcher (npm start)', function () {
     probe = (await roundTrip.json()) as typeof probe;
 
     expect((await fetch(`http://127.0.0.1:${ports.MEDIA_PORT}/health`)).status).to.equal(200);
+
+    // Each process's metrics on the port the launcher gave it, printed in its summary (docs/observability.md).
+    expect(launcher.output()).to.include(`http://127.0.0.1:${ports.API_METRICS_PORT}/metrics (API)`);
+    for (const [port, metric] of [
+      [ports.API_METRICS_PORT, 'voice_agents_http_request_duration_seconds'],
+      [ports.MEDIA_METRICS_PORT, 'voice_agents_live_calls'],
+      [ports.WORKER_METRICS_PORT, 'temporal_worker_task_slots_available'],
+    ] as const) {
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(metrics.status).to.equal(200);
+      expect(await metrics.text()).to.include(`# TYPE ${metric} `);
+    }
     const ui = await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`);
     expect(ui.status).to.equal(200);
     expect(await ui.text()).to.match(/<html/i);

@@ -108,4 +108,19 @@ describe('configuration', () => {
       expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw('CORS_ORIGINS');
     }
   });
+
+  it('METRICS_PORT: off unless set, on loopback unless METRICS_HOST says otherwise, never the API port', () => {
+    expect(loadConfig({}).metrics).to.equal(null);
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics).to.deep.equal({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).to.deep.equal({ host: '0.0.0.0', port: 0 });
+    expect(() => loadConfig({ PORT: '9000', METRICS_PORT: '9000' })).to.throw('never served on the public API port');
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).to.throw('METRICS_PORT');
+    expect(() => loadConfig({ METRICS_PORT: '9464', METRICS_HOST: 'metrics.internal' })).to.throw('METRICS_HOST');
+  });
+
+  it('OTEL_EXPORTER_OTLP_ENDPOINT: tracing off unless set, an http(s) base', () => {
+    expect(loadConfig({}).otlpEndpoint).to.equal(null);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otlpEndpoint).to.equal('http://collector:4318');
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' })).to.throw('OTEL_EXPORTER_OTLP_ENDPOINT');
+  });
 });

@@ -7,6 +7,7 @@ import { createCallTelephonyActivities, type TelephonyDeps } from './calls/telep
 import { createKycActivities } from './kyc';
 import { createBillingActivities, type BillingDeps } from './billing';
 import { createProbeActivities } from './probes';
+import { createRetentionActivities } from './retention';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
 import type { LanguageModel } from '../providers/llm/types';
 
@@ -33,8 +34,8 @@ export const ACTIVITIES_BY_ROLE = {
     ...createSlotActivities(deps),
     ...createBatchActivities(deps),
   }),
-  /** KYC reviews and the health round trip. */
-  ops: (deps: ActivityDeps) => ({ ...createProbeActivities(deps), ...createKycActivities(deps) }),
+  /** KYC reviews, the health round trip and the retention sweep. */
+  ops: (deps: ActivityDeps) => ({ ...createProbeActivities(deps), ...createKycActivities(deps), ...createRetentionActivities(deps) }),
   /** Post-call analytics. */
   analytics: (deps: ActivityDeps) => createAnalyticsActivities(deps),
   /** Webhook deliveries, their retries and redeliveries. */

@@ -9,3 +9,4 @@ export { callWorkflow } from './call';
 export { analyticsWorkflow } from './analytics';
 export { batchWorkflow } from './batch';
 export { paymentCheckWorkflow } from './payment-check';
+export { retentionWorkflow } from './retention';

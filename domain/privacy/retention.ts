@@ -1,0 +1,72 @@
+import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
+import { CallEvent } from '../../db/models/call-event';
+import { WebhookDelivery } from '../../db/models/webhook-delivery';
+import { Workspace } from '../../db/models/workspace';
+import type { RetentionKind } from '../../contracts/retention';
+import { deleteRecording, recordingsCreatedBefore } from '../calls/recording-store';
+import { basicEvent, bodyKeptAfterDelivery } from './data-storage';
+
+/**
+ * What the retention sweep erases (docs/decisions/0215), per workspace that sets a period:
+ * `retention.recordings_days`: recordings made longer ago; `retention.transcripts_days`: the
+ * words of calls created longer ago (transcript, summary, extracted values, the text of their
+ * events and of their stored webhook bodies), marked `text_erased_at`. Ids, times, numbers,
+ * duration, cost and status stay (billing and audit need them).
+ */
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Workspaces with a period for this kind, and the time before which their items expire. */
+async function expiringWorkspaces(kind: RetentionKind, now: Date): Promise<{ workspaceId: string; before: Date }[]> {
+  const field = kind === 'recordings' ? 'retention.recordings_days' : 'retention.transcripts_days';
+  const workspaces = await Workspace.find({ [field]: { $gte: 1 } }, { retention: 1 }).lean<{ _id: string; retention?: Record<string, number | null> }[]>();
+  return workspaces.map((w) => {
+    const days = w.retention?.[kind === 'recordings' ? 'recordings_days' : 'transcripts_days'] as number;
+    return { workspaceId: w._id, before: new Date(now.getTime() - days * DAY_MS) };
+  });
+}
+
+/** Erases at most `batchSize` expired items of this kind; `more` when the batch was full. */
+export async function eraseExpired(kind: RetentionKind, batchSize: number, now: Date): Promise<{ erased: number; more: boolean }> {
+  let erased = 0;
+  for (const { workspaceId, before } of await expiringWorkspaces(kind, now)) {
+    const room = batchSize - erased;
+    if (room <= 0) break;
+    if (kind === 'recordings') {
+      for (const callId of await recordingsCreatedBefore(workspaceId, before, room)) if (await deleteRecording(callId)) erased++;
+    } else {
+      const calls = await Call.find(
+        { workspace_id: workspaceId, created_at: { $lt: before }, status: { $in: FINAL_CALL_STATUSES }, text_erased_at: null },
+        { _id: 1 },
+      )
+        .limit(room)
+        .lean();
+      for (const call of calls) {
+        await eraseCallWords(call._id, now);
+        erased++;
+      }
+    }
+  }
+  return { erased, more: erased >= batchSize };
+}
+
+/** The words of one call, erased wherever they are kept; the call is marked last, so that a stopped run is taken again. */
+export async function eraseCallWords(callId: string, now: Date): Promise<void> {
+  await Call.updateOne({ _id: callId }, { $set: { transcript: [], summary: null, extracted: null, updated_at: now } });
+  const events = await CallEvent.find({ call_id: callId }, { type: 1, message: 1, data_json: 1 }).lean();
+  for (const event of events) {
+    const basic = basicEvent(event.type, event.message ?? '', JSON.parse(event.data_json ?? '{}') as Record<string, unknown>);
+    await CallEvent.updateOne({ _id: event._id }, { $set: { message: basic.message, data_json: JSON.stringify(basic.data) } });
+  }
+  const deliveries = await WebhookDelivery.find({ call_id: callId }, { request_body: 1, status: 1 }).lean();
+  for (const delivery of deliveries) {
+    const reduced = bodyKeptAfterDelivery('basic_attributes_only', delivery.request_body)!;
+    // One still being delivered keeps its body until it is over (0213), then keeps the reduced one.
+    const over = delivery.status === 'delivered' || delivery.status === 'failed';
+    await WebhookDelivery.updateOne(
+      { _id: delivery._id },
+      { $set: over ? { request_body: reduced, body_after_delivery: null } : { body_after_delivery: reduced } },
+    );
+  }
+  await Call.updateOne({ _id: callId }, { $set: { text_erased_at: now } });
+}

@@ -7,6 +7,8 @@ import { callTimelineOf, findCallOf, hangUpCallAs, listCallsOf, placeCallAs, typ
 import { callView } from '../../domain/calls/views';
 import { findRecording, recordingChunks } from '../../domain/calls/recording-store';
 import { apiRouter } from './router';
+import { eraseCallAs } from '../../domain/privacy/erase-call';
+import { clientIp } from '../auth/sessions';
 
 /**
  * Placing outbound calls, reading calls and their timelines, and hanging up. A call's state
@@ -60,6 +62,11 @@ export function callRoutes({ temporal, now }: { temporal: Client; now: () => Dat
       // The headers are out: the only honest answer left is a cut connection (Content-Length then says it is short).
       res.destroy(error instanceof Error ? error : new Error(String(error)));
     }
+  });
+
+  router.delete('/calls/:call_id', async (req, res) => {
+    const { call } = await eraseCallAs(temporal, callerOf(res), req.params.call_id, now(), clientIp(req));
+    res.json(callView(call));
   });
 
   router.post('/calls/:call_id/hangup', async (req, res) => {

@@ -95,6 +95,12 @@ const callSchema = new Schema(
       ),
       default: null,
     },
+    /**
+     * When the call's personal data was erased (docs/decisions/0208): recording, transcript,
+     * user_data, summary, extracted values, the caller's number, its events' texts and its
+     * webhook deliveries' bodies. What billing and audit need stays. Null: not erased.
+     */
+    erased_at: { type: Date, default: null },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

@@ -21,13 +21,18 @@ export const PERMISSIONS = [
   'members.manage',
   'billing.manage',
   'kyc.manage',
+  'calls.erase',
+  'workspace.close',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const VIEWER: readonly Permission[] = ['agents.view', 'calls.view', 'logs.view', 'members.view'];
 const DEVELOPER: readonly Permission[] = [...VIEWER, 'agents.edit', 'calls.place', 'keys.manage'];
-const ADMIN: readonly Permission[] = [...DEVELOPER, 'billing.view', 'audit.view', 'numbers.manage', 'members.manage'];
-const OWNER: readonly Permission[] = [...ADMIN, 'billing.manage', 'kyc.manage'];
+// `calls.erase` (erasing a call or everything about a person, docs/decisions/0208) and
+// `workspace.close` (0210) are ours, beyond the contract's table: erasure cannot be undone, so
+// only those who answer for the workspace's data hold it, never a key.
+const ADMIN: readonly Permission[] = [...DEVELOPER, 'billing.view', 'audit.view', 'numbers.manage', 'members.manage', 'calls.erase'];
+const OWNER: readonly Permission[] = [...ADMIN, 'billing.manage', 'kyc.manage', 'workspace.close'];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   viewer: new Set(VIEWER),

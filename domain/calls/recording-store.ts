@@ -143,16 +143,18 @@ export async function* recordingChunks(recording: StoredRecording): AsyncGenerat
 }
 
 /**
- * Deletes a call's recording wherever it is (retention, erasure); true when there was one. The
- * header goes first, so that a deletion stopped half-way leaves nothing that is served.
+ * Erases a call's recording (docs/decisions/0208, 0214, 0215), wherever it is. The object in
+ * the bucket goes first, so that a deletion stopped half-way leaves its header, which a retry
+ * finds again (the header is the only record of the object's key); then the header, so that a
+ * half-erased file is never served; then every chunk by its id range (also chunks a stopped
+ * write left without a header). True when there was a header. Safe to run again.
  */
 export async function deleteRecording(callId: string): Promise<boolean> {
-  const header = await RecordingHeader.findById(callId).lean();
-  if (!header) return false;
-  await RecordingHeader.deleteOne({ _id: callId });
-  if (header.store === 's3' && header.object_key) await bucketOrFail().delete(header.object_key);
-  for (let n = 0; n < header.chunks; n++) await RecordingChunk.deleteOne({ _id: chunkId(callId, n) });
-  return true;
+  const header = await RecordingHeader.findById(callId, { store: 1, object_key: 1 }).lean();
+  if (header?.store === 's3' && header.object_key) await bucketOrFail().delete(header.object_key);
+  const { deletedCount } = await RecordingHeader.deleteOne({ _id: callId });
+  await RecordingChunk.deleteMany({ _id: { $gte: `${callId}:`, $lt: `${callId};` } });
+  return deletedCount > 0;
 }
 
 /** Calls of the workspace whose recording was made before `before`, at most `limit` (the retention sweep). */

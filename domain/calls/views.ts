@@ -39,6 +39,7 @@ export function callView(c: CallDocument) {
           bridged_seconds: c.transfer.bridged_seconds,
         }
       : null,
+    erased_at: c.erased_at ?? null,
     created_at: c.created_at,
   } satisfies Record<keyof CallView, unknown>;
 }

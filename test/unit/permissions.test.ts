@@ -19,6 +19,9 @@ const CONTRACT: Record<string, { viewer: boolean; developer: boolean; admin: boo
   'members.manage': { viewer: false, developer: false, admin: true, owner: true, key: false },
   'billing.manage': { viewer: false, developer: false, admin: false, owner: true, key: false },
   'kyc.manage': { viewer: false, developer: false, admin: false, owner: true, key: false },
+  // Beyond the contract's table (docs/decisions/0208, 0210): erasure and closing the workspace.
+  'calls.erase': { viewer: false, developer: false, admin: true, owner: true, key: false },
+  'workspace.close': { viewer: false, developer: false, admin: false, owner: true, key: false },
 };
 
 describe('the permission table', () => {

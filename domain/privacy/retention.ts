@@ -1,10 +1,9 @@
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
-import { CallEvent } from '../../db/models/call-event';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { Workspace } from '../../db/models/workspace';
 import type { RetentionKind } from '../../contracts/retention';
-import { deleteRecording, recordingsCreatedBefore } from '../calls/recording-store';
-import { basicEvent, bodyKeptAfterDelivery } from './data-storage';
+import { recordingsCreatedBefore } from '../calls/recording-store';
+import { eraseCallDeliveryBodies, eraseCallEventTexts, eraseCallRecording } from './call-erasure';
 
 /**
  * What the retention sweep erases (docs/decisions/0215), per workspace that sets a period:
@@ -33,7 +32,7 @@ export async function eraseExpired(kind: RetentionKind, batchSize: number, now: 
     const room = batchSize - erased;
     if (room <= 0) break;
     if (kind === 'recordings') {
-      for (const callId of await recordingsCreatedBefore(workspaceId, before, room)) if (await deleteRecording(callId)) erased++;
+      for (const callId of await recordingsCreatedBefore(workspaceId, before, room)) if (await eraseCallRecording(callId)) erased++;
     } else {
       const calls = await Call.find(
         { workspace_id: workspaceId, created_at: { $lt: before }, status: { $in: FINAL_CALL_STATUSES }, text_erased_at: null },
@@ -42,7 +41,7 @@ export async function eraseExpired(kind: RetentionKind, batchSize: number, now: 
         .limit(room)
         .lean();
       for (const call of calls) {
-        await eraseCallWords(call._id, now);
+        await eraseCallWords(workspaceId, call._id, now);
         erased++;
       }
     }
@@ -50,23 +49,16 @@ export async function eraseExpired(kind: RetentionKind, batchSize: number, now: 
   return { erased, more: erased >= batchSize };
 }
 
-/** The words of one call, erased wherever they are kept; the call is marked last, so that a stopped run is taken again. */
-export async function eraseCallWords(callId: string, now: Date): Promise<void> {
+/**
+ * The words of one call, erased wherever they are kept (the erasure primitives of 0208 for
+ * the events and the delivery bodies); the record keeps `user_data` and its numbers (only its
+ * words expire here). The call is marked last, so that a stopped run takes it again.
+ */
+export async function eraseCallWords(workspaceId: string, callId: string, now: Date): Promise<void> {
   await Call.updateOne({ _id: callId }, { $set: { transcript: [], summary: null, extracted: null, updated_at: now } });
-  const events = await CallEvent.find({ call_id: callId }, { type: 1, message: 1, data_json: 1 }).lean();
-  for (const event of events) {
-    const basic = basicEvent(event.type, event.message ?? '', JSON.parse(event.data_json ?? '{}') as Record<string, unknown>);
-    await CallEvent.updateOne({ _id: event._id }, { $set: { message: basic.message, data_json: JSON.stringify(basic.data) } });
-  }
-  const deliveries = await WebhookDelivery.find({ call_id: callId }, { request_body: 1, status: 1 }).lean();
-  for (const delivery of deliveries) {
-    const reduced = bodyKeptAfterDelivery('basic_attributes_only', delivery.request_body)!;
-    // One still being delivered keeps its body until it is over (0213), then keeps the reduced one.
-    const over = delivery.status === 'delivered' || delivery.status === 'failed';
-    await WebhookDelivery.updateOne(
-      { _id: delivery._id },
-      { $set: over ? { request_body: reduced, body_after_delivery: null } : { body_after_delivery: reduced } },
-    );
-  }
+  await eraseCallEventTexts(callId);
+  await eraseCallDeliveryBodies(workspaceId, callId);
+  // A delivery still under way would otherwise keep its data_storage body (0213) once over.
+  await WebhookDelivery.updateMany({ workspace_id: workspaceId, call_id: callId, body_after_delivery: { $ne: null } }, { $set: { body_after_delivery: null } });
   await Call.updateOne({ _id: callId }, { $set: { text_erased_at: now } });
 }

@@ -6,5 +6,11 @@ import { WebhookDelivery } from '../../db/models/webhook-delivery';
  */
 export async function keepBodyAfterDelivery(delivery: { _id: string; body_after_delivery?: string | null }): Promise<void> {
   if (delivery.body_after_delivery == null) return;
-  await WebhookDelivery.updateOne({ _id: delivery._id }, { $set: { request_body: delivery.body_after_delivery, body_after_delivery: null } });
+  // A body erased meanwhile (DELETE /calls/{id}, 0208) stays erased.
+  const current = await WebhookDelivery.findById(delivery._id, { request_body: 1 }).lean();
+  const erased = current ? (JSON.parse(current.request_body) as { data?: { erased?: boolean } }).data?.erased === true : false;
+  await WebhookDelivery.updateOne(
+    { _id: delivery._id },
+    { $set: erased ? { body_after_delivery: null } : { request_body: delivery.body_after_delivery, body_after_delivery: null } },
+  );
 }

@@ -8,6 +8,7 @@ import { createKycActivities } from './kyc';
 import { createBillingActivities, type BillingDeps } from './billing';
 import { createProbeActivities } from './probes';
 import { createPrivacyActivities } from './privacy';
+import { createRetentionActivities } from './retention';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
 import type { LanguageModel } from '../providers/llm/types';
 
@@ -34,8 +35,13 @@ export const ACTIVITIES_BY_ROLE = {
     ...createSlotActivities(deps),
     ...createBatchActivities(deps),
   }),
-  /** KYC reviews, erasures (docs/decisions/0209) and the health round trip. */
-  ops: (deps: ActivityDeps) => ({ ...createProbeActivities(deps), ...createKycActivities(deps), ...createPrivacyActivities(deps) }),
+  /** KYC reviews, erasures (docs/decisions/0209), the retention sweep (0215) and the health round trip. */
+  ops: (deps: ActivityDeps) => ({
+    ...createProbeActivities(deps),
+    ...createKycActivities(deps),
+    ...createPrivacyActivities(deps),
+    ...createRetentionActivities(deps),
+  }),
   /** Post-call analytics. */
   analytics: (deps: ActivityDeps) => createAnalyticsActivities(deps),
   /** Webhook deliveries, their retries and redeliveries. */

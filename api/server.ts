@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { useRecordingStorage } from '../domain/calls/recording-store';
 import { loadConfig } from '../config/env';
 import { useDataKeys } from '../contracts/secret-box';
 import { connectMongo, disconnectMongo } from '../db/connect';
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
   const tracing = startTracing('voice-agents-api', config.otlpEndpoint);
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
+  // New recordings go to the object store when one is configured (docs/decisions/0214).
+  useRecordingStorage(config.recordingsS3);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   await connectMongo(config.mongodbUri);
   const temporal = createTemporalClient(config.temporalAddress, config.temporalNamespace, config.temporalSecurity, encryption, tracing);

@@ -30,6 +30,7 @@ interface WorkspaceRecord {
   created_at: Date;
   activated_at?: Date | null;
   compliance?: { india_calling_hours?: boolean | null } | null;
+  retention?: { recordings_days?: number | null; transcripts_days?: number | null } | null;
 }
 
 export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
@@ -43,5 +44,7 @@ export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
     activated_at: workspace.activated_at ?? null,
     // Workspaces created before the setting existed read as off (0207).
     compliance: { india_calling_hours: workspace.compliance?.india_calling_hours === true },
+    // Unset: kept for ever, as before (0215).
+    retention: { recordings_days: workspace.retention?.recordings_days ?? null, transcripts_days: workspace.retention?.transcripts_days ?? null },
   };
 }

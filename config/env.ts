@@ -83,6 +83,8 @@ export interface Config {
   providers: ProvidersConfig;
   /** Knowledge-base embeddings; null: retrieval ranks by BM25 alone (works offline). */
   embeddings: EmbeddingsConfig | null;
+  /** Where recordings are kept: S3-compatible object storage, or (null) the database (docs/decisions/0214). */
+  recordingsS3: RecordingsS3Config | null;
   billing: BillingConfig;
   /**
    * The reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` the API believes
@@ -216,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryConcurrency: parseIntegerInRange(env, 'WEBHOOK_RETRY_CONCURRENCY', 1, 100_000, DEFAULT_WEBHOOK_RETRY_CONCURRENCY),
     providers: providersConfig(env),
     embeddings: embeddingsConfig(env),
+    recordingsS3: recordingsS3Config(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
     metrics: metricsConfig(env, port),
@@ -648,4 +651,39 @@ function parseEnum<T extends string>(env: Env, name: string, allowed: readonly T
   if (raw === undefined || raw === '') return fallback;
   if ((allowed as readonly string[]).includes(raw)) return raw as T;
   throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+}
+
+/** Recordings in S3-compatible object storage (docs/decisions/0214); null: in the database, as by default. */
+export interface RecordingsS3Config {
+  endpoint: string | null;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** SSE-KMS under this key; null: SSE-S3 (AES256). Either way every put asks for encryption. */
+  kmsKeyId: string | null;
+}
+
+/**
+ * RECORDINGS_S3_BUCKET turns the object store on; RECORDINGS_S3_REGION, _ACCESS_KEY_ID and
+ * _SECRET_ACCESS_KEY must then be set, RECORDINGS_S3_ENDPOINT names an S3-compatible server
+ * (unset: AWS), RECORDINGS_S3_KMS_KEY_ID asks for SSE-KMS instead of SSE-S3. Any of them without
+ * the bucket is a mistake, refused at start rather than silently keeping recordings elsewhere.
+ */
+export function recordingsS3Config(env: Env): RecordingsS3Config | null {
+  const names = ['ENDPOINT', 'REGION', 'ACCESS_KEY_ID', 'SECRET_ACCESS_KEY', 'KMS_KEY_ID'].map((n) => `RECORDINGS_S3_${n}`);
+  if (!env.RECORDINGS_S3_BUCKET) {
+    const stray = names.filter((name) => env[name]);
+    if (stray.length) throw new Error(`${stray.join(', ')} set without RECORDINGS_S3_BUCKET: set the bucket too, or unset them`);
+    return null;
+  }
+  const because = 'RECORDINGS_S3_BUCKET';
+  return {
+    endpoint: env.RECORDINGS_S3_ENDPOINT ? baseUrl('RECORDINGS_S3_ENDPOINT', env.RECORDINGS_S3_ENDPOINT) : null,
+    bucket: env.RECORDINGS_S3_BUCKET,
+    region: requiredWith(env, 'RECORDINGS_S3_REGION', because),
+    accessKeyId: requiredWith(env, 'RECORDINGS_S3_ACCESS_KEY_ID', because),
+    secretAccessKey: requiredWith(env, 'RECORDINGS_S3_SECRET_ACCESS_KEY', because),
+    kmsKeyId: env.RECORDINGS_S3_KMS_KEY_ID || null,
+  };
 }

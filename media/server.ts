@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { useRecordingStorage } from '../domain/calls/recording-store';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectMongo, disconnectMongo } from '../db/connect';
 import { loadConfig } from '../config/env';
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
+  // New recordings go to the object store when one is configured (docs/decisions/0214).
+  useRecordingStorage(config.recordingsS3);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   const tracing = startTracing('voice-agents-media', config.otlpEndpoint);
   // The SDK's own worker metrics from its exporter on loopback, served with ours (docs/observability.md).

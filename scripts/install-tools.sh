@@ -3,6 +3,8 @@
 #   - Temporal CLI dev server, built from its official Go module
 #   - FerretDB (MongoDB wire protocol, SQLite backend), built from its downloaded Go module
 #   - Temporal's Java time-skipping test server (Maven Central) plus a launcher script
+#   - only when asked (`s3`: the recordings object-storage tests): SeaweedFS's `weed`, an
+#     S3-compatible server (Apache-2.0), built from its official Go module
 #   - only when asked (`cluster`: npm run start:cluster / test:cluster): the Temporal server,
 #     its SQL schema tool (which embeds the PostgreSQL schemas), and the Temporal Web UI server
 # Each step prints one progress line and skips itself when its pinned version is present.
@@ -16,6 +18,9 @@ TEMPORAL_SERVER_VERSION="v1.29.1"     # the server the CLI above embeds; also in
 TEMPORAL_UI_SERVER_VERSION="v2.42.1"  # also in docker-compose.yml (temporalio/ui)
 PROMTOOL_VERSION="v0.316.0"           # Prometheus 3.16's Go module version (its v3 tags are v0.3xx.y), built when Debian's is not at hand
 PROMTOOL_DEBIAN_VERSION="2.42.0+ds-5+deb12u1" # Debian 12's prometheus package, whose promtool is unpacked when apt is there
+# SeaweedFS (Apache-2.0), an S3-compatible object store for the recordings tests; the Go proxy's
+# pseudo-version of upstream's commit 7506e5f91cd6 (the module carries no semver tags for weed/).
+SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="${TOOLS_DIR:-$root/.tools}"
@@ -209,6 +214,23 @@ install_promtool() {
   step "promtool $PROMTOOL_VERSION: installed at $bin/promtool"
 }
 
+install_seaweedfs() {
+  local stamp="seaweedfs-$SEAWEEDFS_VERSION"
+  if installed "$stamp" "$bin/weed"; then step "SeaweedFS $SEAWEEDFS_VERSION: present"; return; fi
+  require go "build SeaweedFS, the S3-compatible server of the recordings tests" "apt-get install golang, or go.dev/dl"
+  step "SeaweedFS $SEAWEEDFS_VERSION: building github.com/seaweedfs/seaweedfs/weed (10 minutes or more on 2 cores)"
+  # Not `go install weed@version`: the module's go.mod carries a `replace` directive (another
+  # module in place of a deleted one), which `go install` refuses. So: download the module and
+  # build its weed/ package inside it, where the directive applies (read-only source is enough).
+  local module_dir
+  module_dir="$(cd "$tools" && go mod download -json "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$module_dir" ]] || fail "go mod download gave no module directory for SeaweedFS $SEAWEEDFS_VERSION"
+  (cd "$module_dir" && GOFLAGS=-mod=readonly go build -trimpath -o "$bin/weed" ./weed)
+  touch "$stamps/$stamp"
+  step "SeaweedFS $SEAWEEDFS_VERSION: installed at $bin/weed"
+}
+
 # PostgreSQL is not built here: it comes from the system's packages (scripts/infra/postgres.ts).
 check_postgres() {
   local dir
@@ -218,8 +240,8 @@ check_postgres() {
   fail "PostgreSQL 12 or newer is missing; the cluster profile stores Temporal in it. Install it (Debian: apt-get install postgresql) or set PG_BIN, and run again."
 }
 
-# Usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [cluster]
-#   (none: the first four; `cluster` adds the cluster profile's tools, and only on request)
+# Usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [s3] [cluster]
+#   (none: the first four; `s3` and `cluster` add optional tools, and only on request)
 [[ $# -gt 0 ]] || set -- temporal ferretdb test-server promtool
 for tool in "$@"; do
   case "$tool" in
@@ -227,7 +249,8 @@ for tool in "$@"; do
     ferretdb) install_ferretdb ;;
     test-server) install_temporal_test_server ;;
     promtool) install_promtool ;;
+    s3) install_seaweedfs ;;
     cluster) check_postgres; install_temporal_cluster ;;
-    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [cluster]" ;;
+    *) fail "unknown tool '$tool'; usage: install-tools.sh [temporal] [ferretdb] [test-server] [promtool] [s3] [cluster]" ;;
   esac
 done

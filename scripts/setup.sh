@@ -21,6 +21,13 @@ fi
 
 [[ -n "${SKIP_TOOLS:-}" ]] || bash scripts/install-tools.sh "$@"
 
+# SeaweedFS, the S3-compatible server of the recordings' object-storage tests
+# (test/api/calls/recording-s3.test.ts; docs/decisions/0214). `npm start` (--build) does not need
+# it; SKIP_S3=1 skips it. Built once (10 minutes or more on 2 cores), then present.
+if ! $build && [[ $# -eq 0 && -z "${SKIP_TOOLS:-}" && -z "${SKIP_S3:-}" ]]; then
+  bash scripts/install-tools.sh s3
+fi
+
 # Debian's chromium for the browser tests (test/e2e/browser-page.test.ts and
 # oauth-consent-page.test.ts, driven by playwright-core). `npm start` (--build) does not need it; SKIP_CHROMIUM=1 skips it too.
 if ! $build && [[ -z "${SKIP_CHROMIUM:-}" ]]; then

@@ -1,4 +1,6 @@
 import { Client } from '@temporalio/client';
+import { ensureRetentionSchedule } from '../domain/privacy/temporal';
+import { useRecordingStorage } from '../domain/calls/recording-store';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { systemClock } from '../activities';
 import { loadConfig } from '../config/env';
@@ -22,6 +24,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Stored secrets (tools' header values, webhook and TOTP secrets) are sealed with these keys.
   useDataKeys(config.dataKeys);
+  // New recordings go to the object store when one is configured (docs/decisions/0214).
+  useRecordingStorage(config.recordingsS3);
   const roles = parseRoles(process.env.WORKER_ROLES);
   const encryption = requirePayloadEncryption(config.temporalPayloadKeys);
   const tracing = startTracing('voice-agents-worker', config.otlpEndpoint);
@@ -68,6 +72,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
 
+  // The retention sweep's Schedule, created by the first ops worker, found by the others (docs/decisions/0215).
+  if (roles.includes('ops')) await ensureRetentionSchedule(temporal);
   console.log(`worker polling ${roles.join(', ')} on ${config.temporalAddress}`);
   try {
     await Promise.all(workers.map((worker) => worker.run()));

@@ -10,3 +10,4 @@ export { analyticsWorkflow } from './analytics';
 export { batchWorkflow } from './batch';
 export { paymentCheckWorkflow } from './payment-check';
 export { personErasureWorkflow } from './privacy-erasure';
+export { retentionWorkflow } from './retention';

@@ -9,6 +9,8 @@ import { Agent } from '../../db/models/agent';
 import { recordEvent } from '../../domain/webhooks/fan-out';
 import type { Clock } from '../clock';
 import { completedCallRecord, transcriptText } from '../../domain/calls/call-record';
+import { dataStorageOf } from '../../contracts/data-storage';
+import { reduceCallAfterCompletion } from '../../domain/privacy/data-storage';
 import { extractedValues, extractionInstructions, parseExtractionAnswer } from '../../domain/calls/extraction-values';
 
 export interface AnalyticsDeps {
@@ -141,6 +143,8 @@ export function createAnalyticsActivities(deps: AnalyticsDeps) {
         },
         { temporal: deps.temporal, now: () => deps.clock.now() },
       );
+      // call.completed carries the whole record; what the call keeps of it is reduced now (0213).
+      await reduceCallAfterCompletion(input.callId, dataStorageOf(call.data_storage), deps.clock.now());
       return { eventId };
     },
   };

@@ -29,11 +29,12 @@ export function workspaceRoutes(deps: AuthDeps): Router {
 
   router.patch('/workspace', async (req, res) => {
     const { workspace, role } = workspaceAccessOf(res);
-    const { name, compliance } = req.body as WorkspaceUpdate;
-    const before = await Workspace.findById(workspace.id, { compliance: 1 }).lean();
+    const { name, compliance, retention } = req.body as WorkspaceUpdate;
+    const before = await Workspace.findById(workspace.id, { compliance: 1, retention: 1 }).lean();
     const set: Record<string, unknown> = { updated_at: deps.now() };
     if (name !== undefined) set.name = name.trim();
     if (compliance?.india_calling_hours !== undefined) set['compliance.india_calling_hours'] = compliance.india_calling_hours;
+    for (const field of ['recordings_days', 'transcripts_days'] as const) if (retention?.[field] !== undefined) set[`retention.${field}`] = retention[field];
     const updated = await Workspace.findOneAndUpdate({ _id: workspace.id }, { $set: set }, { returnDocument: 'after' }).lean();
     if (!updated) throw new HttpError(404, 'workspace not found');
     deps.workspaces.forget(workspace.id); // keyed requests through this process see the new name at once
@@ -49,6 +50,14 @@ export function workspaceRoutes(deps: AuthDeps): Router {
         { type: 'workspace', id: workspace.id, name: updated.name },
         { india_calling_hours: { from: wasOn, to: compliance.india_calling_hours } },
       );
+    }
+    const changed = Object.fromEntries(
+      (['recordings_days', 'transcripts_days'] as const)
+        .filter((field) => retention?.[field] !== undefined && retention[field] !== (before?.retention?.[field] ?? null))
+        .map((field) => [field, { from: before?.retention?.[field] ?? null, to: retention![field] }]),
+    );
+    if (Object.keys(changed).length) {
+      await audit(req, res, 'workspace.retention_changed', { type: 'workspace', id: workspace.id, name: updated.name }, changed);
     }
     res.json(workspaceView(updated, role));
   });

@@ -1,5 +1,6 @@
 import { Schema, model } from 'mongoose';
 import { openSecret, sealSecret } from '../../contracts/secret-box';
+import type { DataStorage } from '../../contracts/data-storage';
 
 /**
  * A voice agent: the fields of the contract's Agent table in its nested shape, plus the
@@ -94,6 +95,8 @@ export interface AgentSettings {
     opt_out: boolean;
     /** Said before the call ends on an opt-out; empty: a default in the agent's language. */
     opt_out_message: string;
+    /** What is kept of each call (docs/decisions/0213). */
+    data_storage: DataStorage;
   };
   analytics: { summarize: boolean; extractions: AgentExtraction[]; extraction_prompt: string };
   tools: AgentTool[];
@@ -226,6 +229,8 @@ export const agentSettingsFields = {
     // Agents saved before opt-outs existed read as off: they keep behaving as they did (0206).
     opt_out: { type: Boolean, default: false },
     opt_out_message: { type: String, default: '' },
+    // Agents saved before storage modes existed keep everything, as they did.
+    data_storage: { type: String, default: 'everything' },
   },
   analytics: { summarize: required(Boolean), extractions: { type: [extractionSchema], default: [] }, extraction_prompt: { type: String, default: '' } },
   tools: { type: [toolSchema], default: [] },

@@ -63,6 +63,10 @@ const callSchema = new Schema(
      */
     media_node_url: { type: String, default: null },
     media_node_task_queue: { type: String, default: null },
+    /** What is kept of the call (the agent's `call.data_storage` when the call was created, docs/decisions/0213). Never shown. */
+    data_storage: { type: String, default: 'everything' },
+    /** When the retention sweep erased the call's words (docs/decisions/0215); null: not erased. Never shown. */
+    text_erased_at: { type: Date, default: null },
     transcript: { type: [transcriptItemSchema], default: [] },
     summary: { type: String, default: null },
     extracted: { type: Schema.Types.Mixed, default: null },

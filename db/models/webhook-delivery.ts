@@ -25,6 +25,11 @@ const webhookDeliverySchema = new Schema(
     event_type: { type: String, required: true },
     call_id: { type: String, default: '' },
     request_body: { type: String, required: true },
+    /**
+     * The body kept once the delivery is over (delivered or failed), in place of `request_body`:
+     * masked or reduced by the call's `call.data_storage` (docs/decisions/0213); null: kept as sent.
+     */
+    body_after_delivery: { type: String, default: null },
     status: { type: String, enum: DELIVERY_STATUSES, required: true },
     /** Ping deliveries are tried once, never retried. */
     retries: { type: Boolean, default: true },

@@ -21,6 +21,8 @@ const workspaceSchema = new Schema(
      * no default here, so workspaces created before read as off (absent).
      */
     compliance: { india_calling_hours: { type: Boolean } },
+    /** How long callers' data is kept, in days (docs/decisions/0215); null: for ever, as before. */
+    retention: { recordings_days: { type: Number, default: null }, transcripts_days: { type: Number, default: null } },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

@@ -18,6 +18,7 @@
  *   has monolingual models for Hindi, Indian English and most Indian languages the console
  *   offers (nova-2 has Hindi but not Tamil, Telugu, Marathi and the others).
  */
+import type { DataStorage } from '../../contracts/data-storage';
 
 export interface CatalogModel {
   id: string;
@@ -209,6 +210,7 @@ export function agentDefaults() {
       // New agents honour "do not call me again" (TRAI's rules; docs/decisions/0206); stored ones keep what they have.
       opt_out: true,
       opt_out_message: '',
+      data_storage: 'everything' as DataStorage,
     },
     analytics: { summarize: false, extractions: [] as unknown[], extraction_prompt: '' },
     tools: [] as unknown[],

@@ -106,6 +106,8 @@ function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool
       // Stored before opt-outs existed: off (0206).
       opt_out: c.opt_out ?? false,
       opt_out_message: c.opt_out_message ?? '',
+      // Stored before storage modes existed: everything (0213).
+      data_storage: c.data_storage ?? 'everything',
     },
     analytics: {
       summarize: analytics.summarize,

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { agentDataStorage } from '../privacy/data-storage';
 import { newId } from '../../db/ids';
 import { Call, type CallStatus } from '../../db/models/call';
 import { balanceOf } from '../billing/ledger';
@@ -70,7 +71,7 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
   if (!granted) return refuse('concurrency limit reached');
 
   try {
-    await Call.create({ ...record, status: 'in-progress' as CallStatus, started_at: at });
+    await Call.create({ ...record, status: 'in-progress' as CallStatus, started_at: at, data_storage: await agentDataStorage(request.agent._id) });
     const input: CallWorkflowInput = {
       callId,
       workspaceId: request.workspaceId,

@@ -2,6 +2,7 @@ import type { Model } from 'mongoose';
 import type { CallWorkflowInput } from '../../contracts/calls';
 import { Call, type CallDocument } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
+import { agentDataStorage } from '../privacy/data-storage';
 
 export interface NewOutboundCall {
   callId: string;
@@ -33,6 +34,7 @@ export async function createQueuedCall(call: NewOutboundCall): Promise<{ record:
     user_data: call.userData,
     placed_by: call.placedBy,
     queued_at: call.at,
+    data_storage: await agentDataStorage(call.agent._id),
     created_at: call.at,
     updated_at: call.at,
   };

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { keepBodyAfterDelivery } from './kept-bodies';
 import type { GuardOptions } from '../../providers/net/guarded-request';
 import type { AttemptResult, AttemptTrigger, DeliveryStatus } from '../../contracts/webhooks';
 import { findByIdOwned } from '../../db/by-id';
@@ -202,17 +203,22 @@ async function keepAttempt(attempt: {
 async function writeUnlessTargetDeleted(deliveryId: string, set: Record<string, unknown>, at: Date): Promise<boolean> {
   // (FerretDB implements no projection in findAndModify: the whole document comes back.)
   const after = await WebhookDelivery.findOneAndUpdate({ _id: deliveryId }, { $set: set }, { returnDocument: 'after' }).lean();
-  if (!after?.target_deleted_at) return true;
+  if (!after?.target_deleted_at) {
+    if (after && (after.status === 'delivered' || after.status === 'failed')) await keepBodyAfterDelivery(after);
+    return true;
+  }
   await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: ENDPOINT_DELETED, next_attempt_at: null, updated_at: at } });
+  await keepBodyAfterDelivery(after);
   return false;
 }
 
 /** Fails a delivery whose target is gone or whose workflow was stopped; keeps a delivered one. */
 export async function failDelivery(deliveryId: string, reason: string, at: Date): Promise<void> {
   // Read, then write by `_id` alone: FerretDB uses its primary key only for an exact `{_id}`.
-  const current = await WebhookDelivery.findById(deliveryId, { status: 1 }).lean();
+  const current = await WebhookDelivery.findById(deliveryId, { status: 1, body_after_delivery: 1 }).lean();
   if (current?.status !== 'pending' && current?.status !== 'retrying') return;
   await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { status: 'failed', failure_reason: reason, next_attempt_at: null, updated_at: at } });
+  await keepBodyAfterDelivery(current);
 }
 
 async function targetOf(delivery: WebhookDeliveryDocument, now: Date): Promise<TargetLookup> {

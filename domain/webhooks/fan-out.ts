@@ -12,6 +12,8 @@ import { webhookBody } from './payload';
 import { reserveLocalFirstAttempt } from './first-attempts';
 import { startDeliveryWorkflow } from './temporal';
 import type { DeliveryTitle } from '../../contracts/webhooks';
+import type { DataStorage } from '../../contracts/data-storage';
+import { bodyKeptAfterDelivery, callDataStorage, storedEventText } from '../privacy/data-storage';
 
 export interface RecordEventInput {
   workspaceId: string;
@@ -33,6 +35,8 @@ export interface RecordEventInput {
    * every event. Absent: the fan-out reads it.
    */
   agentWebhookUrl?: string | null;
+  /** The call's `data_storage` (docs/decisions/0213), when the caller has it; absent: read from the call record. */
+  dataStorage?: DataStorage;
 }
 
 export interface RecordedEvent {
@@ -62,7 +66,13 @@ interface Target {
  */
 export async function recordEvent(input: RecordEventInput, { temporal, now }: { temporal: Client; now: () => Date }): Promise<RecordedEvent> {
   const eventId = eventIdFor(input.callId, input.sequence);
-  const event = await saveEvent(eventId, input);
+  const mode = input.dataStorage ?? (await callDataStorage(input.callId));
+  const { event, inserted } = await saveEvent(eventId, input, mode);
+  // The webhooks carry the event as it happened, whatever the call keeps (0213): a new entry's
+  // own text, or the first run's entry as stored (a retry sends the same bytes as before).
+  const sent = inserted
+    ? { message: input.message, data: input.data ?? {} }
+    : { message: event.message, data: JSON.parse(event.data_json) as Record<string, unknown> };
   const body = webhookBody({
     id: eventId,
     type: event.type,
@@ -70,16 +80,17 @@ export async function recordEvent(input: RecordEventInput, { temporal, now }: { 
     workspace_id: event.workspace_id,
     call_id: event.call_id,
     agent_id: event.agent_id,
-    message: event.message,
+    message: sent.message,
     level: event.level,
     latency_ms: event.latency_ms,
-    data: JSON.parse(event.data_json) as Record<string, unknown>,
+    data: sent.data,
   });
+  const keptBody = bodyKeptAfterDelivery(mode, body);
   const targets = await targetsOf(event.workspace_id, event.agent_id, event.type, input.agentWebhookUrl);
   const deliveryIds = await Promise.all(
     targets.map(async (target) => {
       const deliveryId = deliveryIdFor(eventId, target.key);
-      if (await createDelivery(deliveryId, target, eventId, event, body, now())) {
+      if (await createDelivery(deliveryId, target, eventId, event, body, keptBody, now())) {
         const local =
           target.secret !== null &&
           reserveLocalFirstAttempt({ deliveryId, eventType: event.type, requestBody: body, url: target.url, secret: target.secret, active: true });
@@ -103,8 +114,9 @@ type SavedEvent = {
   created_at: Date;
 };
 
-/** The timeline entry, inserted once; a retry reads back the first run's entry. */
-async function saveEvent(eventId: string, input: RecordEventInput): Promise<SavedEvent> {
+/** The timeline entry (its text as the call's mode keeps it), inserted once; a retry reads back the first run's entry. */
+async function saveEvent(eventId: string, input: RecordEventInput, mode: DataStorage): Promise<{ event: SavedEvent; inserted: boolean }> {
+  const stored = storedEventText(mode, input.message, input.data ?? {});
   const entry = {
     _id: eventId,
     workspace_id: input.workspaceId,
@@ -112,21 +124,21 @@ async function saveEvent(eventId: string, input: RecordEventInput): Promise<Save
     agent_id: input.agentId,
     sequence: input.sequence,
     type: input.type,
-    message: input.message,
+    message: stored.message,
     level: input.level,
     latency_ms: input.latencyMs,
-    data_json: JSON.stringify(input.data ?? {}),
+    data_json: JSON.stringify(stored.data),
     created_at: new Date(input.createdAt),
   };
   try {
     // Inserted as built (every field of the schema is set here): no document to hydrate and validate on the fan-out's path.
     await CallEvent.collection.insertOne(entry as unknown as Parameters<typeof CallEvent.collection.insertOne>[0]);
-    return entry;
+    return { event: entry, inserted: true };
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
     const saved = await CallEvent.findById(eventId).lean<SavedEvent>();
     if (!saved) throw error;
-    return saved;
+    return { event: saved, inserted: false };
   }
 }
 
@@ -153,7 +165,15 @@ async function targetsOf(workspaceId: string, agentId: string, type: string, age
 }
 
 /** Inserts the delivery; true when its workflow is still to be started. */
-async function createDelivery(deliveryId: string, target: Target, eventId: string, event: SavedEvent, body: string, now: Date): Promise<boolean> {
+async function createDelivery(
+  deliveryId: string,
+  target: Target,
+  eventId: string,
+  event: SavedEvent,
+  body: string,
+  keptBody: string | null,
+  now: Date,
+): Promise<boolean> {
   try {
     // Every field of the schema, defaults included, inserted as built (no document to hydrate and validate).
     const delivery = {
@@ -167,6 +187,7 @@ async function createDelivery(deliveryId: string, target: Target, eventId: strin
       event_type: event.type,
       call_id: event.call_id ?? '',
       request_body: body,
+      body_after_delivery: keptBody,
       status: 'pending',
       retries: true,
       attempt_count: 0,

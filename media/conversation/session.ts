@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { dataStorageOf, keepsRecording } from '../../contracts/data-storage';
 import { Agent, toolOf, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
 import { transcriberModelFor } from '../../domain/agents/catalog';
@@ -119,7 +120,15 @@ export class ConversationSession {
 
   private async run(): Promise<SessionEnd> {
     const { deps, callId } = this;
-    const call = await Call.findById(callId, { user_data: 1, workspace_id: 1, direction: 1, agent_id: 1, to_number: 1, from_number: 1 }).lean();
+    const call = await Call.findById(callId, {
+      user_data: 1,
+      workspace_id: 1,
+      direction: 1,
+      agent_id: 1,
+      to_number: 1,
+      from_number: 1,
+      data_storage: 1,
+    }).lean();
     const agentDoc = call ? await Agent.findById(call.agent_id).lean<StoredAgent>() : null;
     if (!call || !agentDoc || agentDoc.workspace_id !== call.workspace_id) {
       this.audio.close();
@@ -130,6 +139,7 @@ export class ConversationSession {
     const transcriber = { ...agentDoc.transcriber, model: transcriberModelFor(agentDoc.transcriber.provider) };
     const agent: ConversationAgent = { ...agentDoc, transcriber, tools: agentDoc.tools.map(toolOf) };
     const workspaceId = call.workspace_id;
+    const dataStorage = dataStorageOf(call.data_storage);
     // An agent without a voice speaks with the server's default for its language.
     const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);
 
@@ -158,13 +168,15 @@ export class ConversationSession {
           data: event.data ?? {},
           createdAt,
           agentWebhookUrl: agentDoc.webhook_url ?? null,
+          dataStorage,
         };
         await saveWithRetry(() => recordEvent(entry, { temporal: deps.temporal, now: () => new Date() }), 'a call event could not be recorded');
       });
     };
 
     // `call.record`: both sides, placed on the conversation's timeline as the engine hears and plays them.
-    const recording = agent.call.record ? new CallRecording() : null;
+    // Only `everything` keeps a recording (docs/decisions/0213): the others never make one.
+    const recording = agent.call.record && keepsRecording(dataStorage) ? new CallRecording() : null;
     const signal = this.abort.signal;
     // Until the workflow gives the cap (from the balance), the agent's own limit holds.
     const conversation = new Conversation(

@@ -17,6 +17,8 @@ export const TOOL_PATHS = {
   temporalServer: path.join(TOOLS_DIR, 'bin', 'temporal-server'),
   temporalSqlTool: path.join(TOOLS_DIR, 'bin', 'temporal-sql-tool'),
   temporalUiServer: path.join(TOOLS_DIR, 'bin', 'temporal-ui-server'),
+  // The recordings' object-storage tests (SeaweedFS, an S3-compatible server): `install-tools.sh s3`.
+  weed: path.join(TOOLS_DIR, 'bin', 'weed'),
 };
 
 const CLUSTER_TOOLS = new Set<keyof typeof TOOL_PATHS>(['temporalServer', 'temporalSqlTool', 'temporalUiServer']);
@@ -24,7 +26,9 @@ const CLUSTER_TOOLS = new Set<keyof typeof TOOL_PATHS>(['temporalServer', 'tempo
 export function requireTool(tool: keyof typeof TOOL_PATHS): string {
   const file = TOOL_PATHS[tool];
   if (!fs.existsSync(file))
-    throw new Error(`${file} is missing; run \`npm run tools${CLUSTER_TOOLS.has(tool) ? ' -- cluster' : ''}\` (scripts/install-tools.sh)`);
+    throw new Error(
+      `${file} is missing; run \`npm run tools${CLUSTER_TOOLS.has(tool) ? ' -- cluster' : tool === 'weed' ? ' -- s3' : ''}\` (scripts/install-tools.sh)`,
+    );
   return file;
 }
 

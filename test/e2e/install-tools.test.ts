@@ -55,6 +55,17 @@ describe('the tools installer', () => {
     }
   });
 
+  it('builds SeaweedFS (the S3 tests\' server) only on request, naming "go" when it is missing', () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vas-tools-'));
+    try {
+      const result = run(['s3'], { PATH: shellOnlyPath(scratch), HOME: scratch, TOOLS_DIR: path.join(scratch, 'tools') });
+      expect(result.status).to.equal(1);
+      expect(result.stderr).to.match(/error: 'go' is missing; it is needed to build SeaweedFS, the S3-compatible server of the recordings tests/);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   /** A PATH holding only the shell utilities the script uses: no go, java or mvn. */
   function shellOnlyPath(scratch: string): string {
     const bin = path.join(scratch, 'bin');

@@ -52,6 +52,7 @@ describe('agents: defaults and read-only fields', () => {
         // Issue 31: new agents honour a caller's "do not call me again" (0206).
         opt_out: true,
         opt_out_message: '',
+        data_storage: 'everything',
       },
       analytics: { summarize: false, extractions: [], extraction_prompt: '' },
       tools: [],

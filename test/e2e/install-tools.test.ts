@@ -15,7 +15,11 @@ describe('the tools installer', () => {
     const result = run([], { ...process.env, TOOLS_DIR });
     expect(result.status, result.stderr).to.equal(0);
     const lines = result.stdout.trim().split('\n');
-    expect(lines.slice(0, 3)).to.deep.equal(['[tools] temporal CLI v1.5.1: present', '[tools] FerretDB v1.24.2: present', '[tools] Temporal test server 1.38.0: present']);
+    expect(lines.slice(0, 3)).to.deep.equal([
+      '[tools] temporal CLI v1.5.1: present',
+      '[tools] FerretDB v1.24.2: present',
+      '[tools] Temporal test server 1.38.0: present',
+    ]);
     // promtool: Debian's build where apt had it, else the one built from Prometheus's Go module.
     expect(lines.slice(3)).to.have.length(1);
     expect(lines[3]).to.be.oneOf(['[tools] promtool 2.42.0+ds-5+deb12u1 (Debian): present', '[tools] promtool v0.316.0: present']);

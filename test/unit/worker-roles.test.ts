@@ -12,6 +12,8 @@ const ROLE_OF_WORKFLOW: Record<string, keyof typeof ACTIVITIES_BY_ROLE> = {
   'batch.ts': 'calls',
   'kyc.ts': 'ops',
   'roundtrip.ts': 'ops',
+  'privacy-erasure.ts': 'ops',
+  'retention.ts': 'ops',
   'analytics.ts': 'analytics',
   'webhook-delivery.ts': 'webhooks',
   'webhook-redelivery.ts': 'webhooks',

@@ -1,11 +1,8 @@
-import type { AgentSettings, AgentTool } from '../../db/models/agent';
+import type { ChatMessage, LlmTool, LlmToolCall } from '../../providers/llm/types';
 import { encodeMulaw } from '../../providers/audio/mulaw';
 import { Downsampler } from '../../providers/audio/pcm';
-import type { HttpToolRun } from '../../providers/http-tools/http-tool';
-import type { ChatMessage, LanguageModel, LlmTool, LlmToolCall } from '../../providers/llm/types';
-import type { RecognitionStream, Transcriber } from '../../providers/stt/types';
-import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../../providers/tts/types';
-import type { CallAudioStream } from './audio-stream';
+import type { RecognitionStream } from '../../providers/stt/types';
+import { SYNTHESIS_SAMPLE_RATE } from '../../providers/tts/types';
 import { PlaybackTimeline } from './playback';
 import { dtmfDurationMs, dtmfMulaw } from '../audio/dtmf';
 import { OPT_OUT_TOOL, OPT_OUT_TOOL_NAME, OPTED_OUT_REASON, optOutMessageOf, optsOut } from './opt-out';
@@ -15,94 +12,20 @@ import { VoicemailScreen, type DetectedBy, type VoicemailDeps } from './voicemai
 import { TRANSFER_TOOL_NAME, transferOf, transferSettingsOf, transferTool } from './transfer';
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import { fillVariables } from './variables';
-import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../contracts/conversation';
+import { CONVERSATION_CANCELED_REASON } from '../../contracts/conversation';
+import { Ended, languageName, parseArguments, providerOf, sleep, wordCount } from './helpers';
+import type {
+  ConversationAgent,
+  ConversationDeps,
+  ConversationEvent,
+  ConversationOptions,
+  ConversationResult,
+  ConversationUsage,
+  EventLevel,
+  TranscriptEntry,
+} from './types';
 
-/** A call's settings as the engine runs them: the agent's, with its tools. */
-export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & {
-  tools: AgentTool[];
-};
-
-export type EventLevel = 'info' | 'warning' | 'error';
-
-export interface ConversationEvent {
-  type: string;
-  message: string;
-  level: EventLevel;
-  latencyMs: number | null;
-  data?: Record<string, unknown>;
-}
-
-export interface ConversationDeps {
-  audio: CallAudioStream;
-  transcriber: Transcriber;
-  languageModel: LanguageModel;
-  synthesizer: Synthesizer;
-  runTool(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolRun>;
-  /** Knowledge-base passages for the caller's turn (empty when the agent has no bases). */
-  retrieve(query: string): Promise<string[]>;
-  /** Records an event on the call's timeline; must not block (the engine does not wait for it). */
-  emit(event: ConversationEvent): void;
-  /** Agent audio as it is queued for playback, `atMs` on the call's timeline (for the recording). */
-  onAgentAudio?(mulaw: Buffer, atMs: number): void;
-  onCallerAudio?(mulaw: Buffer, atMs: number): void;
-  /** Milliseconds, monotonic enough for latencies (Date.now() in production). */
-  now(): number;
-  /**
-   * Voicemail screening (docs/decisions/0158): given for an outbound phone call whose agent has
-   * `call.voicemail.detect` on, absent otherwise (no screening).
-   */
-  voicemail?: VoicemailDeps;
-  /**
-   * `transfer_call` (docs/decisions/0160): asks the call's workflow to transfer the call; answers
-   * once it was handed over or failed. Absent: the tool fails with `error` (no telephony).
-   */
-  transfer?(request: TransferRequest): Promise<TransferResult>;
-  /** Warm: the second leg's audio stream, once the person who answered is connected to this node. */
-  transferLeg?(): Promise<CallAudioStream>;
-  /** Warm: after the briefing, join the two legs (the agent leaves), or give up. */
-  joinTransfer?(request: JoinTransferRequest): Promise<TransferResult>;
-  /**
-   * `add_to_do_not_call` (docs/decisions/0206): puts the caller's number on the workspace's
-   * do-not-call list and answers it. Absent (a browser call has no number): the tool is not offered.
-   */
-  optOut?(): Promise<{ number: string }>;
-}
-
-export interface ConversationOptions {
-  agent: ConversationAgent;
-  userData: Record<string, unknown>;
-  /** The call's length limit in seconds: `max_duration_seconds`, or less when the balance pays for less. */
-  capSeconds: number;
-  /** `hangup_reason` when the cap ends the call: `max duration reached` or `credits ran out`. */
-  capReason: string;
-  /** Cancels the conversation from outside (API hang-up, activity cancellation). */
-  signal: AbortSignal;
-}
-
-export interface TranscriptEntry {
-  role: 'assistant' | 'user';
-  text: string;
-  at: Date;
-  interrupted: boolean;
-}
-
-export type { ConversationUsage };
-
-export interface ConversationResult {
-  /** `agent`, `caller` or `system`. */
-  endedBy: string;
-  reason: string;
-  level: EventLevel;
-  /** Epoch ms: the agent went live (the stream connected) and the conversation ended. */
-  startedAtMs: number;
-  endedAtMs: number;
-  transcript: TranscriptEntry[];
-  usage: ConversationUsage;
-  /** Mean of the replies' first-audio latencies (the welcome left out); null without replies. */
-  avgFirstAudioMs: number | null;
-  /** A machine answered and the call ended on it (reason `voicemail`): the action taken; null otherwise. */
-  voicemailAction: 'hang_up' | 'leave_message' | null;
-}
+export type { ConversationAgent, ConversationDeps, ConversationEvent, ConversationOptions, ConversationResult, ConversationUsage, EventLevel, TranscriptEntry };
 
 /** What the model reads, and `tool.result` says, for a tool request stopped by barge-in. */
 const TOOL_CANCELED = 'canceled: the caller interrupted before the answer arrived';
@@ -141,12 +64,6 @@ interface Reply {
   /** Its transcript and history entries once written, so barge-in can cut them to what was heard. */
   entry: TranscriptEntry | null;
   historyEntry: { role: 'assistant'; content: string | null } | null;
-}
-
-class Ended extends Error {
-  constructor() {
-    super('the conversation ended');
-  }
 }
 
 /**
@@ -1058,39 +975,4 @@ export class Conversation {
       // The recognizer is gone; the seconds sent are unknown.
     }
   }
-}
-
-/** A tool call's arguments as an object; broken JSON (the model's) or anything else reads as none. */
-function parseArguments(json: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(json || '{}');
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // The model wrote broken JSON: the tool's answer tells the model.
-  }
-  return {};
-}
-
-function wordCount(text: string): number {
-  return text.trim().split(/\s+/).filter(Boolean).length;
-}
-
-/** `hi` as `Hindi (hi)`, so the model cannot take the code for a word; unknown codes as they are. */
-function languageName(code: string): string {
-  try {
-    const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(code);
-    return name && name !== code ? `${name} (${code})` : code;
-  } catch {
-    return code; // not a well-formed language tag
-  }
-}
-
-/** Which outside service an error came from, for the `error` event's `provider`. */
-function providerOf(error: unknown): string {
-  const service = (error as { service?: unknown } | null)?.service;
-  return typeof service === 'string' ? service : 'media';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(1, ms)));
 }

@@ -3,7 +3,7 @@ import { DIGITS_PATTERN } from '../audio/dtmf';
 
 /**
  * Keypad digits in a conversation (`call.keypad`), both ways:
- * - the agent's: the built-in tool `press_digits`, whose digits the engine plays as DTMF
+ * - the agent's: the built-in tool `press_digits`, whose digits ./keypad-digits.ts plays as DTMF
  *   tones (../audio/dtmf.ts) on the call's audio once what the agent is saying has played;
  * - the caller's: digits the provider reports (Plivo's stream `dtmf` events) gathered into
  *   the caller's turn by `CallerDigits`.

@@ -4,7 +4,7 @@ import type { LlmTool } from '../../providers/llm/types';
 /**
  * The built-in `add_to_do_not_call` tool (docs/decisions/0206): a caller who asks not to be
  * called again is put on the workspace's do-not-call list, hears a confirmation, and the call
- * ends. The model decides when the caller asked; the engine (./engine.ts) runs the tool
+ * ends. The model decides when the caller asked; ./tool-calls.ts runs the tool
  * through its `optOut` dependency.
  */
 

@@ -3,7 +3,7 @@ import type { LlmTool } from '../../providers/llm/types';
 
 /**
  * The built-in `transfer_call` tool (docs/decisions/0160): what the model is offered, and how
- * its arguments are read. The engine (./engine.ts) runs it: the handover message, then the
+ * its arguments are read. ./transfer-call.ts runs it: the handover message, then the
  * call's workflow transfers the call through the provider (the conversation's `transfer` dep).
  */
 

@@ -1,0 +1,92 @@
+import type { ChatMessage, LlmTool, LlmToolCall } from '../../providers/llm/types';
+import { askModel, type ConversationContext } from './context';
+import { languageName } from './helpers';
+import { SentenceChunker } from './sentences';
+import type { Reply } from './state';
+import { fillVariables } from './variables';
+
+/**
+ * The agent's language model in the conversation: its system prompt (the agent's, with its
+ * `{variables}` filled, and the language to speak), one streamed round of a reply, spoken
+ * sentence by sentence as it arrives, and the hang-up prompt's yes-or-no question.
+ */
+export class AgentModel {
+  private readonly systemPrompt: string;
+
+  /** `tools`: what the model is offered (./tool-calls.ts). */
+  constructor(
+    private readonly ctx: ConversationContext,
+    private readonly tools: LlmTool[],
+  ) {
+    const { agent, userData } = ctx.options;
+    const language = `Speak ${languageName(agent.voice.language)}, the caller's language, in short sentences fit to be spoken on a phone call.`;
+    this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
+  }
+
+  /** One model round: streams the text into speech as sentences complete; answers the text and tool calls. */
+  async generate(
+    reply: Reply,
+    passages: string[],
+    onFirstToken: (modelMs: number) => void,
+    turnEndedAtMs: number | null,
+  ): Promise<{ text: string; toolCalls: LlmToolCall[] }> {
+    const { llm } = this.ctx.options.agent;
+    const { usage } = this.ctx.state;
+    const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt }];
+    if (passages.length)
+      messages.push({
+        role: 'system',
+        content: `Passages from the knowledge base that may help with the caller's last words:\n\n${passages.join('\n\n---\n\n')}`,
+      });
+    messages.push(...this.ctx.state.history);
+    const chunker = new SentenceChunker();
+    const speech = this.ctx.speech.queue(reply, turnEndedAtMs);
+    const sentAt = this.ctx.deps.now();
+    let text = '';
+    const toolCalls: LlmToolCall[] = [];
+    usage.llm_calls++;
+    try {
+      for await (const event of this.ctx.deps.languageModel.stream({
+        model: llm.model,
+        messages,
+        tools: this.tools,
+        temperature: llm.temperature,
+        maxTokens: llm.max_tokens,
+        signal: reply.abort.signal,
+      })) {
+        if (event.type === 'text') {
+          onFirstToken(this.ctx.deps.now() - sentAt);
+          text += event.text;
+          for (const sentence of chunker.push(event.text)) speech.say(sentence);
+        } else if (event.type === 'tool_call') {
+          onFirstToken(this.ctx.deps.now() - sentAt);
+          toolCalls.push(event.call);
+        } else {
+          usage.llm_input_tokens += event.usage.inputTokens;
+          usage.llm_output_tokens += event.usage.outputTokens;
+        }
+      }
+    } catch (error) {
+      if (reply.abort.signal.aborted) return { text: '', toolCalls: [] };
+      throw error;
+    }
+    const rest = chunker.flush();
+    if (rest) speech.say(rest);
+    await speech.finished();
+    return { text: text.trim(), toolCalls };
+  }
+
+  /** Asks the model, yes or no, whether the conversation is over (`hangup_prompt`). */
+  async conversationOver(): Promise<boolean> {
+    const { call } = this.ctx.options.agent;
+    const lines = this.ctx.state.transcript.map((t) => `${t.role}: ${t.text}`).join('\n');
+    const question = `${call.hangup_prompt || 'Is the conversation over?'}\n\nAnswer Yes or No.`;
+    const answer = await askModel(
+      this.ctx,
+      16,
+      'You decide whether a phone conversation is over. Answer Yes or No only.',
+      `Conversation so far:\n${lines}\n\n${question}`,
+    );
+    return /^\s*yes\b/i.test(answer);
+  }
+}

@@ -1,13 +1,15 @@
 import type { ErasurePage, PersonErasureInput } from '../contracts/privacy';
 import { completePersonErasure } from '../domain/privacy/erasures';
 import { erasePersonCallsPage, erasePersonContactsPage, recordErasureProgress } from '../domain/privacy/person-erasure';
-import type { ActivityDeps } from '.';
+import type { Client } from '@temporalio/client';
+import type { Clock } from './clock';
 
 /**
  * The steps of an erasure by person (docs/decisions/0209): one page of calls or batch contacts
  * each, then the completion. Each is safe to run again.
  */
-export function createPrivacyActivities(deps: ActivityDeps) {
+/** What erasure's activities need: the clock, and a Temporal client for the webhook it sends at the end. */
+export function createPrivacyActivities(deps: { clock: Clock; temporal?: Client }) {
   return {
     async erasePersonPage(input: PersonErasureInput & { collection: 'calls' | 'contacts'; after: string | null }): Promise<ErasurePage> {
       const at = deps.clock.now();

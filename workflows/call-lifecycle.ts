@@ -22,6 +22,7 @@ import {
 } from './call-steps';
 import { CallTransferPhase } from './call-transfer';
 import type { Ending, LiveCall } from './call-record';
+import { bridgedSecondsOf, liveTimeOf } from './call-charge';
 
 /** How long, after the provider's final status of a transferred call, the dial's own end report is waited for (its bridged seconds). */
 const DIAL_REPORT_WAIT_MS = 3_000;
@@ -239,11 +240,12 @@ export class CallLifecycle extends CallTransferPhase {
     // conversation's end (or the provider's final status, or a dead node's last heartbeat). A
     // conversation that never got its stream costs nothing.
     const liveFrom = outcome ? Date.parse(outcome.startedAt) : conversation.liveSince;
-    const endCandidates = [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null].filter(
-      (t): t is number => t !== null,
-    );
-    const endedAtMs = Math.max(startedAt, Math.min(...(endCandidates.length ? endCandidates : [Date.now()])));
-    const durationSeconds = liveFrom === null ? 0 : Math.round(Math.max(0, endedAtMs - Math.max(startedAt, liveFrom)) / 100) / 10;
+    const { endedAtMs, durationSeconds } = liveTimeOf({
+      startedAt,
+      liveFrom,
+      endCandidates: [outcome ? Date.parse(outcome.endedAt) : null, conversation.lastBeatAt, finalStatus ? Date.parse(finalStatus.at) : null],
+      now: Date.now(),
+    });
     // Billing of a transfer: the bridged time (the destination leg's seconds as the provider
     // reported them, else from the answer to the provider's final status) at the plan's price,
     // with the live time in the one `call` item (docs/decisions/0160).
@@ -259,8 +261,11 @@ export class CallLifecycle extends CallTransferPhase {
         await condition(() => this.transferReports.length > 0, DIAL_REPORT_WAIT_MS);
         takeReports();
       }
-      const fromAnswer = finalStatus ? Math.max(0, Date.parse(finalStatus.at) - Date.parse(transfer.record.transferred_at!)) / 1000 : 0;
-      bridgedSeconds = Math.round((transfer.reportedBridgedSeconds ?? fromAnswer) * 10) / 10;
+      bridgedSeconds = bridgedSecondsOf({
+        reportedSeconds: transfer.reportedBridgedSeconds,
+        transferredAt: transfer.record.transferred_at!,
+        finalStatusAt: finalStatus?.at ?? null,
+      });
       transfer.record.bridged_seconds = bridgedSeconds;
     }
     const endedAt = new Date(endedAtMs).toISOString();

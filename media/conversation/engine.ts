@@ -16,6 +16,8 @@ import { TRANSFER_TOOL_NAME, transferOf, transferSettingsOf, transferTool } from
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import { fillVariables } from './variables';
 import { CONVERSATION_CANCELED_REASON, type ConversationUsage } from '../../contracts/conversation';
+import { CallerVoice, ReplyTiming, type TurnEnd } from './turn-timing';
+import type { GreetingAudio } from './greetings';
 
 /** A call's settings as the engine runs them: the agent's, with its tools. */
 export type ConversationAgent = Pick<AgentSettings, 'welcome_message' | 'system_prompt' | 'llm' | 'voice' | 'transcriber' | 'call' | 'knowledge_base_ids'> & {
@@ -66,6 +68,11 @@ export interface ConversationDeps {
    * do-not-call list and answers it. Absent (a browser call has no number): the tool is not offered.
    */
   optOut?(): Promise<{ number: string }>;
+  /**
+   * The welcome's audio when it was prepared for this text (./greetings.ts, docs/decisions/0221):
+   * played as it is, without asking the speech server; null: synthesized as any reply.
+   */
+  welcomeAudio?(text: string): GreetingAudio | null;
 }
 
 export interface ConversationOptions {
@@ -100,6 +107,8 @@ export interface ConversationResult {
   usage: ConversationUsage;
   /** Mean of the replies' first-audio latencies (the welcome left out); null without replies. */
   avgFirstAudioMs: number | null;
+  /** Each spoken turn's voice-to-voice time on this node, in order (./turn-timing.ts, docs/decisions/0220). */
+  voiceToVoiceMs: number[];
   /** A machine answered and the call ended on it (reason `voicemail`): the action taken; null otherwise. */
   voicemailAction: 'hang_up' | 'leave_message' | null;
 }
@@ -141,6 +150,8 @@ interface Reply {
   /** Its transcript and history entries once written, so barge-in can cut them to what was heard. */
   entry: TranscriptEntry | null;
   historyEntry: { role: 'assistant'; content: string | null } | null;
+  /** Where the caller's wait for it went; null for what answers no spoken turn (the welcome, goodbyes, keys). */
+  timing: ReplyTiming | null;
 }
 
 class Ended extends Error {
@@ -162,7 +173,10 @@ export class Conversation {
   private readonly history: ChatMessage[] = [];
   private readonly usage: ConversationUsage = { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 };
   private readonly firstAudioLatencies: number[] = [];
-  private readonly turns: { text: string; endedAtMs: number }[] = [];
+  private readonly turns: { text: string; endedAtMs: number; timing: TurnEnd | null }[] = [];
+  /** The caller's voice as it arrives, to split each turn's wait into its stages. */
+  private readonly callerVoice = new CallerVoice();
+  private readonly voiceToVoice: number[] = [];
   private recognition: RecognitionStream | null = null;
   /** The reply being generated or spoken; aborted by barge-in, a newer turn or the end. */
   private reply: Reply | null = null;
@@ -225,25 +239,35 @@ export class Conversation {
     this.options.signal.addEventListener('abort', () => this.end('system', CONVERSATION_CANCELED_REASON, 'info'), { once: true });
     const watcher = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
     try {
-      this.recognition = await this.deps.transcriber.open(
-        {
-          provider: agent.transcriber.provider,
-          model: agent.transcriber.model,
-          language: agent.transcriber.language,
-          turnDetection: agent.transcriber.turn_detection,
-          endpointingMs: agent.transcriber.endpointing_ms,
-          keyterms: agent.transcriber.keyterms,
-        },
-        {
-          onInterim: (text) => this.heardInterim(text),
-          onTurnEnd: (turn) => this.heardTurn(turn.text),
-          onError: (error) => this.fail('speech recognition', error),
-        },
-      );
+      // The recognizer's handshake runs alongside the welcome (docs/decisions/0221): the caller's
+      // audio meanwhile waits here, and reaches it in order once it is open.
+      const early: Buffer[] = [];
       audio.onAudio((mulaw) => {
-        this.recognition?.sendAudio(mulaw);
+        if (this.recognition) this.recognition.sendAudio(mulaw);
+        else early.push(mulaw);
+        this.callerVoice.heard(mulaw, this.deps.now());
         this.deps.onCallerAudio?.(mulaw, this.deps.now() - this.startedAtMs);
       });
+      const recognition = this.deps.transcriber
+        .open(
+          {
+            provider: agent.transcriber.provider,
+            model: agent.transcriber.model,
+            language: agent.transcriber.language,
+            turnDetection: agent.transcriber.turn_detection,
+            endpointingMs: agent.transcriber.endpointing_ms,
+            keyterms: agent.transcriber.keyterms,
+          },
+          {
+            onInterim: (text) => this.heardInterim(text),
+            onTurnEnd: (turn) => this.heardTurn(turn.text, undefined, turn.audioEndSeconds ?? null),
+            onError: (error) => this.fail('speech recognition', error),
+          },
+        )
+        .then((stream) => {
+          this.recognition = stream;
+          for (const mulaw of early.splice(0)) stream.sendAudio(mulaw);
+        });
       if (agent.call.keypad?.caller_digits && audio.onDigits) {
         const digits = new CallerDigits(
           (pressed) => this.heardTurn('', pressed),
@@ -256,9 +280,11 @@ export class Conversation {
           digits.press(digit);
         });
       }
-      // A screened call holds its welcome until the callee is known to be no machine (./voicemail.ts).
+      // A screened call holds its welcome until the callee is known to be no machine (./voicemail.ts), which takes the recognizer.
+      if (this.deps.voicemail) await recognition;
       const machine = this.deps.voicemail ? await this.screenForVoicemail(this.deps.voicemail).untilWelcome() : false;
-      if (agent.welcome_message && !this.ending && !machine) await this.welcome(fillVariables(agent.welcome_message, this.options.userData));
+      const welcome = agent.welcome_message && !this.ending && !machine ? this.welcome(fillVariables(agent.welcome_message, this.options.userData)) : null;
+      await Promise.all([recognition, welcome]);
     } catch (error) {
       if (!(error instanceof Ended)) this.fail(providerOf(error), error);
     }
@@ -278,6 +304,7 @@ export class Conversation {
       avgFirstAudioMs: this.firstAudioLatencies.length
         ? Math.round(this.firstAudioLatencies.reduce((a, b) => a + b, 0) / this.firstAudioLatencies.length)
         : null,
+      voiceToVoiceMs: this.voiceToVoice,
       voicemailAction: this.voicemail?.machine && this.ending!.reason === 'voicemail' ? agent.call.voicemail.action : null,
     };
   }
@@ -296,7 +323,7 @@ export class Conversation {
   }
 
   /** A turn of the caller: their words (from recognition), with the keys pressed since their last turn (`call.keypad.caller_digits`). */
-  private heardTurn(words: string, pressed?: string): void {
+  private heardTurn(words: string, pressed?: string, audioEndSeconds: number | null = null): void {
     if (this.ending) return;
     if (pressed === undefined) {
       // A speech turn: the caller's words are done, and it takes the keys pressed meanwhile.
@@ -308,7 +335,12 @@ export class Conversation {
     if (!text) return;
     const now = this.deps.now();
     this.lastActivityMs = now;
-    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye, digits } });
+    // A spoken turn's wait is timed from the caller's last sound; keys alone have no such wait.
+    const timing = pressed === undefined ? this.callerVoice.turnEnded(now, audioEndSeconds) : null;
+    const stages = timing
+      ? { end_of_turn_ms: Math.round(timing.endOfTurnMs), recogniser_ms: timing.recogniserMs === null ? null : Math.round(timing.recogniserMs) }
+      : {};
+    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: this.goodbye, digits, ...stages } });
     this.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
     this.deps.audio.sendText?.({ event: 'transcript', role: 'user', text, interrupted: false });
     if (this.goodbye) return; // the agent decided to hang up: the words are kept, not answered
@@ -317,7 +349,7 @@ export class Conversation {
       if (!this.voicemail.machine) this.history.push({ role: 'user', content: text });
       return;
     }
-    this.turns.push({ text, endedAtMs: now });
+    this.turns.push({ text, endedAtMs: now, timing });
     const reply = this.reply;
     if (reply && !reply.audible && !reply.interrupted) {
       // The caller went on before the agent said anything: answer everything they said.
@@ -359,7 +391,7 @@ export class Conversation {
         const turns = this.turns.splice(0);
         const text = turns.map((t) => t.text).join(' ');
         this.history.push({ role: 'user', content: text });
-        await this.answer(text, turns.at(-1)!.endedAtMs);
+        await this.answer(text, turns.at(-1)!.endedAtMs, turns.at(-1)!.timing);
       }
     } catch (error) {
       if (!(error instanceof Ended)) this.fail(providerOf(error), error);
@@ -368,8 +400,9 @@ export class Conversation {
     }
   }
 
-  private async answer(turnText: string, turnEndedAtMs: number): Promise<void> {
+  private async answer(turnText: string, turnEndedAtMs: number, turnEnd: TurnEnd | null): Promise<void> {
     const reply = this.startReply(true);
+    reply.timing = turnEnd && new ReplyTiming(turnEnd);
     const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
     let endCall = false;
     let handedOver = false;
@@ -463,6 +496,7 @@ export class Conversation {
     const chunker = new SentenceChunker();
     const speech = this.speechQueue(reply, turnEndedAtMs);
     const sentAt = this.deps.now();
+    reply.timing?.modelRequested(sentAt);
     let text = '';
     const toolCalls: LlmToolCall[] = [];
     this.usage.llm_calls++;
@@ -477,8 +511,12 @@ export class Conversation {
       })) {
         if (event.type === 'text') {
           onFirstToken(this.deps.now() - sentAt);
+          reply.timing?.modelFirstToken(this.deps.now());
           text += event.text;
-          for (const sentence of chunker.push(event.text)) speech.say(sentence);
+          for (const sentence of chunker.push(event.text)) {
+            reply.timing?.sentence(this.deps.now());
+            speech.say(sentence);
+          }
         } else if (event.type === 'tool_call') {
           onFirstToken(this.deps.now() - sentAt);
           toolCalls.push(event.call);
@@ -492,7 +530,10 @@ export class Conversation {
       throw error;
     }
     const rest = chunker.flush();
-    if (rest) speech.say(rest);
+    if (rest) {
+      reply.timing?.sentence(this.deps.now());
+      speech.say(rest);
+    }
     await speech.finished();
     return { text: text.trim(), toolCalls };
   }
@@ -798,10 +839,25 @@ export class Conversation {
   private async welcome(text: string): Promise<void> {
     this.deps.emit({ type: 'welcome', message: text, level: 'info', latencyMs: null });
     const reply = this.startReply(true);
-    const speech = this.speechQueue(reply, this.startedAtMs, true);
-    speech.say(text);
-    await speech.finished();
+    const prepared = this.deps.welcomeAudio?.(text) ?? null;
+    if (prepared) await this.playPrepared(reply, text, prepared);
+    else {
+      const speech = this.speechQueue(reply, this.startedAtMs, true);
+      speech.say(text);
+      await speech.finished();
+    }
     this.endReply(reply);
+  }
+
+  /** The welcome's prepared audio, played as synthesized speech is (the speech server is billed only when it made it for this call). */
+  private async playPrepared(reply: Reply, text: string, prepared: GreetingAudio): Promise<void> {
+    if (prepared.synthesized) this.usage.tts_characters += text.length;
+    let first = true;
+    for await (const mulaw of prepared.read()) {
+      if (reply.abort.signal.aborted || this.ending) return;
+      this.queueSpeech(reply, text, mulaw, first, this.startedAtMs, true);
+      first = false;
+    }
   }
 
   /** The hang-up message (interruptible when `hangup_interruptible`), then the end once it has played. */
@@ -910,6 +966,7 @@ export class Conversation {
       spoken: [],
       entry: null,
       historyEntry: null,
+      timing: null,
     };
     this.reply = reply;
     return reply;
@@ -962,6 +1019,7 @@ export class Conversation {
     const { voice } = this.options.agent;
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     this.usage.tts_characters += sentence.length;
+    reply.timing?.synthesisStarted(this.deps.now());
     let started = false;
     for await (const pcm of this.deps.synthesizer.synthesize({
       text: sentence,
@@ -974,21 +1032,29 @@ export class Conversation {
       if (reply.abort.signal.aborted || this.ending) return;
       const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
       if (!mulaw.length) continue;
-      const now = this.deps.now();
-      const durationMs = mulaw.length / 8;
-      const startsAt = started ? this.playback.extend(durationMs, now) : this.playback.queue(sentence, durationMs, now);
-      if (!started) reply.spoken.push(sentence);
+      this.queueSpeech(reply, sentence, mulaw, !started, fromMs, welcome);
       started = true;
-      this.deps.audio.play(mulaw);
-      this.deps.onAgentAudio?.(mulaw, startsAt - this.startedAtMs);
-      if (!reply.audible) {
-        reply.audible = true;
-        const latencyMs = fromMs === null ? null : now - fromMs;
-        if (latencyMs !== null && !welcome) this.firstAudioLatencies.push(latencyMs);
-        if (fromMs !== null) this.deps.emit({ type: 'tts.first_audio', message: '', level: 'info', latencyMs, data: welcome ? { welcome: true } : {} });
-      }
-      this.lastActivityMs = now;
     }
+  }
+
+  /** A piece of a sentence's audio onto the playback timeline and the stream; the reply's first emits `tts.first_audio`. */
+  private queueSpeech(reply: Reply, sentence: string, mulaw: Buffer, firstOfSentence: boolean, fromMs: number | null, welcome: boolean): void {
+    const now = this.deps.now();
+    const durationMs = mulaw.length / 8;
+    const startsAt = firstOfSentence ? this.playback.queue(sentence, durationMs, now) : this.playback.extend(durationMs, now);
+    if (firstOfSentence) reply.spoken.push(sentence);
+    this.deps.audio.play(mulaw);
+    this.deps.onAgentAudio?.(mulaw, startsAt - this.startedAtMs);
+    if (!reply.audible) {
+      reply.audible = true;
+      const latencyMs = fromMs === null ? null : now - fromMs;
+      if (latencyMs !== null && !welcome) this.firstAudioLatencies.push(latencyMs);
+      const breakdown = reply.timing?.breakdown(now);
+      if (breakdown) this.voiceToVoice.push(breakdown.voice_to_voice_ms);
+      if (fromMs !== null)
+        this.deps.emit({ type: 'tts.first_audio', message: '', level: 'info', latencyMs, data: welcome ? { welcome: true } : { ...breakdown } });
+    }
+    this.lastActivityMs = now;
   }
 
   // ---- silence, the length limit, the end ----

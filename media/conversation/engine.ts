@@ -238,6 +238,7 @@ export class Conversation {
     if (this.options.signal.aborted) this.end('system', CONVERSATION_CANCELED_REASON, 'info');
     this.options.signal.addEventListener('abort', () => this.end('system', CONVERSATION_CANCELED_REASON, 'info'), { once: true });
     const watcher = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
+    let recognition: Promise<void> | null = null;
     try {
       // The recognizer's handshake runs alongside the welcome (docs/decisions/0221): the caller's
       // audio meanwhile waits here, and reaches it in order once it is open.
@@ -248,7 +249,7 @@ export class Conversation {
         this.callerVoice.heard(mulaw, this.deps.now());
         this.deps.onCallerAudio?.(mulaw, this.deps.now() - this.startedAtMs);
       });
-      const recognition = this.deps.transcriber
+      recognition = this.deps.transcriber
         .open(
           {
             provider: agent.transcriber.provider,
@@ -287,6 +288,8 @@ export class Conversation {
       await Promise.all([recognition, welcome]);
     } catch (error) {
       if (!(error instanceof Ended)) this.fail(providerOf(error), error);
+      // A failed welcome ends the call while the recognizer may still be opening: it is closed below once open.
+      await recognition?.catch(() => undefined);
     }
     await this.done;
     clearInterval(watcher);

@@ -102,7 +102,7 @@ export async function callerLatencyBench(): Promise<CallerLatencyBenchResult> {
     const holder = (row: Row) => STAGES.reduce((a, b) => (row.stages[a] >= row.stages[b] ? a : b));
     for (const [row, p50, p90] of [
       [at20, TARGET_P50_MS, TARGET_P90_MS],
-      [at50, TARGET_P50_MS * 1.1, TARGET_P90_MS * 1.1],
+      [at50, Math.round(TARGET_P50_MS * 1.1), Math.round(TARGET_P90_MS * 1.1)],
     ] as const) {
       const met = verdict(row, p50, p90);
       lines.push(

@@ -66,6 +66,12 @@ export interface Config {
   /** Let agents' HTTP tools reach private, loopback and link-local addresses (off: the SSRF guard refuses them). */
   toolsAllowPrivateNetworks: boolean;
   /**
+   * Media nodes synthesize a call's welcome as soon as they know the call, and keep welcomes
+   * the same for many calls in a bounded cache (`PREPARED_GREETINGS`, default on;
+   * docs/decisions/0221). Off: the welcome is synthesized as any reply (for measuring the gain).
+   */
+  preparedGreetings: boolean;
+  /**
    * New calls a second the telephony account takes (`TELEPHONY_CPS`, default 2: Plivo's published
    * default outbound CPS): every worker node dials at this pace together (docs/decisions/0166).
    */
@@ -212,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataKeys: dataKeys(env, production),
     welcomeCreditsPaise: parseIntegerInRange(env, 'WELCOME_CREDITS_PAISE', 0, 10_000_000_00, 50_000),
     toolsAllowPrivateNetworks: parseBoolean(env, 'TOOLS_ALLOW_PRIVATE_NETWORKS', false),
+    preparedGreetings: parseBoolean(env, 'PREPARED_GREETINGS', true),
     telephonyCps: parseIntegerInRange(env, 'TELEPHONY_CPS', 1, 1_000, PLIVO_DEFAULT_OUTBOUND_CPS),
     webhooksAllowPrivateNetworks: parseBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', !production),
     webhookAttemptConcurrency: parseIntegerInRange(env, 'WEBHOOK_ATTEMPT_CONCURRENCY', 1, 100_000, 2_000),

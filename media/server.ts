@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     providers: tracing ? tracedProviders(createProviders(config.providers)) : createProviders(config.providers),
     toolsAllowPrivateNetworks: config.toolsAllowPrivateNetworks,
     embeddings: config.embeddings,
+    preparedGreetings: config.preparedGreetings,
   });
   console.log(
     `media service listening on ${media.url} (public ${media.publicUrl}), node ${media.nodeId}: conversations on its own queue ${media.taskQueue} and on the shared media queue`,

@@ -13,6 +13,7 @@ import type { Providers } from '../providers';
 import { attachTelephonyStreams } from './telephony/stream-server';
 import type { EmbeddingsConfig } from '../config/env';
 import { attachBrowserCalls, serveBrowserPage } from './browser/server';
+import { GreetingCache } from './conversation/greetings';
 
 export interface MediaServiceOptions {
   host: string;
@@ -31,6 +32,8 @@ export interface MediaServiceOptions {
   embeddings?: EmbeddingsConfig | null;
   /** Conversations one node runs at once. */
   maxConversations?: number;
+  /** Welcomes prepared and cached (Config.preparedGreetings; default on). */
+  preparedGreetings?: boolean;
 }
 
 export interface RunningMediaService {
@@ -72,6 +75,7 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
     synthesizer: options.providers.synthesizer,
     toolsAllowPrivateNetworks: options.toolsAllowPrivateNetworks,
     embeddings: options.embeddings ?? null,
+    greetings: options.preparedGreetings === false ? null : new GreetingCache(),
   };
   // A call's stream starts its conversation at once; a warm transfer's second leg waits for the conversation that asked for it.
   const streams: StreamSink = {

@@ -46,3 +46,12 @@ export function encodeUlaw(samples: Int16Array): Buffer {
 
 /** The mu-law byte of silence. */
 export const ULAW_SILENCE = 0xff;
+
+/**
+ * Index of the first sample of `bytes` louder than `threshold` (16-bit linear magnitude), or -1
+ * when none is: where a listener first hears something.
+ */
+export function firstLoudSample(bytes: Uint8Array, threshold: number): number {
+  for (let i = 0; i < bytes.length; i++) if (Math.abs(DECODED[bytes[i]!]!) > threshold) return i;
+  return -1;
+}

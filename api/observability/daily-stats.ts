@@ -1,4 +1,5 @@
 import { formatInZone } from '../../domain/shared/time';
+import { voiceToVoiceFigures } from '../../domain/calls/voice-to-voice';
 
 /** The longest range of days one stats request may cover. */
 export const MAX_STATS_DAYS = 92;
@@ -12,6 +13,7 @@ export interface CallFacts {
   duration_seconds?: number | null;
   cost_paise?: number | null;
   avg_first_audio_ms?: number | null;
+  voice_to_voice_ms?: number[] | null;
 }
 
 export interface DayStats {
@@ -22,6 +24,8 @@ export interface DayStats {
   cost_paise: number;
   answer_rate: number;
   avg_first_audio_ms: number | null;
+  voice_to_voice_p50_ms: number | null;
+  voice_to_voice_p90_ms: number | null;
 }
 
 /** `YYYY-MM-DD` of the instant's wall time in the zone. */
@@ -93,6 +97,7 @@ class Tally {
   cost = 0;
   audioSum = 0;
   audioCount = 0;
+  readonly voiceToVoice: number[] = [];
 
   add(call: CallFacts): void {
     this.calls += 1;
@@ -103,6 +108,7 @@ class Tally {
       this.audioSum += call.avg_first_audio_ms;
       this.audioCount += 1;
     }
+    for (const ms of call.voice_to_voice_ms ?? []) this.voiceToVoice.push(ms);
   }
 
   numbers(): StatsNumbers {
@@ -113,6 +119,7 @@ class Tally {
       cost_paise: this.cost,
       answer_rate: this.calls ? round(this.connected / this.calls, 4) : 0,
       avg_first_audio_ms: this.audioCount ? Math.round(this.audioSum / this.audioCount) : null,
+      ...voiceToVoiceFigures(this.voiceToVoice),
     };
   }
 }
@@ -122,7 +129,8 @@ class Tally {
  * the whole range's. A call counts on the day it was created (placed or received), in the
  * zone. Connected: it started (the agent went live). Answer rate: connected over all calls.
  * Average first-audio latency: over the calls that measured one; null when none did (a zero
- * would claim an instant answer).
+ * would claim an instant answer). Voice-to-voice p50 and p90: over every spoken turn of the
+ * day's calls (docs/decisions/0220), not a mean of the calls' figures; null without turns.
  */
 export function dailyStats(calls: readonly CallFacts[], days: readonly string[], zone: string): { days: DayStats[]; totals: StatsNumbers } {
   const byDay = new Map(days.map((date) => [date, new Tally()]));

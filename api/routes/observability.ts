@@ -170,7 +170,14 @@ export function observabilityRoutes({ now }: { now: () => Date }): Router {
       created_at: { $gte: startOfDayInZone(from, zone), $lt: startOfDayInZone(nextDay(last), zone) },
     };
     if (query.agent_id) filter.agent_id = query.agent_id;
-    const calls = await Call.find(filter, { created_at: 1, started_at: 1, duration_seconds: 1, cost_paise: 1, avg_first_audio_ms: 1 }).lean<CallFacts[]>();
+    const calls = await Call.find(filter, {
+      created_at: 1,
+      started_at: 1,
+      duration_seconds: 1,
+      cost_paise: 1,
+      avg_first_audio_ms: 1,
+      voice_to_voice_ms: 1,
+    }).lean<CallFacts[]>();
     res.json({ timezone: zone, from, to: last, ...dailyStats(calls, days, zone) });
   });
 

@@ -73,6 +73,8 @@ const callSchema = new Schema(
     /** Why post-call analytics gave up (after its retries); the call completed without them. */
     analytics_error: { type: String, default: null },
     avg_first_audio_ms: { type: Number, default: null },
+    /** Each spoken turn's voice-to-voice time on the media node, in order (docs/decisions/0220); shown as p50 and p90. */
+    voice_to_voice_ms: { type: [Number], default: undefined },
     /**
      * Who answered an outbound call whose agent detects voicemail (docs/decisions/0158): the
      * provider's machine-detection callback writes it once (`human` or `machine`), and the media

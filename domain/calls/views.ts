@@ -1,5 +1,6 @@
 import type { CallDocument } from '../../db/models/call';
 import type { components } from '../../schemas/api-types';
+import { voiceToVoiceFigures } from './voice-to-voice';
 
 type CallView = components['schemas']['Call'];
 
@@ -27,6 +28,7 @@ export function callView(c: CallDocument) {
     started_at: c.started_at ?? null,
     ended_at: c.ended_at ?? null,
     avg_first_audio_ms: c.avg_first_audio_ms ?? null,
+    ...voiceToVoiceFigures(c.voice_to_voice_ms ?? []),
     answered_by: (c.answered_by ?? null) as 'human' | 'machine' | null,
     transfer: c.transfer
       ? {

@@ -19,8 +19,26 @@ export const EVENT_TYPES = [
     data_fields: ['detected_by', 'action'],
   },
   { type: 'welcome', description: 'the agent starts its welcome message (text in message)', data_fields: [] },
-  { type: 'tts.first_audio', description: 'first audio of a reply played; latency_ms from the caller finishing', data_fields: ['welcome'] },
-  { type: 'user.turn', description: 'the caller finished a turn (message is what they said)', data_fields: ['after_goodbye', 'digits'] },
+  {
+    type: 'tts.first_audio',
+    description:
+      "first audio of a reply played; latency_ms from the caller finishing; a spoken turn's reply has its voice-to-voice time on the media node and its parts (end of turn, recogniser, model first token and first sentence, speech first byte, ours)",
+    data_fields: [
+      'welcome',
+      'voice_to_voice_ms',
+      'end_of_turn_ms',
+      'recogniser_ms',
+      'model_first_token_ms',
+      'model_first_sentence_ms',
+      'speech_first_byte_ms',
+      'ours_ms',
+    ],
+  },
+  {
+    type: 'user.turn',
+    description: "the caller finished a turn (message is what they said); a spoken turn has the recogniser's end-of-turn wait and its own time",
+    data_fields: ['after_goodbye', 'digits', 'end_of_turn_ms', 'recogniser_ms'],
+  },
   { type: 'llm.first_token', description: 'the language model started answering; latency_ms from the caller finishing', data_fields: ['model_ms'] },
   { type: 'agent.reply', description: 'the agent finished a reply (message is the full text)', data_fields: [] },
   { type: 'interrupted', description: 'the caller talked over the agent (message is what the caller heard)', data_fields: [] },

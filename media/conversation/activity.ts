@@ -68,7 +68,15 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
         await Promise.all([
           Call.updateOne(
             { _id: input.callId },
-            { $set: { transcript: result.transcript, usage: result.usage, avg_first_audio_ms: result.avgFirstAudioMs, updated_at: new Date() } },
+            {
+              $set: {
+                transcript: result.transcript,
+                usage: result.usage,
+                avg_first_audio_ms: result.avgFirstAudioMs,
+                voice_to_voice_ms: result.voiceToVoiceMs,
+                updated_at: new Date(),
+              },
+            },
           ),
           toSave && saveWithRetry(() => saveRecording(toSave), 'the recording of a call could not be saved'),
         ]);

@@ -42,6 +42,7 @@ export class AgentModel {
     const chunker = new SentenceChunker();
     const speech = this.ctx.speech.queue(reply, turnEndedAtMs);
     const sentAt = this.ctx.deps.now();
+    reply.timing?.modelRequested(sentAt);
     let text = '';
     const toolCalls: LlmToolCall[] = [];
     usage.llm_calls++;
@@ -56,8 +57,12 @@ export class AgentModel {
       })) {
         if (event.type === 'text') {
           onFirstToken(this.ctx.deps.now() - sentAt);
+          reply.timing?.modelFirstToken(this.ctx.deps.now());
           text += event.text;
-          for (const sentence of chunker.push(event.text)) speech.say(sentence);
+          for (const sentence of chunker.push(event.text)) {
+            reply.timing?.sentence(this.ctx.deps.now());
+            speech.say(sentence);
+          }
         } else if (event.type === 'tool_call') {
           onFirstToken(this.ctx.deps.now() - sentAt);
           toolCalls.push(event.call);
@@ -71,7 +76,10 @@ export class AgentModel {
       throw error;
     }
     const rest = chunker.flush();
-    if (rest) speech.say(rest);
+    if (rest) {
+      reply.timing?.sentence(this.ctx.deps.now());
+      speech.say(rest);
+    }
     await speech.finished();
     return { text: text.trim(), toolCalls };
   }

@@ -13,6 +13,7 @@ import { TransferCall } from './transfer-call';
 import { fillVariables } from './variables';
 import { VoicemailAnswer } from './voicemail-answer';
 import type { ConversationDeps, ConversationOptions, ConversationResult } from './types';
+import { CallerVoice, ReplyTiming, type TurnEnd } from './turn-timing';
 
 export type {
   ConversationAgent,
@@ -50,7 +51,9 @@ export class Conversation {
   private readonly voicemail: VoicemailAnswer;
   private readonly tools: ToolCalls;
   private readonly model: AgentModel;
-  private readonly turns: { text: string; endedAtMs: number }[] = [];
+  private readonly turns: { text: string; endedAtMs: number; timing: TurnEnd | null }[] = [];
+  /** The caller's voice as it arrives, to split each turn's wait into its stages. */
+  private readonly callerVoice = new CallerVoice();
   private recognition: RecognitionStream | null = null;
   private working = false;
   private onlineCheckAsked = false;
@@ -92,35 +95,50 @@ export class Conversation {
     if (this.options.signal.aborted) state.end('system', CONVERSATION_CANCELED_REASON, 'info');
     this.options.signal.addEventListener('abort', () => state.end('system', CONVERSATION_CANCELED_REASON, 'info'), { once: true });
     const watcher = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
+    let recognition: Promise<void> | null = null;
     try {
-      this.recognition = await this.deps.transcriber.open(
-        {
-          provider: agent.transcriber.provider,
-          model: agent.transcriber.model,
-          language: agent.transcriber.language,
-          turnDetection: agent.transcriber.turn_detection,
-          endpointingMs: agent.transcriber.endpointing_ms,
-          keyterms: agent.transcriber.keyterms,
-        },
-        {
-          onInterim: (text) => this.heardInterim(text),
-          onTurnEnd: (turn) => this.heardTurn(turn.text),
-          onError: (error) => state.fail('speech recognition', error),
-        },
-      );
+      // The recognizer's handshake runs alongside the welcome (docs/decisions/0221): the caller's
+      // audio meanwhile waits here, and reaches it in order once it is open.
+      const early: Buffer[] = [];
       audio.onAudio((mulaw) => {
-        this.recognition?.sendAudio(mulaw);
+        if (this.recognition) this.recognition.sendAudio(mulaw);
+        else early.push(mulaw);
+        this.callerVoice.heard(mulaw, this.deps.now());
         this.deps.onCallerAudio?.(mulaw, this.deps.now() - state.startedAtMs);
       });
+      recognition = this.deps.transcriber
+        .open(
+          {
+            provider: agent.transcriber.provider,
+            model: agent.transcriber.model,
+            language: agent.transcriber.language,
+            turnDetection: agent.transcriber.turn_detection,
+            endpointingMs: agent.transcriber.endpointing_ms,
+            keyterms: agent.transcriber.keyterms,
+          },
+          {
+            onInterim: (text) => this.heardInterim(text),
+            onTurnEnd: (turn) => this.heardTurn(turn.text, undefined, turn.audioEndSeconds ?? null),
+            onError: (error) => state.fail('speech recognition', error),
+          },
+        )
+        .then((stream) => {
+          this.recognition = stream;
+          for (const mulaw of early.splice(0)) stream.sendAudio(mulaw);
+        });
       this.keypad.listen(
         (pressed) => this.heardTurn('', pressed),
         () => this.callerSpeaking,
       );
-      // A screened call holds its welcome until the callee is known to be no machine (./voicemail.ts).
+      // A screened call holds its welcome until the callee is known to be no machine (./voicemail.ts), which takes the recognizer.
+      if (this.deps.voicemail) await recognition;
       const machine = this.deps.voicemail ? await this.voicemail.start(this.deps.voicemail).untilWelcome() : false;
-      if (agent.welcome_message && !state.ending && !machine) await this.welcome(fillVariables(agent.welcome_message, this.options.userData));
+      const welcome = agent.welcome_message && !state.ending && !machine ? this.welcome(fillVariables(agent.welcome_message, this.options.userData)) : null;
+      await Promise.all([recognition, welcome]);
     } catch (error) {
       if (!(error instanceof Ended)) state.fail(providerOf(error), error);
+      // A failed welcome ends the call while the recognizer may still be opening: it is closed below once open.
+      await recognition?.catch(() => undefined);
     }
     await state.done;
     clearInterval(watcher);
@@ -137,6 +155,7 @@ export class Conversation {
       transcript: state.transcript,
       usage: state.usage,
       avgFirstAudioMs: latencies.length ? Math.round(latencies.reduce((a, b) => a + b, 0) / latencies.length) : null,
+      voiceToVoiceMs: this.speech.voiceToVoice,
       voicemailAction: this.voicemail.screen?.machine && state.ending!.reason === 'voicemail' ? agent.call.voicemail.action : null,
     };
   }
@@ -155,7 +174,7 @@ export class Conversation {
   }
 
   /** A turn of the caller: their words (from recognition), with the keys pressed since their last turn (`call.keypad.caller_digits`). */
-  private heardTurn(words: string, pressed?: string): void {
+  private heardTurn(words: string, pressed?: string, audioEndSeconds: number | null = null): void {
     const { state } = this;
     if (state.ending) return;
     if (pressed === undefined) {
@@ -168,7 +187,12 @@ export class Conversation {
     if (!text) return;
     const now = this.deps.now();
     state.lastActivityMs = now;
-    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: state.goodbye, digits } });
+    // A spoken turn's wait is timed from the caller's last sound; keys alone have no such wait.
+    const timing = pressed === undefined ? this.callerVoice.turnEnded(now, audioEndSeconds) : null;
+    const stages = timing
+      ? { end_of_turn_ms: Math.round(timing.endOfTurnMs), recogniser_ms: timing.recogniserMs === null ? null : Math.round(timing.recogniserMs) }
+      : {};
+    this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: state.goodbye, digits, ...stages } });
     state.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
     this.deps.audio.sendText?.({ event: 'transcript', role: 'user', text, interrupted: false });
     if (state.goodbye) return; // the agent decided to hang up: the words are kept, not answered
@@ -178,7 +202,7 @@ export class Conversation {
       if (!screen.machine) state.history.push({ role: 'user', content: text });
       return;
     }
-    this.turns.push({ text, endedAtMs: now });
+    this.turns.push({ text, endedAtMs: now, timing });
     const reply = state.reply;
     if (reply && !reply.audible && !reply.interrupted) {
       // The caller went on before the agent said anything: answer everything they said.
@@ -206,7 +230,7 @@ export class Conversation {
         const turns = this.turns.splice(0);
         const text = turns.map((t) => t.text).join(' ');
         this.state.history.push({ role: 'user', content: text });
-        await this.answer(text, turns.at(-1)!.endedAtMs);
+        await this.answer(text, turns.at(-1)!.endedAtMs, turns.at(-1)!.timing);
       }
     } catch (error) {
       if (!(error instanceof Ended)) this.state.fail(providerOf(error), error);
@@ -220,9 +244,10 @@ export class Conversation {
    * as they stream (./agent-model.ts) and run their tool calls (./tool-calls.ts), then the turn may end
    * the call (`end_call`, a transfer, an opt-out, the hang-up prompt).
    */
-  private async answer(turnText: string, turnEndedAtMs: number): Promise<void> {
+  private async answer(turnText: string, turnEndedAtMs: number, turnEnd: TurnEnd | null): Promise<void> {
     const { state, speech } = this;
     const reply = speech.start(true);
+    reply.timing = turnEnd && new ReplyTiming(turnEnd);
     const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
     let endCall = false;
     let handedOver = false;
@@ -287,7 +312,14 @@ export class Conversation {
 
   private async welcome(text: string): Promise<void> {
     this.deps.emit({ type: 'welcome', message: text, level: 'info', latencyMs: null });
-    await this.say(text, true, this.state.startedAtMs, true);
+    const prepared = this.deps.welcomeAudio?.(text) ?? null;
+    if (!prepared) {
+      await this.say(text, true, this.state.startedAtMs, true);
+      return;
+    }
+    const reply = this.speech.start(true);
+    await this.speech.playPrepared(reply, text, prepared);
+    this.speech.end(reply);
   }
 
   /** The hang-up message (interruptible when `hangup_interruptible`), then the end once it has played. */

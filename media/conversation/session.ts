@@ -17,6 +17,8 @@ import type { Transcriber } from '../../providers/stt/types';
 import type { Synthesizer } from '../../providers/tts/types';
 import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { withDefaultVoice } from './default-voice';
+import { prepareGreeting, type GreetingAudio, type GreetingCache } from './greetings';
+import { fillVariables } from './variables';
 import { Conversation, type ConversationAgent, type ConversationEvent, type ConversationResult } from './engine';
 import type { CallAudioStream } from './audio-stream';
 import type { StreamRegistry } from './stream-registry';
@@ -33,6 +35,8 @@ export interface ConversationSessionDeps {
   toolsAllowPrivateNetworks: boolean;
   /** Knowledge retrieval's embeddings endpoint (Config.embeddings); null ranks by BM25 alone. */
   embeddings: EmbeddingsConfig | null;
+  /** The node's welcomes (./greetings.ts); null: welcomes are not prepared (Config.preparedGreetings off). */
+  greetings?: GreetingCache | null;
 }
 
 /** What the call's workflow gives the conversation once its activity claims it (docs/decisions/0165). */
@@ -142,6 +146,30 @@ export class ConversationSession {
     const dataStorage = dataStorageOf(call.data_storage);
     // An agent without a voice speaks with the server's default for its language.
     const synthesizer = agent.voice.voice_id ? deps.synthesizer : withDefaultVoice(deps.synthesizer, agent.voice.language);
+    const signal = this.abort.signal;
+    const userData = (call.user_data ?? {}) as Record<string, unknown>;
+    // The welcome's audio starts now, alongside the conversation's own start (docs/decisions/0221).
+    const welcomeText = agent.welcome_message ? fillVariables(agent.welcome_message, userData) : '';
+    const greeting: GreetingAudio | null =
+      deps.greetings && welcomeText
+        ? prepareGreeting(
+            deps.greetings,
+            synthesizer,
+            {
+              agentId: agentDoc._id,
+              agentVersion: agentDoc.version,
+              voice: {
+                provider: agent.voice.provider,
+                model: agent.voice.model,
+                voice: agent.voice.voice_id ?? '',
+                speed: agent.voice.speed,
+                language: agent.voice.language,
+              },
+              text: welcomeText,
+            },
+            signal,
+          )
+        : null;
 
     // Events wait for the claim, then go on the timeline in order, off the audio path; a failed
     // write is retried, since losing an event is not allowed.
@@ -177,12 +205,11 @@ export class ConversationSession {
     // `call.record`: both sides, placed on the conversation's timeline as the engine hears and plays them.
     // Only `everything` keeps a recording (docs/decisions/0213): the others never make one.
     const recording = agent.call.record && keepsRecording(dataStorage) ? new CallRecording() : null;
-    const signal = this.abort.signal;
     // Until the workflow gives the cap (from the balance), the agent's own limit holds.
     const conversation = new Conversation(
       {
         agent,
-        userData: (call.user_data ?? {}) as Record<string, unknown>,
+        userData,
         capSeconds: agent.call.max_duration_seconds,
         capReason: 'max duration reached',
         signal,
@@ -199,6 +226,7 @@ export class ConversationSession {
           ),
         emit,
         now: () => Date.now(),
+        welcomeAudio: (text) => (greeting && text === welcomeText ? greeting : null),
         // `transfer_call`: the call's workflow drives the provider (docs/decisions/0160).
         transfer: (request) => requestTransfer(deps.temporal, callId, request),
         // Warm: the second leg's stream arrives on this node under its own key (docs/decisions/0161).

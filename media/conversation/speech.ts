@@ -3,6 +3,7 @@ import { Downsampler } from '../../providers/audio/pcm';
 import { SYNTHESIS_SAMPLE_RATE } from '../../providers/tts/types';
 import { sleep } from './helpers';
 import { PlaybackTimeline } from './playback';
+import type { GreetingAudio } from './greetings';
 import type { ConversationState, Reply } from './state';
 import type { ConversationDeps, ConversationOptions } from './types';
 
@@ -22,6 +23,8 @@ export class AgentSpeech {
   readonly playback = new PlaybackTimeline();
   /** The first-audio latencies of the replies to the caller (the welcome left out). */
   readonly firstAudioLatencies: number[] = [];
+  /** Each spoken turn's voice-to-voice time on this node (./turn-timing.ts, docs/decisions/0220). */
+  readonly voiceToVoice: number[] = [];
   /** Marks the far end has reported played, and how many were sent. */
   private readonly playedMarks = new Set<string>();
   private marksSent = 0;
@@ -69,6 +72,7 @@ export class AgentSpeech {
       spoken: [],
       entry: null,
       historyEntry: null,
+      timing: null,
     };
     this.state.reply = reply;
     return reply;
@@ -143,6 +147,7 @@ export class AgentSpeech {
     const { voice } = this.options.agent;
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     this.state.usage.tts_characters += sentence.length;
+    reply.timing?.synthesisStarted(this.deps.now());
     let started = false;
     for await (const pcm of this.deps.synthesizer.synthesize({
       text: sentence,
@@ -157,6 +162,17 @@ export class AgentSpeech {
       if (!mulaw.length) continue;
       this.release(reply, sentence, mulaw, !started, fromMs, welcome);
       started = true;
+    }
+  }
+
+  /** The welcome's prepared audio, played as synthesized speech is (the speech server is billed only when it made it for this call). */
+  async playPrepared(reply: Reply, text: string, prepared: GreetingAudio): Promise<void> {
+    if (prepared.synthesized) this.state.usage.tts_characters += text.length;
+    let first = true;
+    for await (const mulaw of prepared.read()) {
+      if (reply.abort.signal.aborted || this.state.ending) return;
+      this.release(reply, text, mulaw, first, this.state.startedAtMs, true);
+      first = false;
     }
   }
 
@@ -176,7 +192,10 @@ export class AgentSpeech {
       reply.audible = true;
       const latencyMs = fromMs === null ? null : now - fromMs;
       if (latencyMs !== null && !welcome) this.firstAudioLatencies.push(latencyMs);
-      if (fromMs !== null) this.deps.emit({ type: 'tts.first_audio', message: '', level: 'info', latencyMs, data: welcome ? { welcome: true } : {} });
+      const breakdown = reply.timing?.breakdown(now);
+      if (breakdown) this.voiceToVoice.push(breakdown.voice_to_voice_ms);
+      if (fromMs !== null)
+        this.deps.emit({ type: 'tts.first_audio', message: '', level: 'info', latencyMs, data: welcome ? { welcome: true } : { ...breakdown } });
     }
     this.state.lastActivityMs = now;
   }

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../providers/llm/types';
+import type { ReplyTiming } from './turn-timing';
 import type { ConversationDeps, ConversationUsage, EventLevel, TranscriptEntry } from './types';
 
 /** One thing the agent says: a reply, the welcome, a goodbye or the online check. */
@@ -14,6 +15,8 @@ export interface Reply {
   /** Its transcript and history entries once written, so barge-in can cut them to what was heard. */
   entry: TranscriptEntry | null;
   historyEntry: { role: 'assistant'; content: string | null } | null;
+  /** Where the caller's wait for it went; null for what answers no spoken turn (the welcome, goodbyes, keys). */
+  timing: ReplyTiming | null;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CallAudioStream } from './audio-stream';
 import type { VoicemailDeps } from './voicemail';
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import type { ConversationUsage } from '../../contracts/conversation';
+import type { GreetingAudio } from './greetings';
 
 /** What a conversation (./engine.ts) is given and what it answers. */
 
@@ -59,6 +60,11 @@ export interface ConversationDeps {
    * do-not-call list and answers it. Absent (a browser call has no number): the tool is not offered.
    */
   optOut?(): Promise<{ number: string }>;
+  /**
+   * The welcome's audio when it was prepared for this text (./greetings.ts, docs/decisions/0221):
+   * played as it is, without asking the speech server; null: synthesized as any reply.
+   */
+  welcomeAudio?(text: string): GreetingAudio | null;
 }
 
 export interface ConversationOptions {
@@ -93,6 +99,8 @@ export interface ConversationResult {
   usage: ConversationUsage;
   /** Mean of the replies' first-audio latencies (the welcome left out); null without replies. */
   avgFirstAudioMs: number | null;
+  /** Each spoken turn's voice-to-voice time on this node, in order (./turn-timing.ts, docs/decisions/0220). */
+  voiceToVoiceMs: number[];
   /** A machine answered and the call ended on it (reason `voicemail`): the action taken; null otherwise. */
   voicemailAction: 'hang_up' | 'leave_message' | null;
 }

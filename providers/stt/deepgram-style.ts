@@ -157,12 +157,15 @@ interface ServerMessage {
   is_final?: unknown;
   speech_final?: unknown;
   channel?: { alternatives?: { transcript?: unknown }[] };
-  // v1 Metadata
+  // v1 Results' window (with `duration`), and Metadata's whole audio
+  start?: unknown;
   duration?: unknown;
-  // v1 UtteranceEnd carries only `channel` and `last_word_end`: its type is the news.
+  // v1 UtteranceEnd
+  last_word_end?: unknown;
   // v2 TurnInfo
   event?: unknown;
   turn_index?: unknown;
+  audio_window_end?: unknown;
   transcript?: unknown;
   languages?: unknown;
   // Error (both)
@@ -170,6 +173,7 @@ interface ServerMessage {
   message?: unknown;
 }
 
+const numberOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const normalize = (text: unknown): string => (typeof text === 'string' ? text.replace(/\s+/g, ' ').trim() : '');
 const joinPieces = (pieces: string[]): string => pieces.filter(Boolean).join(' ');
 
@@ -187,7 +191,7 @@ class ResultsReader implements ServerMessageReader {
   constructor(private readonly handlers: RecognitionHandlers) {}
 
   read(message: ServerMessage): void {
-    if (message.type === 'UtteranceEnd') return this.endTurn();
+    if (message.type === 'UtteranceEnd') return this.endTurn(numberOrNull(message.last_word_end));
     if (message.type !== 'Results') return;
     const transcript = normalize(message.channel?.alternatives?.[0]?.transcript);
     if (message.is_final !== true) {
@@ -196,15 +200,19 @@ class ResultsReader implements ServerMessageReader {
       return;
     }
     if (transcript) this.pieces.push(transcript);
-    if (message.speech_final === true) return this.endTurn();
+    if (message.speech_final === true) {
+      const start = numberOrNull(message.start);
+      const duration = numberOrNull(message.duration);
+      return this.endTurn(start !== null && duration !== null ? start + duration : null);
+    }
     const turn = joinPieces(this.pieces);
     if (turn) this.handlers.onInterim(turn);
   }
 
-  private endTurn(): void {
+  private endTurn(audioEndSeconds: number | null): void {
     const turn = joinPieces(this.pieces);
     this.pieces = [];
-    if (turn) this.handlers.onTurnEnd({ text: turn, language: null });
+    if (turn) this.handlers.onTurnEnd({ text: turn, language: null, audioEndSeconds });
   }
 }
 
@@ -236,7 +244,7 @@ class TurnInfoReader implements ServerMessageReader {
     if (turnIndex <= this.lastEndedTurn) return;
     this.lastEndedTurn = turnIndex;
     this.turnsEnded++;
-    if (transcript) this.handlers.onTurnEnd({ text: transcript, language });
+    if (transcript) this.handlers.onTurnEnd({ text: transcript, language, audioEndSeconds: numberOrNull(message.audio_window_end) });
   }
 }
 

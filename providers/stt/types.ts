@@ -27,8 +27,13 @@ export interface RecognitionSettings {
 export interface RecognitionHandlers {
   /** The caller's words so far in the current turn (interim; replaces the previous interim). */
   onInterim(text: string): void;
-  /** The caller finished a turn. `language` when the provider detects it (provider_a). */
-  onTurnEnd(turn: { text: string; language: string | null }): void;
+  /**
+   * The caller finished a turn. `language` when the provider detects it (provider_a).
+   * `audioEndSeconds`: the position in the stream's audio (seconds since it opened) where the
+   * provider decided the turn was over, when it says (Flux's `audio_window_end`, the end of a
+   * Nova final's window); what the media node times the recognizer's share by.
+   */
+  onTurnEnd(turn: { text: string; language: string | null; audioEndSeconds?: number | null }): void;
   /** The recognizer failed or closed unexpectedly; the stream is unusable. */
   onError(error: Error): void;
 }

@@ -15,6 +15,12 @@ export interface RecognitionSimulatorOptions extends SimulatorOptions {
    * the last word still brings `UtteranceEnd` when the stream asked for it.
    */
   noisy?: boolean;
+  /**
+   * Flux's end-of-turn silence for every threshold (live setting, read when a stream opens):
+   * a benchmark sets the provider's published end-of-turn latency here; null (the default)
+   * derives it from `eot_threshold` (eotSilenceMs).
+   */
+  fluxEndOfTurnMs?: number | null;
 }
 
 /**
@@ -105,6 +111,8 @@ export interface RecognitionSimulator extends RunningSimulator {
   apiKey: string;
   /** Every connection accepted, oldest first. */
   readonly sessions: SimulatedRecognitionSession[];
+  /** See RecognitionSimulatorOptions.fluxEndOfTurnMs. */
+  fluxEndOfTurnMs: number | null;
 }
 
 export const RECOGNITION_SIMULATOR_API_KEY = 'simulator-recognition-key';
@@ -165,7 +173,12 @@ const PIECE_SECONDS = 2;
  */
 export async function startRecognitionSimulator(options: RecognitionSimulatorOptions = {}): Promise<RecognitionSimulator> {
   const apiKey = options.apiKey ?? RECOGNITION_SIMULATOR_API_KEY;
-  const state = { latencyMs: options.latencyMs ?? 0, mode: 'normal' as SimulatorMode, noisy: options.noisy ?? false };
+  const state = {
+    latencyMs: options.latencyMs ?? 0,
+    mode: 'normal' as SimulatorMode,
+    noisy: options.noisy ?? false,
+    fluxEndOfTurnMs: options.fluxEndOfTurnMs ?? (null as number | null),
+  };
   const sessions: SimulatedRecognitionSession[] = [];
   const server = http.createServer((_req, res) => {
     res
@@ -188,8 +201,8 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
     if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') return refuse(socket, 404, 'NOT_FOUND', `no route ${url.pathname}`);
     const params = listenParams(url.pathname, url.searchParams);
     if (typeof params === 'string') return refuse(socket, 400, 'Bad Request', params);
-    const noisy = state.noisy;
-    sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, { ...params, noisy }, () => state.latencyMs)));
+    const { noisy, fluxEndOfTurnMs } = state;
+    sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, { ...params, noisy, fluxEndOfTurnMs }, () => state.latencyMs)));
   });
 
   const url = await listenOnLoopback(server, options);
@@ -207,7 +220,7 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
       });
     },
   };
-  return withLiveSettings(running, state, ['latencyMs', 'mode', 'noisy']);
+  return withLiveSettings(running, state, ['latencyMs', 'mode', 'noisy', 'fluxEndOfTurnMs']);
 }
 
 /** Answers an upgrade with an HTTP error in Deepgram's shape, and hangs up. */
@@ -271,9 +284,10 @@ interface Dialect {
   closeStream(): void;
 }
 
-function serve(ws: WebSocket, params: ListenParams & { noisy: boolean }, latencyMs: () => number): SimulatedRecognitionSession {
+function serve(ws: WebSocket, params: ListenParams & { noisy: boolean; fluxEndOfTurnMs: number | null }, latencyMs: () => number): SimulatedRecognitionSession {
+  const { fluxEndOfTurnMs, ...listen } = params;
   const session: SimulatedRecognitionSession = {
-    ...params,
+    ...listen,
     audioSeconds: 0,
     turns: [],
     keepAlives: 0,
@@ -288,7 +302,9 @@ function serve(ws: WebSocket, params: ListenParams & { noisy: boolean }, latency
   const outbox = new Outbox(ws);
   const requestId = randomUUID();
   // On a noisy line endpointing never hears its silence: a v1 turn then ends only at UtteranceEnd.
-  const listener = new TurnListener(params.path === '/v1/listen' ? (params.noisy ? null : params.endpointingMs) : eotSilenceMs(params.eotThreshold!));
+  const listener = new TurnListener(
+    params.path === '/v1/listen' ? (params.noisy ? null : params.endpointingMs) : (fluxEndOfTurnMs ?? eotSilenceMs(params.eotThreshold!)),
+  );
   const dialect =
     params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);
   ws.on('error', () => undefined);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { encodeUlaw, ULAW_SILENCE } from '../g711';
+import { encodeUlaw, firstLoudSample, ULAW_SILENCE } from '../g711';
 import { SpeechDecoder, speakText } from '../simulated-speech';
 import { DtmfDetector } from '../dtmf-detector';
 import type { ProviderStreamFrame } from '../../contracts/telephony-stream';
@@ -61,10 +61,16 @@ export interface StreamedConversation {
   streamConnected: boolean;
   /** When it opened: the callee's silence since the answer ends no earlier than this. */
   streamConnectedAt: Date | null;
-  /** Each utterance of the agent it heard: the text decoded between silences of at least 300 ms, with when it began. */
+  /**
+   * Each utterance of the agent it heard: the text decoded between silences of at least 300 ms,
+   * with when it began (its first sample louder than silence, as played into the callee's ear).
+   */
   heard: { text: string; at: Date }[];
-  /** Each line it said, with when it began. */
-  said: { text: string; at: Date }[];
+  /**
+   * Each line it said, with when it began and when its last sample left the callee's mouth
+   * (null until then): the start of the silence a caller waits through for the answer.
+   */
+  said: { text: string; at: Date; endedAt?: Date | null }[];
   /** How many `clearAudio` frames it obeyed. */
   clearedAudio: number;
   /** Keypad keys it heard as DTMF tones in the agent's audio, in order (tones are kept out of `heard`). */
@@ -87,6 +93,8 @@ export interface SimulatedCallerOptions {
   onHangUp: () => void;
   /** The stream could not open, or our side closed it: the call has nothing left to do. */
   onStreamEnded: (reason: string) => void;
+  /** The network between the callee and the provider, one way: every frame takes this long each way (default 0). */
+  legDelayMs?: number;
 }
 
 /** Silence at least this long ends an utterance of the agent. */
@@ -98,8 +106,13 @@ const DEFAULT_DIGITS_TIMEOUT_MS = 10_000;
 const BEEP_HZ = 1_000;
 const BEEP_MS = 500;
 const BEEP_AMPLITUDE = 6_000;
+/** A sample louder than this (16-bit magnitude, about -44 dBFS) is sound, not silence, to the callee's ear. */
+const AUDIBLE_THRESHOLD = 200;
+/** Mu-law bytes a millisecond (8 kHz). */
+const BYTES_PER_MS = PLIVO_STREAM_SAMPLE_RATE / 1000;
 
-type Queued = { kind: 'audio'; bytes: Buffer; offset: number } | { kind: 'checkpoint'; name: string };
+/** Agent audio waiting to play, with when it arrived: a frame due before that cannot hold it (a late tick catches frames up). */
+type Queued = { kind: 'audio'; bytes: Buffer; offset: number; arrivedAtMs: number } | { kind: 'checkpoint'; name: string };
 
 interface Wait {
   done: () => boolean;
@@ -146,6 +159,10 @@ export class SimulatedCaller {
   private lastPlayedAtMs = 0;
   private playbackStartedAtMs: number | null = null;
   private utterance: { text: string; at: Date } | null = null;
+  /** When the sound now playing began (its first loud sample); null while silence plays. */
+  private soundSinceMs: number | null = null;
+  /** The line whose speech is being sent: its `endedAt` is set with its last sample. */
+  private speakingLine: { endedAt?: Date | null } | null = null;
   // Where the previous line of the callee ended (the stream's start before the first).
   private lineEndedAtMs = 0;
   private playedBytesAtLineEnd = 0;
@@ -305,6 +322,7 @@ export class SimulatedCaller {
   /** A pure tone at `hz` for `ms`, as answering machines beep before they record. */
   private async beep(hz: number, ms: number): Promise<void> {
     this.options.record.beepedAt = new Date();
+    this.speakingLine = null;
     const samples = new Int16Array(Math.round((PLIVO_STREAM_SAMPLE_RATE * ms) / 1000));
     for (let i = 0; i < samples.length; i++) samples[i] = Math.round(BEEP_AMPLITUDE * Math.sin((2 * Math.PI * hz * i) / PLIVO_STREAM_SAMPLE_RATE));
     this.speech.push(encodeUlaw(samples));
@@ -314,7 +332,9 @@ export class SimulatedCaller {
   }
 
   private async say(text: string): Promise<void> {
-    this.options.record.said.push({ text, at: new Date() });
+    const line = { text, at: new Date(), endedAt: null };
+    this.options.record.said.push(line);
+    this.speakingLine = line;
     this.digitsAtLineStart = this.options.record.digitsHeard.length;
     this.speech.push(encodeUlaw(speakText(text, { sampleRate: PLIVO_STREAM_SAMPLE_RATE })));
     await this.when(() => this.speech.length === 0);
@@ -353,6 +373,11 @@ export class SimulatedCaller {
       if (taken === head.length) this.speech.shift();
       else this.speech[0] = head.subarray(taken);
     }
+    // The line's last sample left in this frame: its end is where that sample ends.
+    if (filled > 0 && this.speech.length === 0 && this.speakingLine) {
+      this.speakingLine.endedAt = new Date(frameAtMs + filled / BYTES_PER_MS);
+      this.speakingLine = null;
+    }
     this.framesSent++;
     this.send({
       event: 'media',
@@ -374,7 +399,7 @@ export class SimulatedCaller {
         this.send({ event: 'playedStream', sequenceNumber: this.sequenceNumber++, streamId: this.streamId, name: head.name });
         continue;
       }
-      if (filled === PLIVO_STREAM_FRAME_BYTES) break;
+      if (filled === PLIVO_STREAM_FRAME_BYTES || head.arrivedAtMs > frameAtMs) break;
       const taken = head.bytes.copy(frame, filled, head.offset, head.offset + PLIVO_STREAM_FRAME_BYTES - filled);
       filled += taken;
       head.offset += taken;
@@ -387,6 +412,10 @@ export class SimulatedCaller {
       this.playedBytes += filled;
       this.lastPlayedAtMs = frameAtMs + PLIVO_STREAM_FRAME_MS;
     }
+    // Where the sound began, to the sample: the decoder finds speech a window later.
+    const loud = firstLoudSample(frame, AUDIBLE_THRESHOLD);
+    if (loud === -1) this.soundSinceMs = null;
+    else this.soundSinceMs ??= frameAtMs + loud / BYTES_PER_MS;
     // Keypad tones are recognised as keys, and the speech decoder hears silence in their stead.
     const keys = this.keys.pushMulaw(frame);
     this.options.record.digitsHeard += keys.digits;
@@ -394,7 +423,7 @@ export class SimulatedCaller {
   }
 
   private hear(heard: { text: string; voiced: boolean; trailingSilenceMs: number }, frameAtMs: number): void {
-    if (heard.voiced && !this.utterance) this.utterance = { text: '', at: new Date(frameAtMs) };
+    if (heard.voiced && !this.utterance) this.utterance = { text: '', at: new Date(this.soundSinceMs ?? frameAtMs) };
     if (!this.utterance) return;
     this.utterance.text += heard.text;
     if (heard.trailingSilenceMs >= UTTERANCE_GAP_MS) this.endUtterance();
@@ -405,14 +434,21 @@ export class SimulatedCaller {
     this.utterance = null;
   }
 
+  /** A frame from the provider, after the leg's delay (frames keep their order: the delay is the same for each). */
   private receive(text: string): void {
+    const delay = this.options.legDelayMs ?? 0;
+    if (delay > 0) setTimeout(() => this.receiveNow(text), delay);
+    else this.receiveNow(text);
+  }
+
+  private receiveNow(text: string): void {
     const frame = readStreamFrame(text);
     if (!frame || this.stopping) return;
     switch (frame.event) {
       case 'playAudio': {
         if (frame.contentType !== null && frame.contentType !== PLIVO_STREAM_CONTENT_TYPE) return;
         const bytes = Buffer.from(frame.payload, 'base64');
-        if (bytes.length > 0) this.playback.push({ kind: 'audio', bytes, offset: 0 });
+        if (bytes.length > 0) this.playback.push({ kind: 'audio', bytes, offset: 0, arrivedAtMs: Date.now() });
         return;
       }
       case 'checkpoint':
@@ -434,7 +470,14 @@ export class SimulatedCaller {
     for (const wait of this.waits.splice(0)) wait.reject(new Stopped());
   }
 
+  /** A frame to the provider, after the leg's delay; `stop` goes at once, since the socket closes behind it. */
   private send(frame: ProviderStreamFrame): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+    const delay = this.options.legDelayMs ?? 0;
+    const text = JSON.stringify(frame);
+    const write = () => {
+      if (this.socket.readyState === WebSocket.OPEN) this.socket.send(text);
+    };
+    if (delay > 0 && frame.event !== 'stop') setTimeout(write, delay);
+    else write();
   }
 }

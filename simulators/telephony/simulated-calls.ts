@@ -174,6 +174,12 @@ export interface CallEngineOptions {
   /** Multiplies every delay, the callback retry's included; below 1 runs calls faster. */
   timeScale: number;
   callees: Record<string, CalleeScript>;
+  /**
+   * The network between the callee's phone and the provider's media server, one way: every
+   * frame of the stream takes this long each way (audio, marks and DTMF alike). Read when a
+   * stream opens; 0 by default.
+   */
+  legDelayMs?: number;
 }
 
 /**
@@ -192,6 +198,12 @@ export class SimulatedCalls {
   constructor(private readonly options: CallEngineOptions) {
     if (!(options.timeScale > 0)) throw new Error('timeScale must be above 0');
     this.callees = new Map(Object.entries(options.callees));
+  }
+
+  /** The one-way network delay of the streams opened from now on (see CallEngineOptions.legDelayMs). */
+  setLegDelay(ms: number): void {
+    if (!(ms >= 0)) throw new Error('legDelayMs must be 0 or more');
+    this.options.legDelayMs = ms;
   }
 
   setCallee(e164: string, script: CalleeScript): void {
@@ -603,6 +615,7 @@ export class SimulatedCalls {
       accountId: this.options.accountId,
       steps: conversation,
       record,
+      legDelayMs: this.options.legDelayMs ?? 0,
       onHangUp: () => this.end(call, { status: 'completed', cause: 'NORMAL_CLEARING', source: 'Callee', durationSeconds: this.secondsSinceAnswer(call) }),
       onStreamEnded: () => endNow('NORMAL_CLEARING', 'Answer XML'),
     });

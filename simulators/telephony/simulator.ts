@@ -23,6 +23,8 @@ export interface TelephonySimulatorOptions extends SimulatorOptions {
   callees?: Record<string, CalleeScript>;
   /** Multiplies every delay of a call (default 1); tests run calls faster with less. */
   timeScale?: number;
+  /** One-way network delay of every stream frame between the callee and the provider (default 0; see `setLegDelay`). */
+  legDelayMs?: number;
   /** The account's application (see `setInboundUrls`): where calls to its numbers are announced. */
   inboundAnswerUrl?: string;
   inboundHangupUrl?: string;
@@ -52,6 +54,8 @@ export interface TelephonySimulator extends RunningSimulator {
   addNumber(e164: string, fields?: Partial<Omit<SimulatedNumber, 'number'>>): void;
   /** Sets what the callee at `e164` does on the calls placed from now on. */
   setCallee(e164: string, script: CalleeScript): void;
+  /** The one-way network delay of the audio streams opened from now on: each frame takes this long each way. */
+  setLegDelay(ms: number): void;
   /** Points the calls to the account's numbers at these URLs, as a Plivo application does. */
   setInboundUrls(urls: InboundUrls): void;
   /**
@@ -102,7 +106,13 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     inventory.set(number, { number, region: 'Bangalore, INDIA', number_type: 'local', voice_enabled: true, ...fields });
   };
   (options.numbers ?? DEFAULT_SIMULATED_NUMBERS).forEach((n) => addNumber(n));
-  const calls = new SimulatedCalls({ authToken, accountId: authId, timeScale: options.timeScale ?? 1, callees: options.callees ?? {} });
+  const calls = new SimulatedCalls({
+    authToken,
+    accountId: authId,
+    timeScale: options.timeScale ?? 1,
+    callees: options.callees ?? {},
+    legDelayMs: options.legDelayMs ?? 0,
+  });
   let inbound: InboundUrls | null = options.inboundAnswerUrl ? { answerUrl: options.inboundAnswerUrl, hangupUrl: options.inboundHangupUrl ?? null } : null;
   const dialInbound = ({ from, to, caller = {} }: InboundDial): SimulatedCall => {
     if (!inventory.has(to.replace(/^\+/, ''))) throw new Error(`${to} is not a number of this account`);
@@ -136,6 +146,7 @@ export async function startTelephonySimulator(options: TelephonySimulatorOptions
     authToken,
     addNumber,
     setCallee: calls.setCallee.bind(calls),
+    setLegDelay: calls.setLegDelay.bind(calls),
     setInboundUrls: (urls: InboundUrls) => {
       inbound = { ...urls };
     },

@@ -19,6 +19,7 @@ import { randomNumbers } from '../support/providers';
 import { quietTemporalRuntime, startDisposableServers, type DisposableServers } from '../support/disposable-servers';
 import type { SimulatorCommand, SimulatorsReady } from './simulators-process';
 import type { CalleeSilence } from '../support/callee-silence';
+import type { CallerLatency } from '../support/caller-latency';
 import type { ProcessRoles } from './cost';
 import { testEncryption } from '../support/payload-keys';
 
@@ -30,6 +31,8 @@ export interface SimulatorControl {
   configure(settings: Omit<Extract<SimulatorCommand, { type: 'configure' }>, 'type'>): Promise<void>;
   /** The callee's silence after answering, per call to these numbers (null: never answered). */
   silences(numbers: string[]): Promise<(CalleeSilence | null)[]>;
+  /** What each number's callee heard: voice-to-voice per line and the greeting (caller-latency.ts), and its silence after the answer. */
+  latencies(numbers: string[]): Promise<((CallerLatency & { silence: CalleeSilence | null }) | null)[]>;
 }
 
 /**
@@ -51,6 +54,8 @@ export interface CallsBenchStack {
   servers: DisposableServers;
   /** Process ids by role, for the CPU each costs (cost.ts). */
   roles: ProcessRoles;
+  /** One more media node (a process of its own) with these settings, in the directory beside the first until stopped. */
+  startMedia(env: Record<string, string>): Promise<{ stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -111,15 +116,17 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
     workflows: { workflowBundle: await bundleWorkflows(TESTING_WORKFLOWS_PATH) },
   });
   const running = Promise.all(workers.map((w) => w.run()));
-  const { process: media } = await startMediaProcess({
+  const mediaOptions = {
     mongodbUri: servers.mongodbUri,
     temporalAddress: servers.temporalAddress,
     namespace: servers.namespace,
     authSecret: SECRET,
     providers: providersConfig,
     logFile: path.join(servers.tempDir, 'media.log'),
-    nodeEnv: 'production',
-  });
+    nodeEnv: 'production' as const,
+  };
+  const { process: media } = await startMediaProcess(mediaOptions);
+  let extraNodes = 0;
 
   const { workspaceId, key } = await fundedWorkspace({
     concurrencyLimit: options.concurrencyLimit,
@@ -144,6 +151,10 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
       ferretdb: servers.processes.filter((p) => p.name === 'ferretdb').map((p) => p.child.pid as number),
       simulators: [simulatorsProcess.pid as number],
     },
+    async startMedia(env) {
+      const { process: extra } = await startMediaProcess({ ...mediaOptions, env, logFile: path.join(servers.tempDir, `media-${++extraNodes}.log`) });
+      return { stop: () => extra.stop() };
+    },
     async stop() {
       await media.stop();
       workers.forEach((w) => w.shutdown());
@@ -160,6 +171,11 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
   };
 }
 
+interface SimulatorAnswer {
+  silences?: (CalleeSilence | null)[];
+  latencies?: ((CallerLatency & { silence: CalleeSilence | null }) | null)[];
+}
+
 async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildProcess; ready: SimulatorsReady; control: SimulatorControl }> {
   const child = fork(path.join(__dirname, 'simulators-process.ts'), [], {
     execArgv: ['--require', 'tsx/cjs'],
@@ -174,11 +190,11 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
   const send = (command: SimulatorCommand) =>
     (chain = chain.then(
       () =>
-        new Promise<{ silences?: (CalleeSilence | null)[] }>((resolve) => {
-          child.once('message', (answer) => resolve(answer as { silences?: (CalleeSilence | null)[] }));
+        new Promise<SimulatorAnswer>((resolve) => {
+          child.once('message', (answer) => resolve(answer as SimulatorAnswer));
           child.send(command);
         }),
-    )) as Promise<{ silences?: (CalleeSilence | null)[] }>;
+    )) as Promise<SimulatorAnswer>;
   return {
     child,
     ready,
@@ -186,6 +202,7 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
       setCallees: async (numbers, script) => void (await send({ type: 'callees', numbers, script })),
       configure: async (settings) => void (await send({ type: 'configure', ...settings })),
       silences: async (numbers) => (await send({ type: 'silences', numbers })).silences ?? [],
+      latencies: async (numbers) => (await send({ type: 'latencies', numbers })).latencies ?? [],
     },
   };
 }

@@ -5,13 +5,14 @@ import { webhooksBench } from './webhooks.bench';
 import { callsBench } from './calls.bench';
 import { clusterBench } from './cluster.bench';
 import { answerPathBench } from './answer-path.bench';
+import { callerLatencyBench } from './caller-latency.bench';
 
 /**
  * `npm run bench`: each benchmark measures our code against a baseline in the same run and
  * prints the result next to its target, so noisy machines compare like with like.
  * `npm run bench -- <name>` runs one of them (`npm run bench:webhooks` is `webhooks`).
  */
-const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls', 'answer-path', 'cluster'] as const;
+const BENCHES = ['render-dates', 'auth', 'agents', 'webhooks', 'calls', 'answer-path', 'caller-latency', 'cluster'] as const;
 /** Run only when named (`npm run bench:cluster`): minutes long, and it needs the cluster tools. */
 const ON_REQUEST: readonly string[] = ['cluster'];
 
@@ -54,6 +55,11 @@ async function main(): Promise<void> {
   if (wanted('answer-path')) {
     const answer = await answerPathBench();
     report(answer.ok, answer.name, answer.lines);
+  }
+
+  if (wanted('caller-latency')) {
+    const callerLatency = await callerLatencyBench();
+    report(callerLatency.ok, callerLatency.name, callerLatency.lines);
   }
 
   if (wanted('cluster')) {

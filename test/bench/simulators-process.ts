@@ -4,6 +4,7 @@ import { startTelephonySimulator, type CalleeScript } from '../../simulators/tel
 import { startSpeechSimulator } from '../../simulators/tts/simulator';
 import { tuneHeapForLiveAudio } from '../../media/heap-tuning';
 import { calleeSilence } from '../support/callee-silence';
+import { callerLatency } from '../support/caller-latency';
 
 /**
  * The outside services' simulators in a process of their own, as the real services would be:
@@ -12,8 +13,20 @@ import { calleeSilence } from '../support/callee-silence';
  */
 export type SimulatorCommand =
   | { type: 'callees'; numbers: string[]; script: CalleeScript }
-  | { type: 'configure'; llmLatencyMs?: number; tokenIntervalMs?: number; replyText?: string; ttsLatencyMs?: number; sttLatencyMs?: number }
+  | {
+      type: 'configure';
+      llmLatencyMs?: number;
+      tokenIntervalMs?: number;
+      replyText?: string;
+      ttsLatencyMs?: number;
+      sttLatencyMs?: number;
+      /** Flux's end-of-turn silence (null: derived from eot_threshold). */
+      fluxEndOfTurnMs?: number | null;
+      /** The telephony leg's one-way delay of the streams opened from now on. */
+      legDelayMs?: number;
+    }
   | { type: 'silences'; numbers: string[] }
+  | { type: 'latencies'; numbers: string[] }
   | { type: 'close' };
 
 export interface SimulatorsReady {
@@ -44,6 +57,8 @@ async function main(): Promise<void> {
       }
       if (command.ttsLatencyMs !== undefined) speech.latencyMs = command.ttsLatencyMs;
       if (command.sttLatencyMs !== undefined) recognition.latencyMs = command.sttLatencyMs;
+      if (command.fluxEndOfTurnMs !== undefined) recognition.fluxEndOfTurnMs = command.fluxEndOfTurnMs;
+      if (command.legDelayMs !== undefined) telephony.setLegDelay(command.legDelayMs);
     }
     if (command.type === 'silences') {
       const silences = telephony
@@ -51,6 +66,18 @@ async function main(): Promise<void> {
         .filter((c) => command.numbers.includes(c.to))
         .map(calleeSilence);
       process.send?.({ type: 'done', silences });
+      return;
+    }
+    if (command.type === 'latencies') {
+      // Per number, its (last) call: what its callee heard, and when its stream opened after the answer.
+      const latencies = command.numbers.map((number) => {
+        const call = telephony
+          .calls()
+          .filter((c) => c.to === number)
+          .at(-1);
+        return call ? { ...callerLatency(call), silence: calleeSilence(call) } : null;
+      });
+      process.send?.({ type: 'done', latencies });
       return;
     }
     if (command.type === 'close') {

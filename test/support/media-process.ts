@@ -19,6 +19,8 @@ export interface MediaProcessOptions {
   /** Where its output goes (read back when it fails to start). */
   logFile: string;
   nodeEnv?: 'test' | 'production';
+  /** More settings for it (e.g. `PREPARED_GREETINGS: 'false'`). */
+  env?: Record<string, string>;
 }
 
 export interface RunningMediaProcess {
@@ -59,6 +61,7 @@ export async function startMediaProcess(options: MediaProcessOptions): Promise<R
       TTS_API_KEY: tts.apiKey,
       TOOLS_ALLOW_PRIVATE_NETWORKS: 'true',
       ...TEST_PAYLOAD_KEYS_ENV,
+      ...options.env,
     },
   });
   const url = `http://127.0.0.1:${port}`;

@@ -17,13 +17,16 @@ const say = (text: string): Buffer => encodeMulaw(speakText(text, { sampleRate: 
 class Heard {
   readonly events: { kind: 'interim' | 'turn'; text: string }[] = [];
   readonly turns: { text: string; language: string | null }[] = [];
+  /** Each turn's `audioEndSeconds`, in order. */
+  readonly audioEnds: (number | null)[] = [];
   readonly errors: Error[] = [];
 
   readonly handlers = {
     onInterim: (text: string) => this.events.push({ kind: 'interim', text }),
-    onTurnEnd: (turn: { text: string; language: string | null }) => {
+    onTurnEnd: (turn: { text: string; language: string | null; audioEndSeconds?: number | null }) => {
       this.events.push({ kind: 'turn', text: turn.text });
-      this.turns.push(turn);
+      this.turns.push({ text: turn.text, language: turn.language });
+      this.audioEnds.push(turn.audioEndSeconds ?? null);
     },
     onError: (error: Error) => this.errors.push(error),
   };
@@ -262,6 +265,17 @@ describe('streaming speech recognition', () => {
       expect(session.keyterms).to.deep.equal(['Zomato', 'Swiggy One']);
     });
 
+    it("says where a provider_b turn was decided: the end of its final's window", async () => {
+      const { stream, heard } = await listen(settings('provider_b', { language: 'en', endpointingMs: 300 }));
+      const words = say('hello there');
+      feed(stream, words, mulawSilence(800));
+      await heard.waitForTurns(1);
+      await stream.close();
+      expect(heard.audioEnds[0])
+        .to.be.a('number')
+        .within(words.length / 8000, words.length / 8000 + 0.5);
+    });
+
     it('reports no language (provider_b is told it)', async () => {
       const { stream, heard } = await listen(settings('provider_b', { language: 'hi' }));
       feed(stream, say('नमस्ते'), mulawSilence(800));
@@ -335,6 +349,19 @@ describe('streaming speech recognition', () => {
       await stream.close();
       expect(heard.turnTexts()).to.deep.equal(['I want to cancel my booking']);
       expect(session.eotThreshold).to.equal(0.85);
+    });
+
+    it('says where in the audio each turn was decided (audio_window_end), for the media node to time the recognizer by', async () => {
+      const { stream, heard } = await listen(settings('provider_a'));
+      const words = say('thank you');
+      feed(stream, words, mulawSilence(1_000));
+      await heard.waitForTurns(1);
+      await stream.close();
+      // After the words, and after the silence the threshold waits for (300 ms for responsive in the simulator).
+      const spokenSeconds = words.length / 8000;
+      expect(heard.audioEnds[0])
+        .to.be.a('number')
+        .within(spokenSeconds + 0.25, spokenSeconds + 0.4);
     });
 
     it('detects Hindi and English turns', async () => {

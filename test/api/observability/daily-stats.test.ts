@@ -11,6 +11,7 @@ interface CallSeed {
   seconds?: number;
   cost?: number;
   firstAudioMs?: number | null;
+  voiceToVoice?: number[];
   agentId?: string;
 }
 
@@ -33,6 +34,7 @@ async function seedCall(workspaceId: string, seed: CallSeed): Promise<void> {
     duration_seconds: connected ? (seed.seconds ?? 0) : null,
     cost_paise: connected ? (seed.cost ?? 0) : null,
     avg_first_audio_ms: connected ? (seed.firstAudioMs ?? null) : null,
+    ...(seed.voiceToVoice ? { voice_to_voice_ms: seed.voiceToVoice } : {}),
     created_at: created,
     updated_at: created,
   });
@@ -56,26 +58,64 @@ describe('daily stats', () => {
     const other = await activeOwner(api);
     // Around midnight in India (UTC+05:30): 18:15 UTC on the 9th is 23:45 on the 9th there,
     // 18:45 UTC is 00:15 on the 10th.
-    await seedCall(owner.workspaceId, { created: '2026-03-09T18:15:00Z', status: 'completed', seconds: 90, cost: 600, firstAudioMs: 800 });
-    await seedCall(owner.workspaceId, { created: '2026-03-09T18:45:00Z', status: 'completed', seconds: 30, cost: 200, firstAudioMs: 1200, agentId });
+    await seedCall(owner.workspaceId, {
+      created: '2026-03-09T18:15:00Z',
+      status: 'completed',
+      seconds: 90,
+      cost: 600,
+      firstAudioMs: 800,
+      voiceToVoice: [700, 1100, 900],
+    });
+    await seedCall(owner.workspaceId, {
+      created: '2026-03-09T18:45:00Z',
+      status: 'completed',
+      seconds: 30,
+      cost: 200,
+      firstAudioMs: 1200,
+      agentId,
+      voiceToVoice: [800, 600],
+    });
     await seedCall(owner.workspaceId, { created: '2026-03-09T19:00:00Z', status: 'no-answer', agentId });
-    await seedCall(owner.workspaceId, { created: '2026-03-09T20:00:00Z', status: 'completed', seconds: 45, cost: 300, firstAudioMs: null });
+    await seedCall(owner.workspaceId, {
+      created: '2026-03-09T20:00:00Z',
+      status: 'completed',
+      seconds: 45,
+      cost: 300,
+      firstAudioMs: null,
+      voiceToVoice: [1000],
+    });
     // Another workspace's calls on the same days never count.
-    await seedCall(other.workspaceId, { created: '2026-03-09T18:50:00Z', status: 'completed', seconds: 600, cost: 4000, firstAudioMs: 5000 });
+    await seedCall(other.workspaceId, {
+      created: '2026-03-09T18:50:00Z',
+      status: 'completed',
+      seconds: 600,
+      cost: 4000,
+      firstAudioMs: 5000,
+      voiceToVoice: [5000],
+    });
   });
   after(() => api.close());
 
+  const numbers = (calls: number, connected: number, minutes: number, cost: number, answerRate: number, firstAudio: number | null) => ({
+    calls,
+    connected_calls: connected,
+    minutes,
+    cost_paise: cost,
+    answer_rate: answerRate,
+    avg_first_audio_ms: firstAudio,
+  });
   const stats = (query: string, h = headers) => getOk(api, `/api/v1/stats/daily?${query}`, h);
 
   it('counts each call on its day in the requested zone, with every number of the day', async () => {
     const body = await stats('from=2026-03-09&to=2026-03-11&timezone=Asia/Kolkata');
     expect(body).to.include({ timezone: 'Asia/Kolkata', from: '2026-03-09', to: '2026-03-11' });
     expect(body.days).to.deep.equal([
-      { date: '2026-03-09', calls: 1, connected_calls: 1, minutes: 1.5, cost_paise: 600, answer_rate: 1, avg_first_audio_ms: 800 },
-      { date: '2026-03-10', calls: 3, connected_calls: 2, minutes: 1.25, cost_paise: 500, answer_rate: 0.6667, avg_first_audio_ms: 1200 },
-      { date: '2026-03-11', calls: 0, connected_calls: 0, minutes: 0, cost_paise: 0, answer_rate: 0, avg_first_audio_ms: null },
+      { date: '2026-03-09', ...numbers(1, 1, 1.5, 600, 1, 800), voice_to_voice_p50_ms: 900, voice_to_voice_p90_ms: 1100 },
+      // Over every turn of the day's calls (600, 800, 1000), not over the calls' own figures.
+      { date: '2026-03-10', ...numbers(3, 2, 1.25, 500, 0.6667, 1200), voice_to_voice_p50_ms: 800, voice_to_voice_p90_ms: 1000 },
+      { date: '2026-03-11', ...numbers(0, 0, 0, 0, 0, null), voice_to_voice_p50_ms: null, voice_to_voice_p90_ms: null },
     ]);
-    expect(body.totals).to.deep.equal({ calls: 4, connected_calls: 3, minutes: 2.75, cost_paise: 1100, answer_rate: 0.75, avg_first_audio_ms: 1000 });
+    expect(body.totals).to.deep.equal({ ...numbers(4, 3, 2.75, 1100, 0.75, 1000), voice_to_voice_p50_ms: 800, voice_to_voice_p90_ms: 1100 });
   });
 
   it('moves the same calls to other days in another zone (UTC: all on the 9th; X-Timezone works too)', async () => {
@@ -92,9 +132,7 @@ describe('daily stats', () => {
 
   it('limits to one agent with agent_id', async () => {
     const body = await stats(`from=2026-03-10&to=2026-03-10&agent_id=${agentId}&timezone=Asia/Kolkata`);
-    expect(body.days).to.deep.equal([
-      { date: '2026-03-10', calls: 2, connected_calls: 1, minutes: 0.5, cost_paise: 200, answer_rate: 0.5, avg_first_audio_ms: 1200 },
-    ]);
+    expect(body.days).to.deep.equal([{ date: '2026-03-10', ...numbers(2, 1, 0.5, 200, 0.5, 1200), voice_to_voice_p50_ms: 600, voice_to_voice_p90_ms: 800 }]);
   });
 
   it('defaults to the last 7 days up to today; a lone from runs 7 days on', async () => {

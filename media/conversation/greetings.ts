@@ -1,0 +1,154 @@
+import { encodeMulaw } from '../../providers/audio/mulaw';
+import { Downsampler } from '../../providers/audio/pcm';
+import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest, type Synthesizer } from '../../providers/tts/types';
+
+/**
+ * The welcome ready before it is needed (issue 32, docs/decisions/0221): its audio is
+ * synthesized as soon as the node knows the call, alongside the rest of the conversation's
+ * start (the recognizer's handshake), and kept, once whole, per agent version, voice and text
+ * in a bounded cache, so that a welcome the same for many calls plays at once from memory.
+ */
+
+/** What makes two welcomes sound the same: the agent's version, its voice, and the filled-in text. */
+export interface GreetingKey {
+  agentId: string;
+  agentVersion: number;
+  voice: Pick<SpeechRequest, 'voice' | 'model' | 'speed' | 'language'> & { provider: string };
+  text: string;
+}
+
+/**
+ * One welcome's audio (mu-law, 8 kHz), playable while it is still being synthesized: a reader
+ * gets the pieces there are, then each new one as it arrives.
+ */
+export class GreetingAudio {
+  readonly chunks: Buffer[] = [];
+  private finished = false;
+  private failure: unknown = null;
+  private wake: (() => void) | null = null;
+  /** The speech server was asked for it for this call (false: it came from the cache). */
+  constructor(readonly synthesized: boolean) {}
+
+  static whole(chunks: Buffer[]): GreetingAudio {
+    const audio = new GreetingAudio(false);
+    audio.chunks.push(...chunks);
+    audio.finished = true;
+    return audio;
+  }
+
+  get complete(): boolean {
+    return this.finished && this.failure === null;
+  }
+
+  get bytes(): number {
+    return this.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.notify();
+  }
+
+  end(failure: unknown = null): void {
+    this.finished = true;
+    this.failure = failure;
+    this.notify();
+  }
+
+  async *read(): AsyncIterable<Buffer> {
+    for (let next = 0; ;) {
+      while (next < this.chunks.length) yield this.chunks[next++]!;
+      if (this.failure !== null) throw this.failure;
+      if (this.finished) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
+
+export interface GreetingCacheLimits {
+  /** Welcomes kept at most (the least recently used goes first). */
+  maxEntries: number;
+  /** Audio kept at most, in bytes of mu-law (8 000 a second). */
+  maxBytes: number;
+}
+
+/** A node's default: 500 welcomes or 32 MB of audio (about 70 minutes), whichever comes first. */
+export const DEFAULT_GREETING_CACHE_LIMITS: GreetingCacheLimits = { maxEntries: 500, maxBytes: 32 * 1024 * 1024 };
+
+/** Whole welcomes by GreetingKey, least recently used first out, within GreetingCacheLimits. */
+export class GreetingCache {
+  private readonly entries = new Map<string, Buffer[]>();
+  private bytes = 0;
+
+  constructor(private readonly limits: GreetingCacheLimits = DEFAULT_GREETING_CACHE_LIMITS) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(key: GreetingKey): GreetingAudio | null {
+    const id = keyOf(key);
+    const chunks = this.entries.get(id);
+    if (!chunks) return null;
+    // Used again: to the back of the line.
+    this.entries.delete(id);
+    this.entries.set(id, chunks);
+    return GreetingAudio.whole(chunks);
+  }
+
+  set(key: GreetingKey, audio: GreetingAudio): void {
+    const size = audio.bytes;
+    if (!audio.complete || size > this.limits.maxBytes) return;
+    const id = keyOf(key);
+    this.remove(id);
+    this.entries.set(id, audio.chunks);
+    this.bytes += size;
+    for (const [oldest] of this.entries) {
+      if (this.entries.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
+      this.remove(oldest);
+    }
+  }
+
+  private remove(id: string): void {
+    const chunks = this.entries.get(id);
+    if (!chunks) return;
+    this.entries.delete(id);
+    this.bytes -= chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+}
+
+const keyOf = (key: GreetingKey): string =>
+  JSON.stringify([key.agentId, key.agentVersion, key.voice.provider, key.voice.model, key.voice.voice, key.voice.speed, key.voice.language, key.text]);
+
+/**
+ * The welcome's audio for this call: from the cache, or synthesized now (streamed to whoever
+ * plays it, and cached once whole). `signal` stops a synthesis nobody will play.
+ */
+export function prepareGreeting(cache: GreetingCache, synthesizer: Synthesizer, key: GreetingKey, signal: AbortSignal): GreetingAudio {
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const audio = new GreetingAudio(true);
+  void (async () => {
+    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
+    try {
+      const { voice, model, speed, language } = key.voice;
+      for await (const pcm of synthesizer.synthesize({ text: key.text, voice, model, speed, language, signal })) {
+        const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
+        if (mulaw.length) audio.push(mulaw);
+      }
+      // Stopped midway, an adapter may end quietly: such a welcome is not whole and never cached.
+      if (signal.aborted) throw new Error('the welcome was no longer wanted');
+      audio.end();
+      cache.set(key, audio);
+    } catch (error) {
+      audio.end(error);
+    }
+  })();
+  return audio;
+}

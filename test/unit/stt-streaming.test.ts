@@ -16,12 +16,12 @@ const say = (text: string): Buffer => encodeMulaw(speakText(text, { sampleRate: 
 /** What the handlers were told, in order. */
 class Heard {
   readonly events: { kind: 'interim' | 'turn'; text: string }[] = [];
-  readonly turns: { text: string; language: string | null }[] = [];
+  readonly turns: { text: string; language: string | null; turnIndex: number }[] = [];
   readonly errors: Error[] = [];
 
   readonly handlers = {
     onInterim: (text: string) => this.events.push({ kind: 'interim', text }),
-    onTurnEnd: (turn: { text: string; language: string | null }) => {
+    onTurnEnd: (turn: { text: string; language: string | null; turnIndex: number }) => {
       this.events.push({ kind: 'turn', text: turn.text });
       this.turns.push(turn);
     },
@@ -267,7 +267,7 @@ describe('streaming speech recognition', () => {
       feed(stream, say('नमस्ते'), mulawSilence(800));
       await heard.waitForTurns(1);
       await stream.close();
-      expect(heard.turns).to.deep.equal([{ text: 'नमस्ते', language: null }]);
+      expect(heard.turns).to.deep.equal([{ text: 'नमस्ते', language: null, turnIndex: 0 }]);
     });
 
     it('sends KeepAlive while no audio flows', async () => {
@@ -343,8 +343,8 @@ describe('streaming speech recognition', () => {
       await heard.waitForTurns(2);
       await stream.close();
       expect(heard.turns).to.deep.equal([
-        { text: 'नमस्ते, मुझे मदद चाहिए', language: 'hi' },
-        { text: 'thank you', language: 'en' },
+        { text: 'नमस्ते, मुझे मदद चाहिए', language: 'hi', turnIndex: 0 },
+        { text: 'thank you', language: 'en', turnIndex: 1 },
       ]);
     });
 

@@ -260,8 +260,9 @@ export class TurnInfoReader implements ServerMessageReader {
     if (message.event === 'TurnResumed') this.resume();
     if (transcript) this.handlers.onInterim(transcript);
     if (message.event === 'EagerEndOfTurn' && transcript && !ended) {
-      // A second early end without a resumption between replaces the first: void the first one.
-      if (this.eager && this.eager.text !== transcript) this.resume();
+      // The same early end again is no news; one with other words without a resumption between replaces the first: void it.
+      if (this.eager?.turnIndex === turnIndex && this.eager.text === transcript) return;
+      if (this.eager) this.resume();
       this.eager = { turnIndex, text: transcript };
       this.handlers.onEagerTurnEnd?.({ text: transcript, language: this.language, turnIndex });
     }

@@ -257,6 +257,20 @@ describe('conformance: Deepgram speech recognition', () => {
       }
     });
 
+    it('asks for early ends with eager_eot_threshold, a query parameter the SDK knows, only when set', async () => {
+      const server = await playing([CONNECTED]);
+      try {
+        await listenTo(server.baseUrl, { ...settings('provider_a'), eagerEndOfTurnThreshold: 0.4 });
+        await listenTo(server.baseUrl, settings('provider_a'));
+        const [eager, plain] = server.played as [Played, Played];
+        expect(v2KeysAreSdkKeys).to.include('eager_eot_threshold');
+        expect(eager.url.searchParams.get('eager_eot_threshold')).to.equal('0.4');
+        expect(plain.url.searchParams.has('eager_eot_threshold')).to.equal(false);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('follows the documented lifecycle (StartOfTurn, Update, EagerEndOfTurn, TurnResumed, EndOfTurn) to one turn with its language', async () => {
       const next = turnInfo('StartOfTurn', 1, 'नमस्ते', 8, ['hi']);
       const server = await playing([CONNECTED, ...fluxLifecycle(['en']), next, turnInfo('EndOfTurn', 1, 'नमस्ते', 9, ['hi', 'en'])]);

@@ -46,6 +46,20 @@ export const MIN_UTTERANCE_END_MS = 1000;
 export function utteranceEndMs(endpointingMs: number): number {
   return Math.max(MIN_UTTERANCE_END_MS, endpointingMs);
 }
+/** Flux's documented range of `eager_eot_threshold` (https://developers.deepgram.com/docs/flux/configuration). */
+export const EAGER_EOT_THRESHOLD_RANGE = { min: 0.3, max: 0.9 } as const;
+
+/**
+ * The `eager_eot_threshold` sent for `requested` with the stream's `eot_threshold`: an early
+ * end of turn is a guess at the end of turn, so it may not need more confidence than the end
+ * itself (the threshold must be at most `eot_threshold`): a higher one is lowered to it
+ * (decision 0226). Outside Flux's range it is a programming error, not a setting to guess at.
+ */
+export function eagerEotThreshold(requested: number, eotThreshold: number): number {
+  if (!(requested >= EAGER_EOT_THRESHOLD_RANGE.min && requested <= EAGER_EOT_THRESHOLD_RANGE.max))
+    throw new RangeError(`eagerEndOfTurnThreshold must be between ${EAGER_EOT_THRESHOLD_RANGE.min} and ${EAGER_EOT_THRESHOLD_RANGE.max}, not ${requested}`);
+  return Math.min(requested, eotThreshold);
+}
 const DEFAULT_KEEP_ALIVE_MS = 5_000;
 const DEFAULT_CLOSE_WAIT_MS = 1_500;
 
@@ -54,7 +68,10 @@ export function listenUrl(baseUrl: string, settings: RecognitionSettings): strin
   const root = baseUrl.replace(/^http(s?):\/\//i, 'ws$1://').replace(/\/+$/, '');
   const query = new URLSearchParams({ model: settings.model, encoding: 'mulaw', sample_rate: String(BYTES_PER_SECOND) });
   if (settings.provider === 'provider_a') {
-    query.set('eot_threshold', String(EOT_THRESHOLDS[settings.turnDetection]));
+    const eotThreshold = EOT_THRESHOLDS[settings.turnDetection];
+    query.set('eot_threshold', String(eotThreshold));
+    if (settings.eagerEndOfTurnThreshold !== undefined)
+      query.set('eager_eot_threshold', String(eagerEotThreshold(settings.eagerEndOfTurnThreshold, eotThreshold)));
   } else {
     query.set('channels', '1');
     query.set('language', settings.language);
@@ -187,6 +204,7 @@ const joinPieces = (pieces: string[]): string => pieces.filter(Boolean).join(' '
  */
 class ResultsReader implements ServerMessageReader {
   private pieces: string[] = [];
+  private turnsEnded = 0;
 
   constructor(private readonly handlers: RecognitionHandlers) {}
 
@@ -212,7 +230,7 @@ class ResultsReader implements ServerMessageReader {
   private endTurn(audioEndSeconds: number | null): void {
     const turn = joinPieces(this.pieces);
     this.pieces = [];
-    if (turn) this.handlers.onTurnEnd({ text: turn, language: null, audioEndSeconds });
+    if (turn) this.handlers.onTurnEnd({ text: turn, language: null, turnIndex: this.turnsEnded++, audioEndSeconds });
   }
 }
 
@@ -221,11 +239,20 @@ class ResultsReader implements ServerMessageReader {
  * EagerEndOfTurn, TurnResumed) carries the turn so far; EndOfTurn ends it once. `languages`
  * (most frequent first) comes only from `flux-general-multi` and only once it detected one,
  * so the turn's language is the latest list seen in the turn, null when none came.
+ *
+ * With `eager_eot_threshold`, an EagerEndOfTurn (never empty) is followed for its turn by a
+ * TurnResumed (the caller went on) or by the EndOfTurn, whose transcript Flux documents to be
+ * the eager one's (https://developers.deepgram.com/docs/flux/state). Deepgram's docs also said
+ * once that it differs about 1% of the time: an EndOfTurn whose text is not the pending early
+ * end's is told as a resumption first, so a reply prepared on an early end is never delivered
+ * for words the caller did not say (decision 0226).
  */
-class TurnInfoReader implements ServerMessageReader {
+export class TurnInfoReader implements ServerMessageReader {
   private lastEndedTurn = -1;
   private turnsEnded = 0;
   private language: string | null = null;
+  /** The early end told and not yet resumed or confirmed. */
+  private eager: { turnIndex: number; text: string } | null = null;
 
   constructor(private readonly handlers: RecognitionHandlers) {}
 
@@ -234,17 +261,37 @@ class TurnInfoReader implements ServerMessageReader {
     const transcript = normalize(message.transcript);
     const detected = Array.isArray(message.languages) ? message.languages.find((l): l is string => typeof l === 'string' && l !== '') : undefined;
     if (detected) this.language = detected;
-    if (message.event !== 'EndOfTurn') {
-      if (transcript) this.handlers.onInterim(transcript);
-      return;
-    }
     const turnIndex = typeof message.turn_index === 'number' ? message.turn_index : this.turnsEnded;
+    // A turn ends once: a repeated EndOfTurn (or a late early end of it) tells nothing more.
+    const ended = turnIndex <= this.lastEndedTurn;
+    if (message.event === 'EndOfTurn') return ended ? undefined : this.endTurn(turnIndex, transcript, numberOrNull(message.audio_window_end));
+    if (message.event === 'TurnResumed') this.resume();
+    if (transcript) this.handlers.onInterim(transcript);
+    if (message.event === 'EagerEndOfTurn' && transcript && !ended) {
+      // The same early end again is no news; one with other words without a resumption between replaces the first: void it.
+      if (this.eager?.turnIndex === turnIndex && this.eager.text === transcript) return;
+      if (this.eager) this.resume();
+      this.eager = { turnIndex, text: transcript };
+      this.handlers.onEagerTurnEnd?.({ text: transcript, language: this.language, turnIndex });
+    }
+  }
+
+  private endTurn(turnIndex: number, transcript: string, audioEndSeconds: number | null): void {
+    if (this.eager && (this.eager.turnIndex !== turnIndex || this.eager.text !== transcript)) this.resume();
+    this.eager = null;
     const language = this.language;
     this.language = null;
-    if (turnIndex <= this.lastEndedTurn) return;
     this.lastEndedTurn = turnIndex;
     this.turnsEnded++;
-    if (transcript) this.handlers.onTurnEnd({ text: transcript, language, audioEndSeconds: numberOrNull(message.audio_window_end) });
+    if (transcript) this.handlers.onTurnEnd({ text: transcript, language, turnIndex, audioEndSeconds });
+  }
+
+  /** Voids the pending early end, if any. */
+  private resume(): void {
+    if (!this.eager) return;
+    const { turnIndex } = this.eager;
+    this.eager = null;
+    this.handlers.onTurnResumed?.({ turnIndex });
   }
 }
 

@@ -22,6 +22,13 @@ export interface RecognitionSettings {
   endpointingMs: number;
   /** Words to expect (names, products), passed to the recognizer. */
   keyterms: string[];
+  /**
+   * provider_a only: the end-of-turn confidence (0.3 to 0.9) at which the recognizer sends an
+   * early, revocable end of turn (`onEagerTurnEnd`, then `onTurnEnd` or `onTurnResumed`), so
+   * that a reply can be prepared while the caller may still go on. Never above the turn
+   * detection's own threshold (it is lowered to it). Absent: no early ends (the default).
+   */
+  eagerEndOfTurnThreshold?: number;
 }
 
 export interface RecognitionHandlers {
@@ -29,11 +36,22 @@ export interface RecognitionHandlers {
   onInterim(text: string): void;
   /**
    * The caller finished a turn. `language` when the provider detects it (provider_a).
+   * `turnIndex` counts the stream's turns from 0; an early end of the same turn had the same index.
    * `audioEndSeconds`: the position in the stream's audio (seconds since it opened) where the
    * provider decided the turn was over, when it says (Flux's `audio_window_end`, the end of a
    * Nova final's window); what the media node times the recognizer's share by.
    */
-  onTurnEnd(turn: { text: string; language: string | null; audioEndSeconds?: number | null }): void;
+  onTurnEnd(turn: { text: string; language: string | null; turnIndex: number; audioEndSeconds?: number | null }): void;
+  /**
+   * provider_a with `eagerEndOfTurnThreshold`: the caller has probably finished turn
+   * `turnIndex` with `text`. Followed, for the same `turnIndex`, by exactly one of: `onTurnEnd`
+   * with this very `text` (the guess held), or `onTurnResumed` (the caller went on; a later
+   * early end or `onTurnEnd` of the same index carries the longer text). Nothing follows once
+   * the stream is closed or failed.
+   */
+  onEagerTurnEnd?(turn: { text: string; language: string | null; turnIndex: number }): void;
+  /** The latest `onEagerTurnEnd` of turn `turnIndex` is void: the caller went on speaking. */
+  onTurnResumed?(turn: { turnIndex: number }): void;
   /** The recognizer failed or closed unexpectedly; the stream is unusable. */
   onError(error: Error): void;
 }

@@ -23,6 +23,22 @@ export type HeardEvent =
       atSeconds: number;
     }
   | {
+      /** The turn's speech was followed by the early-end silence (only with `eagerSilenceMs`); once until the caller speaks again. */
+      kind: 'eager';
+      /** The turn so far, whitespace normalized; never empty. */
+      text: string;
+      startSeconds: number;
+      atSeconds: number;
+    }
+  | {
+      /** The caller spoke again after an `eager` of the same turn (reported before that speech's progress). */
+      kind: 'resumed';
+      /** The turn as it was at the `eager`. */
+      text: string;
+      startSeconds: number;
+      atSeconds: number;
+    }
+  | {
       kind: 'end';
       /** The whole turn, whitespace normalized; never empty (empty turns end silently). */
       text: string;
@@ -37,7 +53,9 @@ export function normalizeTranscript(text: string): string {
 
 /**
  * Turns of a caller in simulated speech (tones, see simulators/simulated-speech.ts): the
- * characters heard so far and the end of a turn once `endSilenceMs` of silence followed speech.
+ * characters heard so far and the end of a turn once `endSilenceMs` of silence followed speech;
+ * with `eagerSilenceMs` (at most `endSilenceMs`), an early end at that shorter silence, and a
+ * resumption when speech comes again before the end.
  * Everything is measured in audio time (the samples received), never wall clock, so a test may
  * send audio faster than real time and still get the same turns.
  */
@@ -48,9 +66,14 @@ export class TurnListener {
   private turnStartSeconds: number | null = null;
   private lastProgressMs = 0;
   private silenceBeforeMs = 0;
+  /** The text of the turn's early end, while the caller has not spoken again. */
+  private eagerText: string | null = null;
 
-  /** `endSilenceMs` null: turns never end on silence (the stream's close discards them). */
-  constructor(private readonly endSilenceMs: number | null) {}
+  /** `endSilenceMs` null: turns never end on silence (the stream's close discards them). `eagerSilenceMs` null: no early ends. */
+  constructor(
+    private readonly endSilenceMs: number | null,
+    private readonly eagerSilenceMs: number | null = null,
+  ) {}
 
   get audioSeconds(): number {
     return this.samples / SAMPLE_RATE;
@@ -62,6 +85,10 @@ export class TurnListener {
     this.samples += mulaw.length;
     const nowMs = this.audioSeconds * 1000;
     const events: HeardEvent[] = [];
+    if (heard.voiced && this.eagerText !== null) {
+      events.push({ kind: 'resumed', text: this.eagerText, startSeconds: this.turnStartSeconds!, atSeconds: chunkStartSeconds });
+      this.eagerText = null;
+    }
     if (heard.voiced && this.turnStartSeconds === null) this.turnStartSeconds = chunkStartSeconds;
     // Pauses are seen between chunks (telephony frames are 20 ms), not inside one.
     if (heard.voiced && this.turnText && this.silenceBeforeMs >= WORD_GAP_MS) this.turnText += ' ';
@@ -81,6 +108,13 @@ export class TurnListener {
         atSeconds: this.audioSeconds,
       });
     }
+    if (this.eagerSilenceMs !== null && this.eagerText === null && this.turnStartSeconds !== null && heard.trailingSilenceMs >= this.eagerSilenceMs) {
+      const soFar = normalizeTranscript(this.turnText);
+      if (soFar) {
+        this.eagerText = soFar;
+        events.push({ kind: 'eager', text: soFar, startSeconds: this.turnStartSeconds, atSeconds: this.audioSeconds });
+      }
+    }
     if (this.endSilenceMs !== null && heard.trailingSilenceMs >= this.endSilenceMs) events.push(...this.endTurn());
     return events;
   }
@@ -91,6 +125,7 @@ export class TurnListener {
     const start = this.turnStartSeconds;
     this.turnText = '';
     this.turnStartSeconds = null;
+    this.eagerText = null;
     // A turn of noise without a single character is no turn at all.
     return start !== null && text ? [{ kind: 'end', text, startSeconds: start, endSeconds: this.audioSeconds }] : [];
   }

@@ -77,6 +77,8 @@ export interface SimulatedRecognitionSession {
   endpointingMs: number | null;
   /** `eot_threshold` (v2; 0.7 when absent); null on v1. */
   eotThreshold: number | null;
+  /** `eager_eot_threshold` (v2): EagerEndOfTurn and TurnResumed come only with it; null when absent and on v1. */
+  eagerEotThreshold: number | null;
   /** `utterance_end_ms` (v1); null when absent. */
   utteranceEndMs: number | null;
   /** `interim_results=true` (v1). */
@@ -94,6 +96,10 @@ export interface SimulatedRecognitionSession {
   audioSeconds: number;
   /** The turns reported (each turn's text once its final result or EndOfTurn went out). */
   turns: string[];
+  /** Each EagerEndOfTurn's transcript once it went out (v2 with `eager_eot_threshold`). */
+  eagerTurns: string[];
+  /** TurnResumed events sent. */
+  turnsResumed: number;
   /** `{"type":"KeepAlive"}` messages received. */
   keepAlives: number;
   /** The client sent `{"type":"CloseStream"}`. */
@@ -118,12 +124,14 @@ export interface RecognitionSimulator extends RunningSimulator {
 export const RECOGNITION_SIMULATOR_API_KEY = 'simulator-recognition-key';
 
 /**
- * Silence that ends a provider_a turn for its `eot_threshold`: a higher threshold wants more
- * certainty that the caller is done, which the simulator models as a longer pause. Linear
- * between the points 0.5 -> 300 ms, 0.7 -> 600 ms, 0.85 -> 1000 ms, 0.9 -> 1200 ms.
+ * Silence that ends a provider_a turn for its `eot_threshold`, or brings the early end for its
+ * `eager_eot_threshold`: a higher threshold wants more certainty that the caller is done,
+ * which the simulator models as a longer pause. Linear between the points 0.3 -> 200 ms,
+ * 0.5 -> 300 ms, 0.7 -> 600 ms, 0.85 -> 1000 ms, 0.9 -> 1200 ms.
  */
 export function eotSilenceMs(threshold: number): number {
   const points: [number, number][] = [
+    [0.3, 200],
     [0.5, 300],
     [0.7, 600],
     [0.85, 1000],
@@ -147,6 +155,13 @@ export function detectLanguage(text: string): string {
 const DEFAULT_ENDPOINTING_MS = 10;
 /** Flux's default `eot_threshold`. */
 const DEFAULT_EOT_THRESHOLD = 0.7;
+/**
+ * Flux's range of `eager_eot_threshold` (https://developers.deepgram.com/docs/flux/configuration);
+ * it may not exceed `eot_threshold` (https://developers.telnyx.com/docs/voice/stt/websocket-streaming/parameters/end-of-turn).
+ */
+const EAGER_EOT_RANGE = [0.3, 0.9] as const;
+/** `end_of_turn_confidence` of the events that are no end of turn (StartOfTurn, Update, TurnResumed). */
+const SPEAKING_CONFIDENCE = 0.1;
 /** A provider_b turn's words are finalized (`is_final`) in pieces of about this much audio, at a word's end. */
 const PIECE_SECONDS = 2;
 
@@ -160,15 +175,17 @@ const PIECE_SECONDS = 2;
  *   duration, and it closes the socket. It does not punctuate (its speech has no punctuation).
  * - `/v2/listen` (provider_a, Flux): `Connected`, then `TurnInfo` events `StartOfTurn`,
  *   `Update` and `EndOfTurn` (after the silence `eotSilenceMs` derives from `eot_threshold`),
- *   with `languages` from `detectLanguage` only for `flux-general-multi`; after
+ *   with `languages` from `detectLanguage` only for `flux-general-multi`; with
+ *   `eager_eot_threshold` (0.3 to 0.9, at most `eot_threshold`), also `EagerEndOfTurn` at the
+ *   shorter silence it derives, and `TurnResumed` when the caller speaks before the end; after
  *   `CloseStream`, the turn in progress as an EndOfTurn, and it closes the socket.
  * A model its path does not serve (STREAMING_MODELS) is refused at the handshake with 400.
  * It recognizes the simulators' speech (tones, see simulators/simulated-speech.ts) in the
  * mu-law audio it receives. Silence is measured in audio time, not wall clock: audio may
  * arrive faster than real time and the turns are the same. Progress goes out when characters
  * complete (so barge-in can count words at once) and at most every 100 ms of speech besides.
- * `latencyMs` is added before each turn's final result or EndOfTurn (later messages wait
- * behind it). A wrong key is refused with 401, an unknown path with 404, bad parameters with
+ * `latencyMs` is added before each turn's final result or EndOfTurn, and before each
+ * EagerEndOfTurn (later messages wait behind them). A wrong key is refused with 401, an unknown path with 404, bad parameters with
  * 400; mode `failing` refuses every connection with 500 and `hanging` never answers it.
  */
 export async function startRecognitionSimulator(options: RecognitionSimulatorOptions = {}): Promise<RecognitionSimulator> {
@@ -233,7 +250,18 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 
 type ListenParams = Pick<
   SimulatedRecognitionSession,
-  'path' | 'model' | 'language' | 'endpointingMs' | 'eotThreshold' | 'utteranceEndMs' | 'interimResults' | 'punctuate' | 'smartFormat' | 'keyterms' | 'query'
+  | 'path'
+  | 'model'
+  | 'language'
+  | 'endpointingMs'
+  | 'eotThreshold'
+  | 'eagerEotThreshold'
+  | 'utteranceEndMs'
+  | 'interimResults'
+  | 'punctuate'
+  | 'smartFormat'
+  | 'keyterms'
+  | 'query'
 >;
 
 /** The query of a listen request, or why it is refused. Only telephony audio is simulated. */
@@ -262,6 +290,7 @@ function listenParams(path: ListenPath, query: URLSearchParams): ListenParams | 
       language: query.get('language'),
       endpointingMs,
       eotThreshold: null,
+      eagerEotThreshold: null,
       utteranceEndMs,
       interimResults: flag('interim_results'),
       punctuate: flag('punctuate'),
@@ -273,7 +302,12 @@ function listenParams(path: ListenPath, query: URLSearchParams): ListenParams | 
   const threshold = query.get('eot_threshold');
   const eotThreshold = threshold === null ? DEFAULT_EOT_THRESHOLD : Number(threshold);
   if (!(eotThreshold >= 0.5 && eotThreshold <= 1)) return 'eot_threshold must be between 0.5 and 1.0';
-  return { path, model, language: null, endpointingMs: null, eotThreshold, ...v1Only, keyterms, query: all };
+  const eager = query.get('eager_eot_threshold');
+  const eagerEotThreshold = eager === null ? null : Number(eager);
+  if (eagerEotThreshold !== null && !(eagerEotThreshold >= EAGER_EOT_RANGE[0] && eagerEotThreshold <= EAGER_EOT_RANGE[1]))
+    return `eager_eot_threshold must be between ${EAGER_EOT_RANGE[0]} and ${EAGER_EOT_RANGE[1]}`;
+  if (eagerEotThreshold !== null && eagerEotThreshold > eotThreshold) return 'eager_eot_threshold must be less than or equal to eot_threshold';
+  return { path, model, language: null, endpointingMs: null, eotThreshold, eagerEotThreshold, ...v1Only, keyterms, query: all };
 }
 
 /** What a protocol makes of the turns heard and of the client's CloseStream. */
@@ -290,6 +324,8 @@ function serve(ws: WebSocket, params: ListenParams & { noisy: boolean; fluxEndOf
     ...listen,
     audioSeconds: 0,
     turns: [],
+    eagerTurns: [],
+    turnsResumed: 0,
     keepAlives: 0,
     closeRequested: false,
     drop: () => ws.terminate(),
@@ -302,9 +338,13 @@ function serve(ws: WebSocket, params: ListenParams & { noisy: boolean; fluxEndOf
   const outbox = new Outbox(ws);
   const requestId = randomUUID();
   // On a noisy line endpointing never hears its silence: a v1 turn then ends only at UtteranceEnd.
-  const listener = new TurnListener(
-    params.path === '/v1/listen' ? (params.noisy ? null : params.endpointingMs) : (fluxEndOfTurnMs ?? eotSilenceMs(params.eotThreshold!)),
-  );
+  const listener =
+    params.path === '/v1/listen'
+      ? new TurnListener(params.noisy ? null : params.endpointingMs)
+      : new TurnListener(
+          fluxEndOfTurnMs ?? eotSilenceMs(params.eotThreshold!),
+          params.eagerEotThreshold === null ? null : eotSilenceMs(params.eagerEotThreshold),
+        );
   const dialect =
     params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);
   ws.on('error', () => undefined);
@@ -384,7 +424,7 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
             pieceFrom = event.text.length;
             pieceStartSeconds = event.atSeconds;
           }
-        } else {
+        } else if (event.kind === 'end') {
           endTurn(event.text, event.startSeconds, event.endSeconds, true);
           turnText = '';
         }
@@ -417,11 +457,24 @@ function resultsDialect(session: SimulatedRecognitionSession, outbox: Outbox, re
   };
 }
 
-/** Deepgram Flux's `/v2/listen` messages. */
+/**
+ * Deepgram Flux's `/v2/listen` messages (https://developers.deepgram.com/docs/flux/state): a
+ * turn is StartOfTurn, Updates, and its EndOfTurn, after which `turn_index` goes up. With
+ * `eager_eot_threshold`, the shorter silence it implies brings an EagerEndOfTurn (never
+ * empty); then either the EndOfTurn of the same `turn_index` with the same transcript (the
+ * caller stayed silent) or, when the caller speaks first, a TurnResumed and the turn goes on
+ * (later EagerEndOfTurn and EndOfTurn of the same index carry the longer transcript).
+ * EagerEndOfTurn and EndOfTurn go out `latencyMs` after the audio that decided them.
+ */
 function turnInfoDialect(session: SimulatedRecognitionSession, outbox: Outbox, requestId: string, latencyMs: () => number): Dialect {
   let sequence = 0;
   let turnIndex = 0;
   let turnStarted = false;
+  const confidence: Record<string, number> = {
+    EndOfTurn: Math.min(1, session.eotThreshold! + 0.05),
+    // Past the eager threshold, short of the end-of-turn one.
+    EagerEndOfTurn: session.eagerEotThreshold ?? 0,
+  };
   const turnInfo = (event: string, transcript: string, start: number, end: number) => ({
     type: 'TurnInfo',
     request_id: requestId,
@@ -432,7 +485,7 @@ function turnInfoDialect(session: SimulatedRecognitionSession, outbox: Outbox, r
     audio_window_end: end,
     transcript,
     words: transcript.split(' ').map((word) => ({ word, confidence: 0.99 })),
-    end_of_turn_confidence: event === 'EndOfTurn' ? Math.min(1, session.eotThreshold! + 0.05) : 0.1,
+    end_of_turn_confidence: confidence[event] ?? SPEAKING_CONFIDENCE,
     // Only flux-general-multi detects languages (https://developers.deepgram.com/docs/flux/state).
     ...(session.model === 'flux-general-multi' && transcript ? { languages: [detectLanguage(transcript)] } : {}),
     ...(event === 'EndOfTurn' ? { trigger: 'model' } : {}),
@@ -444,8 +497,16 @@ function turnInfoDialect(session: SimulatedRecognitionSession, outbox: Outbox, r
         if (event.kind === 'progress') {
           outbox.send(turnInfo(turnStarted ? 'Update' : 'StartOfTurn', event.text, event.startSeconds, event.atSeconds));
           turnStarted = true;
+        } else if (event.kind === 'eager') {
+          outbox.sendBy(turnInfo('EagerEndOfTurn', event.text, event.startSeconds, event.atSeconds), Date.now() + latencyMs(), () =>
+            session.eagerTurns.push(event.text),
+          );
+        } else if (event.kind === 'resumed') {
+          outbox.send(turnInfo('TurnResumed', event.text, event.startSeconds, event.atSeconds), 0, () => session.turnsResumed++);
         } else {
-          outbox.send(turnInfo('EndOfTurn', event.text, event.startSeconds, event.endSeconds), latencyMs(), () => session.turns.push(event.text));
+          outbox.sendBy(turnInfo('EndOfTurn', event.text, event.startSeconds, event.endSeconds), Date.now() + latencyMs(), () =>
+            session.turns.push(event.text),
+          );
           turnIndex++;
           turnStarted = false;
         }
@@ -470,6 +531,21 @@ class Outbox {
       ws.send(JSON.stringify(message));
       sent?.();
     }, delayMs);
+  }
+
+  /**
+   * Sends `message` at `dueAtMs` (epoch ms) or, when something queued before it is later, right
+   * after that: a decision's latency counts from when the audio decided it, not from the
+   * previous message (an EndOfTurn right after its EagerEndOfTurn does not wait twice).
+   */
+  sendBy(message: object, dueAtMs: number, sent?: () => void): void {
+    this.chain = this.chain.then(async () => {
+      const wait = dueAtMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      if (this.ws.readyState !== WebSocket.OPEN) return;
+      this.ws.send(JSON.stringify(message));
+      sent?.();
+    });
   }
 
   /** Runs `action` on the open socket after everything queued before it. */

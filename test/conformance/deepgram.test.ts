@@ -131,11 +131,11 @@ function settings(provider: 'provider_a' | 'provider_b', language = 'hi'): Recog
 
 /** Opens a stream against `baseUrl`, waits for the script to play, closes it; what the handlers heard. */
 async function listenTo(baseUrl: string, recognition: RecognitionSettings, settle = 150) {
-  const heard = { interims: [] as string[], turns: [] as { text: string; language: string | null }[], errors: [] as Error[] };
+  const heard = { interims: [] as string[], turns: [] as { text: string; language: string | null; turnIndex: number }[], errors: [] as Error[] };
   const transcriber = new StreamingTranscriber({ baseUrl, apiKey: 'dg-key', connectTimeoutMs: 2_000, closeWaitMs: 500 });
   const stream = await transcriber.open(recognition, {
     onInterim: (text) => heard.interims.push(text),
-    onTurnEnd: (turn) => heard.turns.push(turn),
+    onTurnEnd: ({ text, language, turnIndex }) => heard.turns.push({ text, language, turnIndex }), // where in the audio it ended: test/unit/stt-streaming.test.ts
     onError: (error) => heard.errors.push(error),
   });
   await new Promise((resolve) => setTimeout(resolve, settle));
@@ -194,7 +194,7 @@ describe('conformance: Deepgram speech recognition', () => {
       const server = await playing([results('another', false, false), results('another big', true, true), UTTERANCE_END]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_b'));
-        expect(heard.turns).to.deep.equal([{ text: 'another big', language: null }]);
+        expect(heard.turns).to.deep.equal([{ text: 'another big', language: null, turnIndex: 0 }]);
         expect(heard.interims).to.deep.equal(['another']);
         expect(heard.errors).to.deep.equal([]);
         expect(heard.audioSeconds).to.equal(METADATA.duration);
@@ -213,7 +213,7 @@ describe('conformance: Deepgram speech recognition', () => {
       ]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_b'));
-        expect(heard.turns).to.deep.equal([{ text: 'I want to book a table', language: null }]);
+        expect(heard.turns).to.deep.equal([{ text: 'I want to book a table', language: null, turnIndex: 0 }]);
       } finally {
         await server.close();
       }
@@ -257,14 +257,28 @@ describe('conformance: Deepgram speech recognition', () => {
       }
     });
 
+    it('asks for early ends with eager_eot_threshold, a query parameter the SDK knows, only when set', async () => {
+      const server = await playing([CONNECTED]);
+      try {
+        await listenTo(server.baseUrl, { ...settings('provider_a'), eagerEndOfTurnThreshold: 0.4 });
+        await listenTo(server.baseUrl, settings('provider_a'));
+        const [eager, plain] = server.played as [Played, Played];
+        expect(v2KeysAreSdkKeys).to.include('eager_eot_threshold');
+        expect(eager.url.searchParams.get('eager_eot_threshold')).to.equal('0.4');
+        expect(plain.url.searchParams.has('eager_eot_threshold')).to.equal(false);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('follows the documented lifecycle (StartOfTurn, Update, EagerEndOfTurn, TurnResumed, EndOfTurn) to one turn with its language', async () => {
       const next = turnInfo('StartOfTurn', 1, 'नमस्ते', 8, ['hi']);
       const server = await playing([CONNECTED, ...fluxLifecycle(['en']), next, turnInfo('EndOfTurn', 1, 'नमस्ते', 9, ['hi', 'en'])]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_a'));
         expect(heard.turns).to.deep.equal([
-          { text: 'Hi I need to cancel my subscription please', language: 'en' },
-          { text: 'नमस्ते', language: 'hi' },
+          { text: 'Hi I need to cancel my subscription please', language: 'en', turnIndex: 0 },
+          { text: 'नमस्ते', language: 'hi', turnIndex: 1 },
         ]);
         expect(heard.interims).to.include.members(['Hi', 'Hi I need to cancel', 'Hi I need to cancel my']);
       } finally {
@@ -277,7 +291,7 @@ describe('conformance: Deepgram speech recognition', () => {
       const server = await playing([CONNECTED, turnInfo('StartOfTurn', 0, 'Hello', 1), endOfTurn, endOfTurn]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_a'));
-        expect(heard.turns).to.deep.equal([{ text: 'Hello', language: null }]);
+        expect(heard.turns).to.deep.equal([{ text: 'Hello', language: null, turnIndex: 0 }]);
       } finally {
         await server.close();
       }
@@ -287,7 +301,7 @@ describe('conformance: Deepgram speech recognition', () => {
       const server = await playing([CONNECTED, turnInfo('StartOfTurn', 0, 'Namaste', 1, ['hi']), turnInfo('EndOfTurn', 0, 'Namaste ji', 2)]);
       try {
         const heard = await listenTo(server.baseUrl, settings('provider_a'));
-        expect(heard.turns).to.deep.equal([{ text: 'Namaste ji', language: 'hi' }]);
+        expect(heard.turns).to.deep.equal([{ text: 'Namaste ji', language: 'hi', turnIndex: 0 }]);
       } finally {
         await server.close();
       }

@@ -16,18 +16,23 @@ const say = (text: string): Buffer => encodeMulaw(speakText(text, { sampleRate: 
 /** What the handlers were told, in order. */
 class Heard {
   readonly events: { kind: 'interim' | 'turn'; text: string }[] = [];
-  readonly turns: { text: string; language: string | null }[] = [];
   /** Each turn's `audioEndSeconds`, in order. */
   readonly audioEnds: (number | null)[] = [];
+  /** The turn-boundary calls (early ends, resumptions, ends) in order, each with its turn index. */
+  readonly boundaries: string[] = [];
+  readonly turns: { text: string; language: string | null; turnIndex: number }[] = [];
   readonly errors: Error[] = [];
 
   readonly handlers = {
     onInterim: (text: string) => this.events.push({ kind: 'interim', text }),
-    onTurnEnd: (turn: { text: string; language: string | null; audioEndSeconds?: number | null }) => {
+    onTurnEnd: (turn: { text: string; language: string | null; turnIndex: number; audioEndSeconds?: number | null }) => {
       this.events.push({ kind: 'turn', text: turn.text });
-      this.turns.push({ text: turn.text, language: turn.language });
+      this.turns.push({ text: turn.text, language: turn.language, turnIndex: turn.turnIndex });
       this.audioEnds.push(turn.audioEndSeconds ?? null);
+      this.boundaries.push(`end ${turn.turnIndex} ${turn.text}`);
     },
+    onEagerTurnEnd: (turn: { text: string; turnIndex: number }) => this.boundaries.push(`eager ${turn.turnIndex} ${turn.text}`),
+    onTurnResumed: (turn: { turnIndex: number }) => this.boundaries.push(`resumed ${turn.turnIndex}`),
     onError: (error: Error) => this.errors.push(error),
   };
 
@@ -281,7 +286,7 @@ describe('streaming speech recognition', () => {
       feed(stream, say('नमस्ते'), mulawSilence(800));
       await heard.waitForTurns(1);
       await stream.close();
-      expect(heard.turns).to.deep.equal([{ text: 'नमस्ते', language: null }]);
+      expect(heard.turns).to.deep.equal([{ text: 'नमस्ते', language: null, turnIndex: 0 }]);
     });
 
     it('sends KeepAlive while no audio flows', async () => {
@@ -370,8 +375,8 @@ describe('streaming speech recognition', () => {
       await heard.waitForTurns(2);
       await stream.close();
       expect(heard.turns).to.deep.equal([
-        { text: 'नमस्ते, मुझे मदद चाहिए', language: 'hi' },
-        { text: 'thank you', language: 'en' },
+        { text: 'नमस्ते, मुझे मदद चाहिए', language: 'hi', turnIndex: 0 },
+        { text: 'thank you', language: 'en', turnIndex: 1 },
       ]);
     });
 
@@ -380,6 +385,103 @@ describe('streaming speech recognition', () => {
       await stream.close();
       expect(session).to.include({ path: '/v2/listen', model: 'flux-general-multi', eotThreshold: 0.7, language: null, endpointingMs: null });
       expect(session.keyterms).to.deep.equal(['Paytm', 'UPI']);
+    });
+  });
+
+  describe('provider_a early end of turn (eager_eot_threshold)', () => {
+    it('tells the early end, then the end of the same turn with the same text when the caller stays silent', async () => {
+      // eager 0.3 -> 200 ms of silence, responsive 0.5 -> 300 ms.
+      const { stream, heard, session } = await listen(settings('provider_a', { turnDetection: 'responsive', eagerEndOfTurnThreshold: 0.3 }));
+      feed(stream, say('cancel my booking'), mulawSilence(1000), say('thanks'), mulawSilence(1000));
+      await heard.waitForTurns(2);
+      await stream.close();
+      expect(heard.boundaries).to.deep.equal(['eager 0 cancel my booking', 'end 0 cancel my booking', 'eager 1 thanks', 'end 1 thanks']);
+      expect(session).to.include({ eotThreshold: 0.5, eagerEotThreshold: 0.3, turnsResumed: 0 });
+      expect(session.eagerTurns).to.deep.equal(['cancel my booking', 'thanks']);
+    });
+
+    it('tells the resumption when the caller goes on, and a later end of the same turn with all the words', async () => {
+      // eager 0.5 -> 300 ms, patient 0.85 -> 1000 ms: the 600 ms pause is an early end, not an end.
+      const { stream, heard, session } = await listen(settings('provider_a', { turnDetection: 'patient', eagerEndOfTurnThreshold: 0.5 }));
+      feed(stream, say('I want to'), mulawSilence(600), say('cancel my booking'), mulawSilence(1500));
+      await heard.waitForTurns(1);
+      await stream.close();
+      expect(heard.boundaries).to.deep.equal(['eager 0 I want to', 'resumed 0', 'eager 0 I want to cancel my booking', 'end 0 I want to cancel my booking']);
+      expect(session.turnsResumed).to.equal(1);
+    });
+
+    it('sends the wire events Flux documents: EagerEndOfTurn and TurnResumed of the turn, with its words and confidence', async () => {
+      const url = listenUrl(simulator.url, settings('provider_a', { turnDetection: 'patient', eagerEndOfTurnThreshold: 0.5 }));
+      const socket = new WebSocket(url, { headers: { Authorization: `Token ${simulator.apiKey}` } });
+      const messages: {
+        type: string;
+        event?: string;
+        turn_index?: number;
+        transcript?: string;
+        words?: { word: string }[];
+        end_of_turn_confidence?: number;
+      }[] = [];
+      socket.on('message', (data) => messages.push(JSON.parse(String(data)) as (typeof messages)[number]));
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      const audio = Buffer.concat([say('I want to'), mulawSilence(600), say('go'), mulawSilence(1200)]);
+      for (let at = 0; at < audio.length; at += FRAME_BYTES) socket.send(audio.subarray(at, at + FRAME_BYTES));
+      await until(
+        async () => messages.some((m) => m.event === 'EndOfTurn'),
+        (done) => done,
+        5_000,
+        5,
+      );
+      socket.close();
+      const boundaries = messages.filter((m) => m.event && !['StartOfTurn', 'Update'].includes(m.event));
+      expect(boundaries.map((m) => [m.event, m.turn_index, m.transcript])).to.deep.equal([
+        ['EagerEndOfTurn', 0, 'I want to'],
+        ['TurnResumed', 0, 'I want to'],
+        ['EagerEndOfTurn', 0, 'I want to go'],
+        ['EndOfTurn', 0, 'I want to go'],
+      ]);
+      const [eager, resumed, , end] = boundaries as [(typeof messages)[number], (typeof messages)[number], unknown, (typeof messages)[number]];
+      expect(eager.words!.map((w) => w.word)).to.deep.equal(['I', 'want', 'to']);
+      expect(eager.end_of_turn_confidence).to.be.at.least(0.5).and.below(0.85);
+      expect(resumed.end_of_turn_confidence).to.be.below(0.5);
+      expect(end.end_of_turn_confidence).to.be.at.least(0.85);
+    });
+
+    it('sends no early end nor resumption without the parameter', async () => {
+      const { stream, heard, session } = await listen(settings('provider_a', { turnDetection: 'patient' }));
+      feed(stream, say('I want to'), mulawSilence(600), say('cancel my booking'), mulawSilence(1500));
+      await heard.waitForTurns(1);
+      await stream.close();
+      expect(heard.boundaries).to.deep.equal(['end 0 I want to cancel my booking']);
+      expect(session).to.include({ eagerEotThreshold: null, turnsResumed: 0 });
+      expect(session.eagerTurns).to.deep.equal([]);
+      expect(session.query).to.not.have.property('eager_eot_threshold');
+    });
+
+    it('delays the early end by the simulated latency, and the end after it not twice', async () => {
+      simulator.latencyMs = 300;
+      const { stream, heard } = await listen(settings('provider_a', { turnDetection: 'responsive', eagerEndOfTurnThreshold: 0.3 }));
+      const sentAt = Date.now();
+      feed(stream, say('ok'), mulawSilence(800));
+      await heard.waitForTurns(1);
+      const elapsed = Date.now() - sentAt;
+      await stream.close();
+      expect(heard.boundaries).to.deep.equal(['eager 0 ok', 'end 0 ok']);
+      expect(elapsed).to.be.at.least(300).and.below(600);
+    });
+
+    it('refuses an eager_eot_threshold above eot_threshold or outside 0.3 to 0.9 with 400', async () => {
+      for (const query of ['eot_threshold=0.6&eager_eot_threshold=0.7', 'eager_eot_threshold=0.2']) {
+        const socket = new WebSocket(`${simulator.url.replace(/^http/, 'ws')}/v2/listen?model=flux-general-en&encoding=mulaw&sample_rate=8000&${query}`, {
+          headers: { Authorization: `Token ${simulator.apiKey}` },
+        });
+        const status = await new Promise<number | undefined>((resolve) => {
+          socket.once('unexpected-response', (_request, response) => resolve(response.statusCode));
+          socket.once('open', () => resolve(101));
+          socket.once('error', () => undefined);
+        });
+        socket.terminate();
+        expect(status, query).to.equal(400);
+      }
     });
   });
 

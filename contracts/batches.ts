@@ -1,5 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { workflowIds } from './ids';
+import type { CallWorkflowInput } from './calls';
 
 /**
  * Messages of the batch workflow (`batch-<batch_id>`, task queue `calls`), shared by the API
@@ -119,3 +120,18 @@ export const batchWorkflowId = workflowIds.batch;
 
 /** The batch workflow's signature, for typed clients that import no workflow code (workflows/batch.ts implements it). */
 export type BatchWorkflow = (input: BatchWorkflowInput) => Promise<BatchState>;
+
+/**
+ * What was queued. Why no call may be queued now (agent, workspace, credits) is a
+ * non-retryable failure of its CallRefusal type; results recorded before refusals were typed
+ * carry it as text in `refusal`.
+ */
+export type QueuedBatchCalls =
+  | { refusal: string; queued: 0; inputs: [] }
+  | {
+      refusal: null;
+      queued: number;
+      inputs: CallWorkflowInput[];
+      /** For the calls' summaries in the Temporal UI (absent from results recorded before it was added). */
+      agentName?: string;
+    };

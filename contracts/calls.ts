@@ -4,6 +4,8 @@ import { workflowIds } from './ids';
 import { AgentId, CallStatus, Kind, WorkspaceId } from './search-attributes';
 import type { CallRefusal } from './refusals';
 import type { CallChannel } from './slots';
+import type { CallingHours } from './calling-hours';
+import type { CallStatus as CallRecordStatus } from './call-statuses';
 
 /**
  * Messages of the call workflow (`call-<call_id>`, task queue `calls`), shared by the API,
@@ -236,3 +238,56 @@ export function callSummary(input: Pick<CallWorkflowInput, 'direction' | 'toNumb
 
 /** The call workflow's signature, for typed clients that import no workflow code (workflows/call.ts implements it). */
 export type CallWorkflow = (input: CallWorkflowInput) => Promise<CallState>;
+
+/** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
+export interface CallAgent {
+  name: string;
+  status: 'active' | 'paused';
+  hours: CallingHours;
+  maxDurationSeconds: number;
+  /** Model descriptors for `call.started` (`provider/model`). */
+  stt: string;
+  llm: string;
+  tts: string;
+  /**
+   * The agent's `webhook_url`, where the call's events also go (decision 0155). Absent from
+   * the agents of histories recorded before it was read here: their events read it again.
+   */
+  webhookUrl?: string | null;
+  /**
+   * Whether the agent screens for voicemail (`call.voicemail.detect`), handed to the dial
+   * (docs/decisions/0162). Absent from the agents of histories recorded before it was read here.
+   */
+  detectsVoicemail?: boolean;
+  /**
+   * The workspace keeps India's calling hours for +91 numbers (`compliance.india_calling_hours`,
+   * docs/decisions/0207). Absent from the agents of histories recorded before it was read: off.
+   */
+  indiaCallingHours?: boolean;
+}
+
+/** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
+export interface CallChanges {
+  status?: CallRecordStatus;
+  dequeued_at?: string;
+  started_at?: string;
+  ended_at?: string;
+  duration_seconds?: number;
+  provider_call_id?: string;
+  provider_status?: string;
+  hangup_by?: string;
+  hangup_reason?: string;
+  /** Transfer to a person (docs/decisions/0160): the record's `transfer`, whole. */
+  transfer?: CallTransferRecord;
+}
+
+/** The call record's `transfer`: who took the call (docs/decisions/0160). Times are ISO here, dates once stored. */
+export interface CallTransferRecord {
+  destination: string;
+  description: string;
+  mode: 'cold' | 'warm';
+  status: 'started' | 'transferred' | 'failed';
+  reason: string | null;
+  transferred_at: string | null;
+  bridged_seconds: number;
+}

@@ -14,3 +14,6 @@ export interface RoundTripResult {
   /** Workflow time after the timer, ISO; equals the start time when there was no delay. */
   timerFiredAt: string;
 }
+
+/** `roundTripWorkflow`'s signature, for the client that starts it (domain/health/temporal.ts). */
+export type RoundTripWorkflow = (input: RoundTripInput) => Promise<RoundTripResult>;

@@ -1,4 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { DataStorage } from './data-storage';
 
 /**
  * Messages of the webhook delivery workflow (`whd_<id>`) and the redelivery workflow, shared by
@@ -119,3 +120,37 @@ export type WebhookDeliveryWorkflow = (input: DeliveryWorkflowInput) => Promise<
 
 /** The redelivery workflow's signature, for typed clients that import no workflow code (workflows/webhook-redelivery.ts implements it). */
 export type WebhookRedeliveryWorkflow = (input: RedeliveryInput) => Promise<RedeliveryProgress & { total: number | null; status: string }>;
+
+/** A timeline entry's level, as `call.*` events and the call's timeline carry it. */
+export type EventLevel = 'info' | 'warning' | 'error';
+
+export interface RecordEventInput {
+  workspaceId: string;
+  callId: string;
+  agentId: string;
+  /** The entry's place on the call's timeline (0, 1, 2, ...); with the call id it names the event. */
+  sequence: number;
+  type: string;
+  message: string;
+  level: EventLevel;
+  latencyMs: number | null;
+  data?: Record<string, unknown>;
+  /** ISO; when it happened. */
+  createdAt: string;
+  /**
+   * The agent's `webhook_url` as the caller read it with the agent (null: it has none). A call
+   * sends its events to the agent's URL as the call read the agent, like every other setting
+   * of the agent (decision 0155); given here, the fan-out does not read the agent again for
+   * every event. Absent: the fan-out reads it.
+   */
+  agentWebhookUrl?: string | null;
+  /** The call's `data_storage` (docs/decisions/0213), when the caller has it; absent: read from the call record. */
+  dataStorage?: DataStorage;
+}
+
+export interface FailedDelivery {
+  id: string;
+  attemptCount: number;
+  /** For the retry's summary in the Temporal UI (absent from results recorded before it was added). */
+  title?: DeliveryTitle;
+}

@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { QueuedBatchCalls } from '../activities/batches';
+import type { QueuedBatchCalls } from '../contracts/batches';
 import type { callWorkflow } from './call';
 import { CALL_REFUSALS, refusalOf, refusalOfRecordedReason, type CallRefusal } from '../contracts/refusals';
 import {

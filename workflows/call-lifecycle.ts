@@ -5,7 +5,7 @@ import { analyticsWorkflowId } from '../contracts/analytics';
 import { analyticsWorkflow } from './analytics';
 import { callLength, clockTime, showCallDetails, showCallStatus } from './call-progress';
 import { AgentId, Kind, WorkspaceId } from '../contracts/search-attributes';
-import type { CallAgent } from '../domain/calls/queue';
+import type { CallAgent } from '../contracts/calls';
 import { type CallState, type ProviderStatusUpdate } from '../contracts/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,

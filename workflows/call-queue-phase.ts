@@ -1,7 +1,7 @@
 import { condition } from '@temporalio/workflow';
 import { refusalOf, refusalOfRecordedReason } from '../contracts/refusals';
 import { clockTime, showCallDetails, showCallStatus } from './call-progress';
-import type { CallAgent } from '../domain/calls/queue';
+import type { CallAgent } from '../contracts/calls';
 import { callingWindowOf } from '../contracts/calling-hours';
 import { QUEUE_EXPIRY_MS } from '../contracts/calls';
 import { placeDial, PROVIDER_LIMIT_MARGIN_SECONDS, pacesDials, storeSteps } from './call-steps';

@@ -1,8 +1,8 @@
 import { allHandlersFinished, condition } from '@temporalio/workflow';
 import { CALL_REFUSALS, type CallRefusal } from '../contracts/refusals';
 import { showCallDetails, showCallStatus } from './call-progress';
-import type { CallAgent, CallChanges, CallTransferRecord } from '../domain/calls/queue';
-import type { CallEventInput } from '../activities/calls/steps';
+import type { CallAgent, CallChanges, CallTransferRecord } from '../contracts/calls';
+import type { RecordEventInput as CallEventInput } from '../contracts/webhooks';
 import {
   type AnswerRequest,
   type AnswerResult,

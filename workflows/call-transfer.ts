@@ -1,6 +1,6 @@
 import { condition } from '@temporalio/workflow';
 import { showCallDetails } from './call-progress';
-import type { CallTransferRecord } from '../domain/calls/queue';
+import type { CallTransferRecord } from '../contracts/calls';
 import { type JoinTransferRequest, type TransferProgress, type TransferRequest, type TransferResult } from '../contracts/calls';
 import {
   CAP_GRACE_MS,

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../activities';
-import type { FailedDelivery } from '../activities/webhooks/redelivery';
+import type { FailedDelivery } from '../contracts/webhooks';
 import {
   deliveryDetails,
   deliverySummary,

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { BatchStatus, ContactCall, ContactChange, ContactCounts } from '../../contracts/batches';
-import type { CallWorkflowInput } from '../../contracts/calls';
 import { hangUpCallWorkflow } from '../../domain/calls/temporal';
 import { dialRefusalOf } from '../../domain/calls/queue';
 import { callRefusalFailure } from '../../contracts/refusals';
@@ -10,6 +9,9 @@ import { Batch, type BatchDocument } from '../../db/models/batch';
 import { BatchContact, batchContactId, batchContactIdRange, type BatchContactDocument } from '../../db/models/batch-contact';
 import { Call } from '../../db/models/call';
 import type { Clock } from '../clock';
+import type { QueuedBatchCalls } from '../../contracts/batches';
+
+export type { QueuedBatchCalls } from '../../contracts/batches';
 
 export interface BatchChanges {
   status: BatchStatus;
@@ -18,21 +20,6 @@ export interface BatchChanges {
   started_at: string | null;
   ended_at: string | null;
 }
-
-/**
- * What was queued. Why no call may be queued now (agent, workspace, credits) is a
- * non-retryable failure of its CallRefusal type; results recorded before refusals were typed
- * carry it as text in `refusal`.
- */
-export type QueuedBatchCalls =
-  | { refusal: string; queued: 0; inputs: [] }
-  | {
-      refusal: null;
-      queued: number;
-      inputs: CallWorkflowInput[];
-      /** For the calls' summaries in the Temporal UI (absent from results recorded before it was added). */
-      agentName?: string;
-    };
 
 /**
  * What the batch workflow (workflows/batch.ts) reads and writes. The workflow runs these one

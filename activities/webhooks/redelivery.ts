@@ -1,13 +1,8 @@
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { WebhookRedelivery } from '../../db/models/webhook-redelivery';
-import type { DeliveryTitle, RedeliveryProgress } from '../../contracts/webhooks';
+import type { FailedDelivery, RedeliveryProgress } from '../../contracts/webhooks';
 
-export interface FailedDelivery {
-  id: string;
-  attemptCount: number;
-  /** For the retry's summary in the Temporal UI (absent from results recorded before it was added). */
-  title?: DeliveryTitle;
-}
+export type { FailedDelivery } from '../../contracts/webhooks';
 
 /** Failed deliveries of the endpoint created at or after `since`, in id order after `cursor`. */
 function failedSince(endpointId: string, since: string, cursor: string | null) {

@@ -1,13 +1,9 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
 import type { CallChannel } from '../../contracts/slots';
 
-/**
- * Call statuses. `queued` waits for a slot (outbound only); `ringing` and `in-progress` are
- * live (they hold a concurrency slot); the rest are final. `no-answer`, `busy`, `failed` and
- * `canceled` are also the provider's statuses of a call that never connected.
- */
-export const CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
-export type CallStatus = (typeof CALL_STATUSES)[number];
+import { CALL_STATUSES, type CallStatus } from '../../contracts/call-statuses';
+
+export { CALL_STATUSES, type CallStatus } from '../../contracts/call-statuses';
 export const LIVE_CALL_STATUSES: readonly CallStatus[] = ['ringing', 'in-progress'];
 export const FINAL_CALL_STATUSES: readonly CallStatus[] = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 

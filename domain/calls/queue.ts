@@ -2,64 +2,14 @@ import type { CallRefusal } from '../../contracts/refusals';
 import type { CallingHours } from '../../contracts/calling-hours';
 import { QUEUE_EXPIRY_MS } from '../../contracts/calls';
 import { Agent } from '../../db/models/agent';
-import { Call, FINAL_CALL_STATUSES, type CallStatus } from '../../db/models/call';
+import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
 import { Workspace } from '../../db/models/workspace';
 import { balanceOf } from '../billing/ledger';
 import { isOnDoNotCallList } from './do-not-call';
+import type { CallAgent, CallChanges } from '../../contracts/calls';
 
-/** What the call workflow needs of its agent, read again at each step (settings may change while a call waits). */
-export interface CallAgent {
-  name: string;
-  status: 'active' | 'paused';
-  hours: CallingHours;
-  maxDurationSeconds: number;
-  /** Model descriptors for `call.started` (`provider/model`). */
-  stt: string;
-  llm: string;
-  tts: string;
-  /**
-   * The agent's `webhook_url`, where the call's events also go (decision 0155). Absent from
-   * the agents of histories recorded before it was read here: their events read it again.
-   */
-  webhookUrl?: string | null;
-  /**
-   * Whether the agent screens for voicemail (`call.voicemail.detect`), handed to the dial
-   * (docs/decisions/0162). Absent from the agents of histories recorded before it was read here.
-   */
-  detectsVoicemail?: boolean;
-  /**
-   * The workspace keeps India's calling hours for +91 numbers (`compliance.india_calling_hours`,
-   * docs/decisions/0207). Absent from the agents of histories recorded before it was read: off.
-   */
-  indiaCallingHours?: boolean;
-}
-
-/** The call's fields the workflow writes; dates as ISO strings (activity arguments are JSON). */
-export interface CallChanges {
-  status?: CallStatus;
-  dequeued_at?: string;
-  started_at?: string;
-  ended_at?: string;
-  duration_seconds?: number;
-  provider_call_id?: string;
-  provider_status?: string;
-  hangup_by?: string;
-  hangup_reason?: string;
-  /** Transfer to a person (docs/decisions/0160): the record's `transfer`, whole. */
-  transfer?: CallTransferRecord;
-}
-
-/** The call record's `transfer`: who took the call (docs/decisions/0160). Times are ISO here, dates once stored. */
-export interface CallTransferRecord {
-  destination: string;
-  description: string;
-  mode: 'cold' | 'warm';
-  status: 'started' | 'transferred' | 'failed';
-  reason: string | null;
-  transferred_at: string | null;
-  bridged_seconds: number;
-}
+export type { CallAgent, CallChanges, CallTransferRecord } from '../../contracts/calls';
 
 const DATE_FIELDS = new Set(['dequeued_at', 'ended_at', 'started_at']);
 

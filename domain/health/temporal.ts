@@ -1,5 +1,5 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { roundTripWorkflow } from '../../workflows/roundtrip';
+import type { RoundTripWorkflow } from '../../contracts/roundtrip';
 import { workflowIds } from '../../contracts/ids';
 import { Kind } from '../../contracts/search-attributes';
 import { TASK_QUEUES } from '../../contracts/task-queues';
@@ -12,8 +12,8 @@ import { TASK_QUEUES } from '../../contracts/task-queues';
 export async function startRoundTripProbe(
   temporal: Client,
   probe: { probeId: string; note: string; delaySeconds: number },
-): Promise<WorkflowHandleWithFirstExecutionRunId<typeof roundTripWorkflow>> {
-  return temporal.workflow.start<typeof roundTripWorkflow>('roundTripWorkflow', {
+): Promise<WorkflowHandleWithFirstExecutionRunId<RoundTripWorkflow>> {
+  return temporal.workflow.start<RoundTripWorkflow>('roundTripWorkflow', {
     taskQueue: TASK_QUEUES.ops,
     workflowId: workflowIds.roundTrip(probe.probeId),
     workflowIdConflictPolicy: 'FAIL', // a fresh random id: a conflict would be a bug

@@ -76,4 +76,4 @@ export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = EVENT_TYPES.map((e) =
 /** An endpoint subscribed to every event. */
 export const ALL_EVENTS = '*';
 
-export type EventLevel = 'info' | 'warning' | 'error';
+export type { EventLevel } from '../../contracts/webhooks';

@@ -14,30 +14,9 @@ import { startDeliveryWorkflow } from './temporal';
 import type { DeliveryTitle } from '../../contracts/webhooks';
 import type { DataStorage } from '../../contracts/data-storage';
 import { bodyKeptAfterDelivery, callDataStorage, storedEventText } from '../privacy/data-storage';
+import type { RecordEventInput } from '../../contracts/webhooks';
 
-export interface RecordEventInput {
-  workspaceId: string;
-  callId: string;
-  agentId: string;
-  /** The entry's place on the call's timeline (0, 1, 2, ...); with the call id it names the event. */
-  sequence: number;
-  type: string;
-  message: string;
-  level: EventLevel;
-  latencyMs: number | null;
-  data?: Record<string, unknown>;
-  /** ISO; when it happened. */
-  createdAt: string;
-  /**
-   * The agent's `webhook_url` as the caller read it with the agent (null: it has none). A call
-   * sends its events to the agent's URL as the call read the agent, like every other setting
-   * of the agent (decision 0155); given here, the fan-out does not read the agent again for
-   * every event. Absent: the fan-out reads it.
-   */
-  agentWebhookUrl?: string | null;
-  /** The call's `data_storage` (docs/decisions/0213), when the caller has it; absent: read from the call record. */
-  dataStorage?: DataStorage;
-}
+export type { RecordEventInput } from '../../contracts/webhooks';
 
 export interface RecordedEvent {
   eventId: string;

@@ -20,12 +20,16 @@ export const workflowImportBans = {
   ],
   patterns: [
     { group: ['node:*'], message: 'Node built-ins are not available in workflow code; use an activity.' },
-    { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
+    { regex: '(^|/)activities$', allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
+    {
+      regex: '(^|/)activities/',
+      message:
+        'Workflow code takes the shapes it shares with activities from contracts/ (issue 30); only `createActivities` comes from activities/, as a type.',
+    },
     { group: ['**/api/**', '**/workers/**', '**/media/**', '**/config/**'], message: 'Workflow code must not depend on process-level modules.' },
     {
       group: ['**/db/**', '**/domain/**', '**/providers/**', '**/simulators/**'],
-      allowTypeImports: true,
-      message: 'Workflow code reaches data and outside services only through activities (types only here).',
+      message: 'Workflow code reaches data and outside services only through activities, and takes shared shapes from contracts/ (issue 30).',
     },
     { group: ['**/contracts/secret-box'], message: 'Sealing secrets needs node:crypto: an activity does it, not workflow code.' },
   ],
@@ -76,7 +80,7 @@ export const simulatorImportBans = {
 export const contractsImportBans = {
   paths: workflowImportBans.paths,
   patterns: [
-    ...workflowImportBans.patterns.filter((pattern) => pattern.group.includes('node:*')),
+    ...workflowImportBans.patterns.filter((pattern) => pattern.group?.includes('node:*')),
     ...OUR_LAYERS.filter((other) => other !== 'contracts').map((other) => ({
       group: layerGroup(other),
       message: 'contracts/ is the bottom layer: it imports none of our other layers.',
@@ -145,7 +149,7 @@ export default tseslint.config(
         'error',
         {
           paths: contractsImportBans.paths.filter((path) => !nodeBuiltins.includes(path.name)),
-          patterns: contractsImportBans.patterns.filter((pattern) => !pattern.group.includes('node:*')),
+          patterns: contractsImportBans.patterns.filter((pattern) => !pattern.group?.includes('node:*')),
         },
       ],
     },

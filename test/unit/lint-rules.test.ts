@@ -92,10 +92,14 @@ describe('lint: layer boundaries', function () {
     ).to.deep.equal([]);
   });
 
-  it('keeps workflows to types of the shared layers', async () => {
+  it('keeps workflows to contracts/ and the activities type: not even types from the shared layers (issue 30)', async () => {
     const [value] = await bansIn('workflows/sample.ts', "import { Call } from '../db/models/call';");
     expect(value).to.match(/only through activities/);
-    expect(await bansIn('workflows/sample.ts', "import type { Call } from '../db/models/call';")).to.deep.equal([]);
+    expect(await bansIn('workflows/sample.ts', "import type { Call } from '../db/models/call';")).to.have.length(1);
+    expect(await bansIn('workflows/sample.ts', "import type { CallAgent } from '../domain/calls/queue';")).to.have.length(1);
+    expect(await bansIn('workflows/sample.ts', "import type { FailedDelivery } from '../activities/webhooks/redelivery';")).to.have.length(1);
+    expect(await bansIn('workflows/sample.ts', "import type { CallAgent } from '../contracts/calls';")).to.deep.equal([]);
+    expect(await bansIn('workflows/sample.ts', "import type { createActivities } from '../activities';")).to.deep.equal([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Role } from '../domain/accounts/permissions';
+import { closureView, type ClosureFields } from '../domain/privacy/workspace-closure';
 
 /**
  * How stored records look on the wire. One function per record, so every endpoint shows a
@@ -30,6 +31,7 @@ interface WorkspaceRecord {
   created_at: Date;
   activated_at?: Date | null;
   compliance?: { india_calling_hours?: boolean | null } | null;
+  closure?: ClosureFields | null;
 }
 
 export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
@@ -43,5 +45,7 @@ export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
     activated_at: workspace.activated_at ?? null,
     // Workspaces created before the setting existed read as off (0207).
     compliance: { india_calling_hours: workspace.compliance?.india_calling_hours === true },
+    // Null unless the owner has closed it (docs/decisions/0210).
+    closure: closureView(workspace.closure),
   };
 }

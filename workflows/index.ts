@@ -10,3 +10,5 @@ export { analyticsWorkflow } from './analytics';
 export { batchWorkflow } from './batch';
 export { paymentCheckWorkflow } from './payment-check';
 export { personErasureWorkflow } from './privacy-erasure';
+export { workspaceClosureWorkflow } from './workspace-closure';
+export { kycDocumentRetentionWorkflow } from './kyc-documents';

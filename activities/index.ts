@@ -20,6 +20,8 @@ export interface ActivityDeps extends WebhookDeps, TelephonyDeps, BillingDeps {
   clock: Clock;
   /** The language model of a catalog provider id (post-call analytics); absent in workers without analytics. */
   languageModelFor?: (provider: string) => LanguageModel;
+  /** How long KYC documents are kept after the decision (docs/decisions/0211; default 90 days, tests shorten it). */
+  kycDocumentRetentionSeconds?: number;
 }
 
 /**

@@ -24,6 +24,7 @@ import { callRoutes } from './routes/calls';
 import { batchRoutes } from './routes/batches';
 import { doNotCallRoutes } from './routes/do-not-call';
 import { privacyRoutes } from './routes/privacy';
+import { DEFAULT_PRIVACY_PERIODS } from '../contracts/privacy';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
 import { refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
@@ -64,7 +65,9 @@ export interface AppDeps {
      * either, every callback is 403). The media service's public address, where browser
      * calls are sent when their media node has not registered itself in time.
      */
-    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl' | 'billing' | 'embeddings'>>;
+    Partial<Pick<Config, 'providers' | 'publicApiUrl' | 'mediaPublicUrl' | 'billing' | 'embeddings'>> &
+    /** The callers' data periods (default: the stated ones; tests shorten them). */
+    Partial<Pick<Config, 'privacy'>>;
   temporal: Client;
   logger?: Logger;
   /** The time as the API sees it (tests of time windows pass their own). */
@@ -191,7 +194,13 @@ export function createApp(deps: AppDeps): Express {
   api.use(callRoutes({ temporal: deps.temporal, now }));
   api.use(batchRoutes({ temporal: deps.temporal, now }));
   api.use(doNotCallRoutes({ now }));
-  api.use(privacyRoutes({ temporal: deps.temporal, now }));
+  api.use(
+    privacyRoutes({
+      temporal: deps.temporal,
+      now,
+      closureGraceSeconds: deps.config.privacy?.workspaceClosureGraceSeconds ?? DEFAULT_PRIVACY_PERIODS.workspaceClosureGraceSeconds,
+    }),
+  );
   api.use(browserCallRoutes({ temporal: deps.temporal, now, streamTokenSecret: deps.config.auth.secret, mediaPublicUrl: deps.config.mediaPublicUrl }));
   // A signed callback is taken once (docs/decisions/0177): a replay is refused before its route runs.
   api.use(refuseReplayedTelephonyCallbacks({ now, logger, authToken: deps.config.providers?.telephony?.authToken, publicApiUrl: deps.config.publicApiUrl }));

@@ -1,4 +1,5 @@
 import type { Role } from '../domain/accounts/permissions';
+import { closureView, type ClosureFields } from '../domain/privacy/workspace-closure';
 
 /**
  * How stored records look on the wire. One function per record, so every endpoint shows a
@@ -31,6 +32,7 @@ interface WorkspaceRecord {
   activated_at?: Date | null;
   compliance?: { india_calling_hours?: boolean | null } | null;
   retention?: { recordings_days?: number | null; transcripts_days?: number | null } | null;
+  closure?: ClosureFields | null;
 }
 
 export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
@@ -46,5 +48,7 @@ export function workspaceView(workspace: WorkspaceRecord, role: Role | null) {
     compliance: { india_calling_hours: workspace.compliance?.india_calling_hours === true },
     // Unset: kept for ever, as before (0215).
     retention: { recordings_days: workspace.retention?.recordings_days ?? null, transcripts_days: workspace.retention?.transcripts_days ?? null },
+    // Null unless the owner has closed it (docs/decisions/0210).
+    closure: closureView(workspace.closure),
   };
 }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { parseDataKeys, type DataKeyRing } from '../contracts/secret-box';
 import { DEFAULT_WEBHOOK_RETRY_CONCURRENCY } from '../contracts/task-queues';
+import { DEFAULT_PRIVACY_PERIODS } from '../contracts/privacy';
 import type { EmbeddingsConfig, LanguageModelsConfig, ProvidersConfig } from '../contracts/provider-settings';
 
 export type { AzureOpenAiConfig, EmbeddingsConfig, LanguageModelsConfig, ProvidersConfig } from '../contracts/provider-settings';
@@ -12,6 +13,13 @@ export type { AzureOpenAiConfig, EmbeddingsConfig, LanguageModelsConfig, Provide
  * variable has one name, one default and one parser. Defaults run the local stack; in
  * production (NODE_ENV=production) the addresses of external servers must be given.
  */
+
+export interface PrivacyPeriodsConfig {
+  /** Between `POST /workspace/close` and the erasure of the workspace's data (0210). */
+  workspaceClosureGraceSeconds: number;
+  /** How long KYC documents' bytes are kept after the decision on their submission (0211). */
+  kycDocumentRetentionSeconds: number;
+}
 
 export interface Config {
   env: 'development' | 'test' | 'production';
@@ -53,6 +61,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** How long `POST /health/roundtrip` waits for its workflow before answering 503. */
   roundTripWaitMs: number;
+  /** Callers' data periods (docs/callers-data.md); tests only shorten them. */
+  privacy: PrivacyPeriodsConfig;
   auth: AuthConfig;
   /**
    * Master keys of the secrets stored encrypted (tools' header values, webhook signing secrets,
@@ -208,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses: parseBoolean(env, 'VALIDATE_RESPONSES', nodeEnv === 'test'),
     logLevel: parseEnum(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     roundTripWaitMs: parsePositiveInteger(env, 'ROUND_TRIP_WAIT_MS', 60_000),
+    privacy: privacyPeriodsConfig(env, production),
     auth: {
       secret: authSecret(env, production),
       sessionTtlSeconds: parsePositiveInteger(env, 'SESSION_TTL_HOURS', 24 * 14) * 3600,
@@ -601,6 +612,21 @@ export function parsePort(env: Env, name: string, fallback: number): number {
     throw new Error(`${name} must be a port number from 0 to 65535, got "${raw}"`);
   }
   return port;
+}
+
+/**
+ * `WORKSPACE_CLOSURE_GRACE_SECONDS` and `KYC_DOCUMENT_RETENTION_SECONDS` exist for tests and
+ * local trials only: the periods are promises to customers (docs/callers-data.md), so
+ * production refuses them.
+ */
+function privacyPeriodsConfig(env: Env, production: boolean): PrivacyPeriodsConfig {
+  const names = ['WORKSPACE_CLOSURE_GRACE_SECONDS', 'KYC_DOCUMENT_RETENTION_SECONDS'];
+  const given = names.filter((name) => env[name] !== undefined && env[name] !== '');
+  if (production && given.length) throw new Error(`${given.join(' and ')}: for tests only; unset in production (the stated periods apply)`);
+  return {
+    workspaceClosureGraceSeconds: parsePositiveInteger(env, 'WORKSPACE_CLOSURE_GRACE_SECONDS', DEFAULT_PRIVACY_PERIODS.workspaceClosureGraceSeconds),
+    kycDocumentRetentionSeconds: parsePositiveInteger(env, 'KYC_DOCUMENT_RETENTION_SECONDS', DEFAULT_PRIVACY_PERIODS.kycDocumentRetentionSeconds),
+  };
 }
 
 function parsePositiveInteger(env: Env, name: string, fallback: number): number {

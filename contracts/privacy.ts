@@ -35,3 +35,51 @@ export const WAITING_PASS_INTERVAL = '5 minutes';
 export const MAX_WAITING_PASSES = 300;
 
 export const personErasureWorkflowId = (erasureId: string) => `privacy-erasure-${erasureId}`;
+
+/**
+ * Closing a workspace (docs/decisions/0210): the workflow `workspace-closure-<closure id>`
+ * waits until `eraseAt` (the grace period, cancellable), then erases the workspace's data.
+ */
+export interface WorkspaceClosureInput {
+  closureId: string;
+  workspaceId: string;
+  /** ISO: when the grace period ends (the API computed it from the stated period). */
+  eraseAt: string;
+}
+
+/** What a closure erases, in this order; each step pages (or is one idempotent pass) and may run again. */
+export const WORKSPACE_ERASURE_STEPS = ['calls', 'contacts', 'deliveries', 'knowledge', 'kyc', 'access'] as const;
+export type WorkspaceErasureStep = (typeof WORKSPACE_ERASURE_STEPS)[number];
+
+/** One step's page: `nextAfter` null when the step is done; `waiting` records still live. */
+export interface WorkspaceErasurePage {
+  nextAfter: string | null;
+  erased: number;
+  waiting: number;
+}
+
+export const workspaceClosureWorkflowId = (closureId: string) => `workspace-closure-${closureId}`;
+/** Signal name: the owner cancelled the closure (the API has already recorded it; the workflow then ends). */
+export const WORKSPACE_CLOSURE_CANCEL_SIGNAL = 'cancel';
+
+/**
+ * The bytes of a KYC submission's documents, erased when the stated period after its decision
+ * has passed (docs/decisions/0211): the workflow `kyc-documents-<submission id>`.
+ */
+export interface KycDocumentRetentionInput {
+  workspaceId: string;
+  submissionId: string;
+  /** ISO: the decision's time; documents uploaded up to it belong to the decided submission. */
+  decidedAt: string;
+  /** ISO: when their bytes are erased. */
+  eraseAt: string;
+}
+
+export const kycDocumentRetentionWorkflowId = (submissionId: string) => `kyc-documents-${submissionId}`;
+
+/**
+ * The stated periods (docs/callers-data.md): 30 days' grace before a closed workspace is erased
+ * (0210), KYC documents' bytes kept 90 days after the decision (0211). Tests shorten them only
+ * through WORKSPACE_CLOSURE_GRACE_SECONDS and KYC_DOCUMENT_RETENTION_SECONDS (config/env.ts).
+ */
+export const DEFAULT_PRIVACY_PERIODS = { workspaceClosureGraceSeconds: 30 * 86_400, kycDocumentRetentionSeconds: 90 * 86_400 } as const;

@@ -62,6 +62,8 @@ async function main(): Promise<void> {
       // Payment checks ask the gateway about open orders and complete paid ones (docs/decisions/0186).
       paymentGateway: config.providers.payments ? createPaymentGateway(config.providers.payments, config.providers.timeoutMs) : undefined,
       seller: sellerOf(config.billing),
+      // KYC documents' bytes erased this long after the decision (docs/decisions/0211).
+      kycDocumentRetentionSeconds: config.privacy.kycDocumentRetentionSeconds,
     },
     tuning: { webhookAttemptConcurrency: config.webhookAttemptConcurrency, webhookRetryConcurrency: config.webhookRetryConcurrency },
     shutdownGraceTime: WORKER_SHUTDOWN_GRACE,

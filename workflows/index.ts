@@ -11,3 +11,5 @@ export { batchWorkflow } from './batch';
 export { paymentCheckWorkflow } from './payment-check';
 export { personErasureWorkflow } from './privacy-erasure';
 export { retentionWorkflow } from './retention';
+export { workspaceClosureWorkflow } from './workspace-closure';
+export { kycDocumentRetentionWorkflow } from './kyc-documents';

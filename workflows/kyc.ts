@@ -1,5 +1,7 @@
-import { condition, log, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { condition, log, ParentClosePolicy, patched, proxyActivities, setCurrentDetails, setHandler, startChild } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import { kycDocumentRetentionWorkflowId } from '../contracts/privacy';
+import { Kind, WorkspaceId } from '../contracts/search-attributes';
 import { approveSignal, MAX_REJECTION_REASON_LENGTH, rejectSignal, stateQuery, type KycReviewInput, type KycReviewState } from '../contracts/kyc';
 
 const { markKycSubmitted, approveKyc, rejectKyc } = proxyActivities<ReturnType<typeof createActivities>>({
@@ -51,17 +53,35 @@ export async function kycReviewWorkflow(input: KycReviewInput): Promise<KycRevie
   await condition(() => decision !== undefined);
   const decided = decision as Decision;
   state.decidedBy = decided.by;
+  let applied: { decidedAt: string; documentsEraseAt?: string };
   if (decided.kind === 'approve') {
     state.status = 'approving';
     setCurrentDetails(`approved by ${decided.by}: activating the workspace`);
-    state.decidedAt = (await approveKyc({ workspaceId: input.workspaceId, submissionId: input.submissionId, by: decided.by })).decidedAt;
+    applied = await approveKyc({ workspaceId: input.workspaceId, submissionId: input.submissionId, by: decided.by });
+    state.decidedAt = applied.decidedAt;
     state.status = 'approved';
   } else {
     state.status = 'rejecting';
     state.reason = decided.reason;
     setCurrentDetails(`rejected by ${decided.by}: ${decided.reason}`);
-    state.decidedAt = (await rejectKyc({ workspaceId: input.workspaceId, submissionId: input.submissionId, by: decided.by, reason: decided.reason })).decidedAt;
+    applied = await rejectKyc({ workspaceId: input.workspaceId, submissionId: input.submissionId, by: decided.by, reason: decided.reason });
+    state.decidedAt = applied.decidedAt;
     state.status = 'rejected';
+  }
+  // The documents are kept only the stated period after the decision (docs/decisions/0211): a
+  // timer of their own, so this review still ends here. Runs recorded before it started none.
+  if (patched('kyc-document-retention') && applied.documentsEraseAt) {
+    setCurrentDetails(`${state.status}: keeping the documents until ${applied.documentsEraseAt}`);
+    await startChild('kycDocumentRetentionWorkflow', {
+      workflowId: kycDocumentRetentionWorkflowId(input.submissionId),
+      args: [{ workspaceId: input.workspaceId, submissionId: input.submissionId, decidedAt: applied.decidedAt, eraseAt: applied.documentsEraseAt }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: input.workspaceId },
+        { key: Kind, value: 'kyc-documents' },
+      ],
+      staticSummary: `KYC documents of workspace ${input.workspaceId} (submission ${input.submissionId}), erased at ${applied.documentsEraseAt}`,
+    });
   }
   setCurrentDetails(`${state.status} by ${decided.by}`);
   log.info(`KYC ${state.status}`, { workspaceId: input.workspaceId, by: decided.by });

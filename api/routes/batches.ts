@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import { assertWorkspaceOpen } from '../../domain/privacy/closing-gate';
 import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../db/by-id';
 import { newId } from '../../db/ids';
@@ -49,6 +50,7 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
   router.post('/batches', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const form = req.body as Omit<BatchForm, 'file'>;
+    await assertWorkspaceOpen(workspace.id, 'a new batch');
     const file = ((req.files ?? []) as UploadedFile[]).find((f) => f.fieldname === 'file');
     if (!file) throw validationFailed([{ type: 'missing', loc: ['body', 'file'], msg: 'a CSV file is required in the form field "file"', input: null }]);
     const retrySpacing = form.retry_spacing_seconds === undefined ? DEFAULT_RETRY_SPACING_SECONDS : Number(form.retry_spacing_seconds);
@@ -173,6 +175,8 @@ export function batchRoutes({ temporal, now }: { temporal: Client; now: () => Da
     router.post(`/batches/:batch_id/${action}`, async (req, res) => {
       const batch = await batchOf(res, req.params.batch_id);
       if (FINAL_BATCH_STATUSES.includes(batch.status)) throw new HttpError(409, `the batch is ${batch.status}: it cannot be ${done}`);
+      // Resuming would start new calls; pausing and cancelling stay open to a closing workspace.
+      if (action === 'resume') await assertWorkspaceOpen(batch.workspace_id, 'a batch resumed');
       await controlBatch(temporal, batch._id, update, creatorOf(res).name);
       res.json(batchView(await batchOf(res, batch._id)));
     });

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { assertWorkspaceOpen } from '../../domain/privacy/closing-gate';
 import type { Client } from '@temporalio/client';
 import { findByIdOwned } from '../../db/by-id';
 import { Agent } from '../../db/models/agent';
@@ -41,6 +42,7 @@ export function browserCallRoutes(deps: BrowserCallDeps): Router {
   router.post('/calls/browser', async (req, res) => {
     const { workspace } = workspaceAccessOf(res);
     const body = req.body as NewBrowserCallBody;
+    await assertWorkspaceOpen(workspace.id, 'a new call');
     const agent = await findByIdOwned<{ _id: string; name: string; status: string; phone_number: string | null }>(
       Agent,
       body.agent_id,

@@ -111,6 +111,9 @@ export function kycRoutes({ temporal, now }: { temporal: Client; now: () => Date
       KycDocument.findOne({ _id: req.params.doc_id, workspace_id: workspace.id }),
     ]);
     if (!document || !record?.document_ids.includes(document._id)) throw new HttpError(404, 'document not found');
+    if (document.erased_at) {
+      throw new HttpError(404, `the document's file was erased on ${document.erased_at.toISOString()}: documents are kept 90 days after the decision on them`);
+    }
     res
       .set({
         'Content-Type': document.content_type,
@@ -145,10 +148,12 @@ export function kycRoutes({ temporal, now }: { temporal: Client; now: () => Date
     // A `submitted` record goes on to the start, which answers 409 while its review runs (and
     // restarts a review whose workflow was lost, e.g. terminated by ops).
     if (record?.status !== 'submitted') {
-      const documents = record?.document_ids.length ? await KycDocument.countDocuments({ workspace_id: workspace.id, _id: { $in: record.document_ids } }) : 0;
+      const documents = record?.document_ids.length
+        ? await KycDocument.countDocuments({ workspace_id: workspace.id, _id: { $in: record.document_ids }, erased_at: null })
+        : 0;
       const missing = [
         ...(record?.details ? [] : ['save the business details (PUT /kyc)']),
-        ...(documents ? [] : ['upload at least one document (POST /kyc/documents)']),
+        ...(documents ? [] : ['upload at least one document (POST /kyc/documents; erased ones do not count)']),
       ];
       if (missing.length) throw new HttpError(409, `the business details cannot be submitted yet: ${missing.join(' and ')}`);
     }

@@ -76,8 +76,11 @@ const kycDocumentSchema = new Schema(
     content_type: { type: String, required: true },
     size_bytes: { type: Number, required: true },
     sha256: { type: String, required: true },
+    /** Removed when the document is erased (its metadata stays): docs/decisions/0211. */
     data: { type: Buffer, required: true },
     uploaded_at: { type: Date, required: true },
+    /** When its bytes were erased: the stated period after the decision (0211), or the workspace's closing (0210). */
+    erased_at: { type: Date, default: null },
     uploaded_by: { user_id: { type: String, default: null }, name: { type: String, default: null } },
   },
   { collection: 'kyc_documents', versionKey: false },

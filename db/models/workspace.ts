@@ -23,6 +23,25 @@ const workspaceSchema = new Schema(
     compliance: { india_calling_hours: { type: Boolean } },
     /** How long callers' data is kept, in days (docs/decisions/0215); null: for ever, as before. */
     retention: { recordings_days: { type: Number, default: null }, transcripts_days: { type: Number, default: null } },
+    /**
+     * The owner's closing of the workspace (docs/decisions/0210), absent when never closed or
+     * cancelled: `scheduled` during the grace period (cancellable; new calls and batches
+     * refused), `erasing` once its workflow has begun (no longer cancellable), `erased` after.
+     */
+    closure: {
+      type: new Schema(
+        {
+          id: { type: String, required: true },
+          status: { type: String, enum: ['scheduled', 'erasing', 'erased'], required: true },
+          requested_at: { type: Date, required: true },
+          requested_by: { user_id: { type: String, default: null }, name: { type: String, default: null } },
+          erase_at: { type: Date, required: true },
+          erased_at: { type: Date, default: null },
+        },
+        { _id: false },
+      ),
+      default: null,
+    },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { assertWorkspaceOpen } from '../privacy/closing-gate';
 import { findByIdOwned } from '../../db/by-id';
 import { newId } from '../../db/ids';
 import { Call, FINAL_CALL_STATUSES, type CallDocument } from '../../db/models/call';
@@ -24,6 +25,7 @@ export type CallQuery = NonNullable<operations['listCalls']['parameters']['query
 /** Queues an outbound call and starts its workflow; answers the record as created. */
 export async function placeCallAs(temporal: Client, caller: Caller, body: NewCallBody, at: Date): Promise<ReturnType<typeof callView>> {
   const workspaceId = caller.access.workspace.id;
+  await assertWorkspaceOpen(workspaceId, 'a new call');
   const { agent, fromNumber } = await outboundCaller(workspaceId, body.agent_id, body.from_number);
   if (await isOnDoNotCallList(workspaceId, body.to_number)) {
     throw validationFailed([

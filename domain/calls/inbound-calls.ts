@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { isWorkspaceErased } from '../privacy/closing-gate';
 import { findByIdOwned } from '../../db/by-id';
 import { isDuplicateKeyError } from '../../db/errors';
 import { newId } from '../../db/ids';
@@ -46,6 +47,11 @@ export async function takeInboundCall(deps: InboundCallDeps, call: InboundCallRe
   const number = await holderOf(call.to);
   if (!number) {
     deps.logger.info({ msg: 'inbound call to a number no workspace holds: rejected', to: call.to, from: call.from, provider_call_id: call.providerCallId });
+    return { answer: false, reason: 'number unknown', callId: null };
+  }
+  // A closed workspace whose data is erased (docs/decisions/0210) keeps no new callers' data, not even a refused call's record.
+  if (await isWorkspaceErased(number.workspace_id)) {
+    deps.logger.info({ msg: 'inbound call to a closed workspace: rejected', workspace_id: number.workspace_id, provider_call_id: call.providerCallId });
     return { answer: false, reason: 'number unknown', callId: null };
   }
   const callId = newId();

@@ -25,6 +25,7 @@ interface KycDocumentFields {
   content_type: string;
   size_bytes: number;
   uploaded_at: Date;
+  erased_at?: Date | null;
 }
 
 export function kycDocumentView(document: KycDocumentFields) {
@@ -34,6 +35,8 @@ export function kycDocumentView(document: KycDocumentFields) {
     content_type: document.content_type,
     size_bytes: document.size_bytes,
     uploaded_at: document.uploaded_at,
+    // Set once the bytes are erased, 90 days after the decision (docs/decisions/0211): the rest stays.
+    erased_at: document.erased_at ?? null,
   };
 }
 

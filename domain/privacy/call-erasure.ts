@@ -100,17 +100,24 @@ export function erasedDeliveryBody(requestBody: string): string {
 export async function eraseCallDeliveryBodies(workspaceId: string, callId: string): Promise<number> {
   const deliveries = await WebhookDelivery.find({ workspace_id: workspaceId, call_id: callId }, { request_body: 1, last_response: 1 }).lean();
   let changed = 0;
-  for (const delivery of deliveries) {
-    const body = erasedDeliveryBody(delivery.request_body);
-    await WebhookAttempt.updateMany({ delivery_id: delivery._id }, { $set: { response_excerpt: ERASED_TEXT } });
-    if (delivery.request_body === body && !delivery.last_response?.body_excerpt) continue;
-    await WebhookDelivery.updateOne(
-      { _id: delivery._id },
-      { $set: { request_body: body, ...(delivery.last_response ? { 'last_response.body_excerpt': ERASED_TEXT } : {}) } },
-    );
-    changed++;
-  }
+  for (const delivery of deliveries) if (await eraseDeliveryBody(delivery)) changed++;
   return changed;
+}
+
+/** One delivery's stored body and what its target answered, erased; true when it changed. Safe to run again. */
+export async function eraseDeliveryBody(delivery: {
+  _id: string;
+  request_body: string;
+  last_response?: { body_excerpt?: string | null } | null;
+}): Promise<boolean> {
+  const body = erasedDeliveryBody(delivery.request_body);
+  await WebhookAttempt.updateMany({ delivery_id: delivery._id }, { $set: { response_excerpt: ERASED_TEXT } });
+  if (delivery.request_body === body && !delivery.last_response?.body_excerpt) return false;
+  await WebhookDelivery.updateOne(
+    { _id: delivery._id },
+    { $set: { request_body: body, ...(delivery.last_response ? { 'last_response.body_excerpt': ERASED_TEXT } : {}) } },
+  );
+  return true;
 }
 
 /**

@@ -5,7 +5,7 @@ import { ERASURE_PAGE_SIZE, type ErasurePage, type ErasureSubject } from '../../
 import { eraseCall, isErasable } from './call-erasure';
 
 /** Contact statuses after which the batch never dials the contact again. */
-const FINAL_CONTACT_STATUSES = ['completed', 'voicemail', 'no-answer', 'busy', 'failed', 'canceled', 'do_not_call'];
+export const FINAL_CONTACT_STATUSES = ['completed', 'voicemail', 'no-answer', 'busy', 'failed', 'canceled', 'do_not_call'];
 
 /** `+91******5670`: the country code and the last four digits. */
 export function maskedPhone(phone: string): string {

@@ -1,5 +1,11 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { personErasureWorkflowId, type PersonErasureInput } from '../../contracts/privacy';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  personErasureWorkflowId,
+  WORKSPACE_CLOSURE_CANCEL_SIGNAL,
+  workspaceClosureWorkflowId,
+  type PersonErasureInput,
+  type WorkspaceClosureInput,
+} from '../../contracts/privacy';
 import { RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW_TYPE } from '../../contracts/retention';
 import { Kind, WorkspaceId } from '../../contracts/search-attributes';
 import { TASK_QUEUES } from '../../contracts/task-queues';
@@ -56,5 +62,37 @@ export async function ensureRetentionSchedule(temporal: Client): Promise<void> {
     });
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+  }
+}
+
+/**
+ * Starts the closing of a workspace, `workspace-closure-<closure id>` on the ops queue
+ * (docs/decisions/0210): it waits out the grace period, then erases. Its input names no person.
+ */
+export async function startWorkspaceClosure(temporal: Client, input: WorkspaceClosureInput): Promise<void> {
+  try {
+    await temporal.workflow.start('workspaceClosureWorkflow', {
+      taskQueue: TASK_QUEUES.ops,
+      workflowId: workspaceClosureWorkflowId(input.closureId),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      args: [input],
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: input.workspaceId },
+        { key: Kind, value: 'workspace-closure' },
+      ],
+      staticSummary: `closing of workspace ${input.workspaceId}: its data erased at ${input.eraseAt} unless cancelled`,
+      staticDetails: 'The owner may cancel until then (`POST /api/v1/workspace/close/cancel`); invoices are kept (tax law).',
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Tells a closure's workflow it was cancelled (already recorded on the workspace); a closed or missing run is fine. */
+export async function cancelWorkspaceClosureWorkflow(temporal: Client, closureId: string): Promise<void> {
+  try {
+    await temporal.workflow.getHandle(workspaceClosureWorkflowId(closureId)).signal(WORKSPACE_CLOSURE_CANCEL_SIGNAL);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
 }

@@ -6,7 +6,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import { ADDRESS_LIMITS, type Allowance, type LimitedAction } from '../../api/auth/address-limits';
 import type { Logger } from '../../domain/shared/logger';
-import type { ProvidersConfig } from '../../config/env';
+import type { PrivacyPeriodsConfig, ProvidersConfig } from '../../config/env';
 import { systemClock } from '../../activities';
 import { createProviders } from '../../providers';
 import { createPaymentGateway } from '../../providers/payments/gateway';
@@ -60,6 +60,8 @@ export interface StartApiOptions {
   media?: boolean;
   /** The payment checks' schedule in seconds (docs/decisions/0186); none: the production one. */
   paymentCheckDelaysSeconds?: number[];
+  /** The callers' data periods (the closing's grace, KYC documents' retention); none: the stated ones. */
+  privacy?: PrivacyPeriodsConfig;
   /** Origins allowed to call /api from a browser (default none: CORS off). */
   corsOrigins?: string[];
   /** Proxies whose X-Forwarded-* headers the app believes (default none). */
@@ -131,6 +133,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       embeddings: options.embeddings ?? null,
       corsOrigins: options.corsOrigins,
       trustProxy: options.trustProxy,
+      privacy: options.privacy,
     },
     now: options.now,
     paymentCheckDelaysSeconds: options.paymentCheckDelaysSeconds,
@@ -158,6 +161,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
           ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) }
           : {}),
         ...(options.dialsPerSecond ? { dialsPerSecond: options.dialsPerSecond } : {}),
+        ...(options.privacy ? { kycDocumentRetentionSeconds: options.privacy.kycDocumentRetentionSeconds } : {}),
         ...(options.providers?.payments
           ? { paymentGateway: createPaymentGateway(options.providers.payments, options.providers.timeoutMs), seller: sellerOf(undefined) }
           : {}),

@@ -22,6 +22,17 @@ describe('configuration', () => {
     expect(config).to.include({ temporalNamespace: 'prod', validateResponses: true, roundTripWaitMs: 1500 });
   });
 
+  it("states the callers' data periods (30 days' grace, KYC documents 90 days); tests shorten them, production refuses that", () => {
+    expect(loadConfig({}).privacy).to.deep.equal({ workspaceClosureGraceSeconds: 30 * 86_400, kycDocumentRetentionSeconds: 90 * 86_400 });
+    expect(loadConfig({ WORKSPACE_CLOSURE_GRACE_SECONDS: '3', KYC_DOCUMENT_RETENTION_SECONDS: '2' }).privacy).to.deep.equal({
+      workspaceClosureGraceSeconds: 3,
+      kycDocumentRetentionSeconds: 2,
+    });
+    expect(() => loadConfig({ WORKSPACE_CLOSURE_GRACE_SECONDS: '0' })).to.throw('WORKSPACE_CLOSURE_GRACE_SECONDS');
+    const production = { NODE_ENV: 'production', MONGODB_URI: 'mongodb://db/x', TEMPORAL_ADDRESS: 't:7233', KYC_DOCUMENT_RETENTION_SECONDS: '2' };
+    expect(() => loadConfig(production)).to.throw('KYC_DOCUMENT_RETENTION_SECONDS: for tests only');
+  });
+
   it('validates responses in tests by default', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).validateResponses).to.equal(true);
   });

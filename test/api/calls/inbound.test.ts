@@ -199,6 +199,26 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     expect(await CallRecord.countDocuments({ to_number: nobodys.to })).to.equal(0);
   });
 
+  it('a number of a closed workspace whose data is erased (docs/decisions/0210): rejected, recorded nowhere', async () => {
+    const closing = await activeOwner(api);
+    const { number } = await numberWith(closing, {});
+    // As the closure's workflow leaves it once its grace period has passed (test/api/privacy/workspace-closure.test.ts runs that).
+    const at = new Date();
+    await Workspace.updateOne(
+      { _id: closing.workspaceId },
+      {
+        $set: {
+          closure: { id: newId(), status: 'erasing', requested_at: at, requested_by: { user_id: null, name: 'Asha Rao' }, erase_at: at, erased_at: null },
+        },
+      },
+    );
+    const dialled = dial(number);
+    const atProvider = await overAtProvider(dialled);
+    expect(atProvider.history.map((h) => h.status)).to.deep.equal(['queued', 'ringing', 'completed']);
+    expect(atProvider.streamConnected).to.equal(false);
+    expect(await CallRecord.countDocuments({ workspace_id: closing.workspaceId })).to.equal(0);
+  });
+
   it('at the concurrency limit: rejected (concurrency limit reached) while a live call holds the slot; the live one hangs up through the API', async () => {
     const limited = await activeOwner(api, { name: 'Ravi Iyer' });
     await Workspace.updateOne({ _id: limited.workspaceId }, { $set: { concurrency_limit: 1 } });

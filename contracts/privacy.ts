@@ -48,7 +48,7 @@ export interface WorkspaceClosureInput {
 }
 
 /** What a closure erases, in this order; each step pages (or is one idempotent pass) and may run again. */
-export const WORKSPACE_ERASURE_STEPS = ['calls', 'contacts', 'deliveries', 'knowledge', 'kyc', 'access'] as const;
+export const WORKSPACE_ERASURE_STEPS = ['calls', 'contacts', 'deliveries', 'knowledge', 'kyc', 'do_not_call', 'access'] as const;
 export type WorkspaceErasureStep = (typeof WORKSPACE_ERASURE_STEPS)[number];
 
 /** One step's page: `nextAfter` null when the step is done; `waiting` records still live. */

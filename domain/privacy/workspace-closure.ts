@@ -1,8 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { newId } from '../../db/ids';
 import { ApiKey } from '../../db/models/api-key';
+import { AuditEvent } from '../../db/models/audit-event';
 import { BatchContact } from '../../db/models/batch-contact';
 import { Call, type CallDocument } from '../../db/models/call';
+import { DoNotCall } from '../../db/models/do-not-call';
 import { Invite } from '../../db/models/invite';
 import { KnowledgeBase } from '../../db/models/knowledge-base';
 import { Membership } from '../../db/models/membership';
@@ -206,6 +208,15 @@ export async function eraseWorkspacePage(workspaceId: string, step: WorkspaceEra
     }
     case 'kyc':
       return { nextAfter: null, erased: await eraseKycDocumentBytes(workspaceId, {}, at), waiting: 0 };
+    case 'do_not_call': {
+      // The numbers on it are callers' (and their reasons): with no one left to call them, the list has no purpose.
+      // The audit log is kept, so its entries about the list keep what was done and by whom, not the number or reason.
+      await AuditEvent.updateMany(
+        { workspace_id: workspaceId, action: /^do_not_call\./, 'target.type': 'do_not_call' },
+        { $set: { 'target.name': null, 'details.reason': null } },
+      );
+      return { nextAfter: null, erased: (await DoNotCall.deleteMany({ workspace_id: workspaceId })).deletedCount, waiting: 0 };
+    }
     case 'access':
       return { nextAfter: null, erased: await removeAccess(workspaceId, at), waiting: 0 };
   }
@@ -246,6 +257,7 @@ export async function completeWorkspaceErasure(
       webhook_deliveries: erased.deliveries,
       knowledge_bases: erased.knowledge,
       kyc_documents: erased.kyc,
+      do_not_call_numbers: erased.do_not_call,
       members_removed: erased.access,
       still_live: waiting,
     },

@@ -9,6 +9,7 @@ import { AuditEvent } from '../../../db/models/audit-event';
 import { BatchContact, batchContactId } from '../../../db/models/batch-contact';
 import { Call } from '../../../db/models/call';
 import { CallEvent } from '../../../db/models/call-event';
+import { DoNotCall } from '../../../db/models/do-not-call';
 import { Invoice } from '../../../db/models/invoice';
 import { KnowledgeBase, KnowledgeDocument } from '../../../db/models/knowledge-base';
 import { KycDocument } from '../../../db/models/kyc';
@@ -165,6 +166,8 @@ describe('Closing a workspace (POST /workspace/close)', function () {
       data: Buffer.from('%PDF-1.4 '),
       uploaded_at: new Date(),
     });
+    const listed = await api.request('/api/v1/do-not-call', withJson('POST', { number: PHONE, reason: 'asked on the phone' }, headers));
+    expect(listed.status, await listed.clone().text()).to.equal(201);
     apiKey = (await (await api.request('/api/v1/keys', withJson('POST', { name: 'ci' }, headers))).json()).key;
     invoiceId = newId();
     // Written as billing writes it (the invoice tests cover that path): what tax law keeps.
@@ -214,6 +217,7 @@ describe('Closing a workspace (POST /workspace/close)', function () {
     const kept = await (await api.request(`/api/v1/calls/${callId}`, { headers })).json();
     expect(kept).to.include({ to_number: PHONE, summary: 'Ravi wants a refund', erased_at: null });
     expect((await KycDocument.findById(kycDocId).lean())?.data).to.not.equal(undefined);
+    expect(await DoNotCall.countDocuments({ workspace_id: owner.workspaceId })).to.equal(1);
     expect((await api.request('/api/v1/keys', { headers: { 'X-API-Key': apiKey } })).status).to.equal(200);
     const actions = (await AuditEvent.find({ workspace_id: owner.workspaceId, action: /^workspace\.close/ }).lean()).map((e) => e.action).sort();
     expect(actions).to.deep.equal(['workspace.close_canceled', 'workspace.close_requested']);
@@ -247,6 +251,9 @@ describe('Closing a workspace (POST /workspace/close)', function () {
     expect(kyc.data).to.equal(undefined);
     expect(kyc).to.include({ filename: 'pan.pdf', content_type: 'application/pdf' });
     expect(kyc.erased_at).to.be.an.instanceOf(Date);
+    expect(await DoNotCall.countDocuments({ workspace_id: owner.workspaceId })).to.equal(0);
+    const listedAudit = (await AuditEvent.findOne({ workspace_id: owner.workspaceId, action: 'do_not_call.added' }).lean())!;
+    expect(JSON.stringify(listedAudit)).not.to.match(/9812300011|asked on the phone/);
     // Nobody acts in it any more.
     expect(await Membership.countDocuments({ workspace_id: owner.workspaceId })).to.equal(0);
     expect((await api.request('/api/v1/keys', { headers: { 'X-API-Key': apiKey } })).status).to.equal(401);
@@ -255,7 +262,15 @@ describe('Closing a workspace (POST /workspace/close)', function () {
     expect(await Invoice.collection.countDocuments({ _id: invoiceId } as never)).to.equal(1);
 
     const erased = await AuditEvent.findOne({ workspace_id: owner.workspaceId, action: 'workspace.erased' }).lean();
-    expect(erased?.details).to.deep.include({ closure_id: closureId, calls: 1, batch_contacts: 1, knowledge_bases: 1, kyc_documents: 1, still_live: 0 });
+    expect(erased?.details).to.deep.include({
+      closure_id: closureId,
+      calls: 1,
+      batch_contacts: 1,
+      knowledge_bases: 1,
+      kyc_documents: 1,
+      do_not_call_numbers: 1,
+      still_live: 0,
+    });
     expect(erased?.details?.members_removed).to.equal(2);
     // Too late to cancel, or to close again.
     expect(await AuditEvent.countDocuments({ workspace_id: owner.workspaceId, action: 'workspace.erased' })).to.equal(1);

@@ -42,6 +42,11 @@ export function conversationTelemetry() {
         conversation.setAttribute('voice_agents.greeting_ms', event.latencyMs ?? 0);
       }
     },
+    /** A speculative reply used or dropped (docs/decisions/0227): counted, and marked on the turn's span. */
+    speculation(outcome: 'used' | 'dropped'): void {
+      metrics.speculativeReplies.inc({ outcome });
+      turn?.addEvent('speculative_reply', { 'voice_agents.outcome': outcome });
+    },
     /** Runs the conversation under its span and ends the telemetry with it, however it ends. */
     async around<T>(run: () => Promise<T>): Promise<T> {
       let failed = true;

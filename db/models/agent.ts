@@ -68,6 +68,8 @@ export interface AgentSettings {
     language: string;
     endpointing_ms: number;
     keyterms: string[];
+    /** Start replies on Flux's early end of turn (docs/decisions/0227); absent on agents saved before it: off. */
+    speculative_replies?: boolean;
   };
   call: {
     max_duration_seconds: number;
@@ -196,6 +198,7 @@ export const agentSettingsFields = {
     language: required(String),
     endpointing_ms: required(Number),
     keyterms: { type: [String], default: [] },
+    speculative_replies: { type: Boolean, default: false },
   },
   call: {
     max_duration_seconds: required(Number),

@@ -187,6 +187,7 @@ export function agentDefaults() {
       language: 'hi',
       endpointing_ms: 300,
       keyterms: [] as string[],
+      speculative_replies: false,
     },
     call: {
       max_duration_seconds: 600,

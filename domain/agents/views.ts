@@ -80,6 +80,7 @@ function settingsView(s: StoredAgentSettings, toolFrom: (stored: StoredAgentTool
       language: t.language,
       endpointing_ms: t.endpointing_ms,
       keyterms: [...t.keyterms],
+      speculative_replies: t.speculative_replies === true,
     },
     call: {
       max_duration_seconds: c.max_duration_seconds,

@@ -56,6 +56,13 @@ export const metrics = {
     buckets: [0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5],
     registers: [metricsRegistry],
   }),
+  /** Speculative replies (docs/decisions/0227) by outcome: `used` (the turn ended as guessed) or `dropped` (the caller went on: a model request wasted). */
+  speculativeReplies: new Counter({
+    name: 'voice_agents_speculative_replies_total',
+    help: "Replies started on the recognizer's early end of turn, by whether the turn ended as guessed (used) or the caller went on (dropped)",
+    labelNames: ['outcome'] as const,
+    registers: [metricsRegistry],
+  }),
   /** Webhook attempts by what they left the delivery as: `delivered`, `retrying` or `failed`. */
   webhookAttempts: new Counter({
     name: 'voice_agents_webhook_attempts_total',
@@ -94,6 +101,7 @@ onProviderError((service: string, kind: ProviderErrorKind) => metrics.providerEr
 for (const provider of [...PROVIDER_SERVICES, 'other'])
   for (const kind of ['unavailable', 'refused', 'dial_refused', 'not_configured'] satisfies ProviderErrorKind[])
     metrics.providerErrors.inc({ provider, kind }, 0);
+for (const outcome of ['used', 'dropped']) metrics.speculativeReplies.inc({ outcome }, 0);
 for (const trigger of ['automatic', 'manual', 'test'] satisfies AttemptTrigger[])
   for (const outcome of ['delivered', 'retrying', 'failed']) metrics.webhookAttempts.inc({ trigger, outcome }, 0);
 

@@ -23,15 +23,19 @@ export class AgentModel {
     this.systemPrompt = [fillVariables(agent.system_prompt, userData), language].filter(Boolean).join('\n\n');
   }
 
-  /** One model round: streams the text into speech as sentences complete; answers the text and tool calls. */
+  /**
+   * One model round: streams the text into speech as sentences complete; answers the text and
+   * tool calls. `unconfirmedTurn`: a speculative reply's caller words, not yet in the history
+   * (./speculation.ts); its use is counted on the reply (`reply.usage`) until it is kept.
+   */
   async generate(
     reply: Reply,
     passages: string[],
     onFirstToken: (modelMs: number) => void,
     turnEndedAtMs: number | null,
+    unconfirmedTurn: string | null = null,
   ): Promise<{ text: string; toolCalls: LlmToolCall[] }> {
     const { llm } = this.ctx.options.agent;
-    const { usage } = this.ctx.state;
     const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt }];
     if (passages.length)
       messages.push({
@@ -39,13 +43,14 @@ export class AgentModel {
         content: `Passages from the knowledge base that may help with the caller's last words:\n\n${passages.join('\n\n---\n\n')}`,
       });
     messages.push(...this.ctx.state.history);
+    if (unconfirmedTurn !== null) messages.push({ role: 'user', content: unconfirmedTurn });
     const chunker = new SentenceChunker();
     const speech = this.ctx.speech.queue(reply, turnEndedAtMs);
     const sentAt = this.ctx.deps.now();
     reply.timing?.modelRequested(sentAt);
     let text = '';
     const toolCalls: LlmToolCall[] = [];
-    usage.llm_calls++;
+    reply.usage.llm_calls++;
     try {
       for await (const event of this.ctx.deps.languageModel.stream({
         model: llm.model,
@@ -67,8 +72,9 @@ export class AgentModel {
           onFirstToken(this.ctx.deps.now() - sentAt);
           toolCalls.push(event.call);
         } else {
-          usage.llm_input_tokens += event.usage.inputTokens;
-          usage.llm_output_tokens += event.usage.outputTokens;
+          // Read at each use: a speculative reply kept meanwhile counts on the call's from then on.
+          reply.usage.llm_input_tokens += event.usage.inputTokens;
+          reply.usage.llm_output_tokens += event.usage.outputTokens;
         }
       }
     } catch (error) {

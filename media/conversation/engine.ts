@@ -6,6 +6,7 @@ import type { ConversationContext } from './context';
 import { Ended, providerOf, wordCount } from './helpers';
 import { pressedText } from './keypad';
 import { KeypadDigits } from './keypad-digits';
+import { Speculation, type SpeculativeReply } from './speculation';
 import { AgentSpeech } from './speech';
 import { ConversationState, type Reply } from './state';
 import { ToolCalls } from './tool-calls';
@@ -30,6 +31,11 @@ export type {
 const MAX_TOOL_ROUNDS = 4;
 /** How often silence and the length limit are looked at. */
 const WATCH_INTERVAL_MS = 100;
+/**
+ * Flux's `eager_eot_threshold` for agents with `transcriber.speculative_replies` (docs/decisions/0227):
+ * the middle of Deepgram's suggested 0.3 to 0.9, lowered to the agent's `eot_threshold` when above it.
+ */
+export const SPECULATIVE_EAGER_THRESHOLD = 0.5;
 
 /**
  * One live conversation: caller audio -> speech recognition (end of turn) -> language model
@@ -51,7 +57,9 @@ export class Conversation {
   private readonly voicemail: VoicemailAnswer;
   private readonly tools: ToolCalls;
   private readonly model: AgentModel;
-  private readonly turns: { text: string; endedAtMs: number; timing: TurnEnd | null }[] = [];
+  private readonly speculation: Speculation;
+  /** Caller turns not answered yet; `turnIndex` is the recognizer's (null for keys alone). */
+  private readonly turns: { text: string; endedAtMs: number; timing: TurnEnd | null; turnIndex: number | null }[] = [];
   /** The caller's voice as it arrives, to split each turn's wait into its stages. */
   private readonly callerVoice = new CallerVoice();
   private recognition: RecognitionStream | null = null;
@@ -71,6 +79,7 @@ export class Conversation {
     this.voicemail = new VoicemailAnswer(ctx, () => (this.turns.length = 0));
     this.tools = new ToolCalls(ctx, this.keypad, new TransferCall(ctx));
     this.model = new AgentModel(ctx, this.tools.offered());
+    this.speculation = new Speculation(ctx, this.model, deps.onSpeculation);
   }
 
   /**
@@ -115,10 +124,15 @@ export class Conversation {
             turnDetection: agent.transcriber.turn_detection,
             endpointingMs: agent.transcriber.endpointing_ms,
             keyterms: agent.transcriber.keyterms,
+            ...(agent.transcriber.speculative_replies && agent.transcriber.provider === 'provider_a'
+              ? { eagerEndOfTurnThreshold: SPECULATIVE_EAGER_THRESHOLD }
+              : {}),
           },
           {
             onInterim: (text) => this.heardInterim(text),
-            onTurnEnd: (turn) => this.heardTurn(turn.text, undefined, turn.audioEndSeconds ?? null),
+            onTurnEnd: (turn) => this.heardTurn(turn.text, undefined, turn.audioEndSeconds ?? null, turn.turnIndex),
+            onEagerTurnEnd: (turn) => this.heardEarlyTurnEnd(turn.text, turn.turnIndex),
+            onTurnResumed: (turn) => this.speculation.resumed(turn.turnIndex),
             onError: (error) => state.fail('speech recognition', error),
           },
         )
@@ -141,6 +155,7 @@ export class Conversation {
       await recognition?.catch(() => undefined);
     }
     await state.done;
+    this.speculation.drop();
     clearInterval(watcher);
     this.keypad.close();
     this.voicemail.screen?.stop();
@@ -173,8 +188,22 @@ export class Conversation {
     if (wordCount(text) >= this.options.agent.call.interruption_min_words) this.bargeIn();
   }
 
+  /**
+   * The recognizer's early end of turn (Flux's EagerEndOfTurn, agents with
+   * `transcriber.speculative_replies`): the reply starts now, held until the turn ends
+   * (./speculation.ts). Only when nothing else is under way: no reply being worked on or
+   * playing (words over the agent may be a barge-in), no goodbye, no voicemail screen holding
+   * the floor.
+   */
+  private heardEarlyTurnEnd(words: string, turnIndex: number): void {
+    const { state } = this;
+    if (state.ending || state.goodbye || this.working || this.turns.length || this.voicemail.screen?.holdsTheFloor()) return;
+    if (this.speech.playback.playing(this.deps.now())) return;
+    this.speculation.begin(turnIndex, words);
+  }
+
   /** A turn of the caller: their words (from recognition), with the keys pressed since their last turn (`call.keypad.caller_digits`). */
-  private heardTurn(words: string, pressed?: string, audioEndSeconds: number | null = null): void {
+  private heardTurn(words: string, pressed?: string, audioEndSeconds: number | null = null, turnIndex: number | null = null): void {
     const { state } = this;
     if (state.ending) return;
     if (pressed === undefined) {
@@ -195,16 +224,17 @@ export class Conversation {
     this.deps.emit({ type: 'user.turn', message: text, level: 'info', latencyMs: null, data: { after_goodbye: state.goodbye, digits, ...stages } });
     state.transcript.push({ role: 'user', text, at: new Date(), interrupted: false });
     this.deps.audio.sendText?.({ event: 'transcript', role: 'user', text, interrupted: false });
-    if (state.goodbye) return; // the agent decided to hang up: the words are kept, not answered
+    if (state.goodbye) return this.speculation.drop(); // the agent decided to hang up: the words are kept, not answered
     const screen = this.voicemail.screen;
     if (screen?.heard(text, true) && (screen.machine || this.options.agent.welcome_message)) {
+      this.speculation.drop();
       // A machine's greeting is kept, not answered; a person's first words while the welcome was held are answered by the welcome (the model answers them when there is none).
       if (!screen.machine) state.history.push({ role: 'user', content: text });
       return;
     }
-    this.turns.push({ text, endedAtMs: now, timing });
+    this.turns.push({ text, endedAtMs: now, timing, turnIndex: pressed === undefined ? turnIndex : null });
     const reply = state.reply;
-    if (reply && !reply.audible && !reply.interrupted) {
+    if (reply && !reply.audible && !reply.interrupted && !this.speculation.holds(reply)) {
       // The caller went on before the agent said anything: answer everything they said.
       reply.interrupted = true;
       reply.abort.abort();
@@ -229,8 +259,10 @@ export class Conversation {
       while (this.turns.length && !this.state.ending) {
         const turns = this.turns.splice(0);
         const text = turns.map((t) => t.text).join(' ');
+        // A speculative reply answers exactly the one turn it guessed; anything else drops it.
+        const speculative = turns.length === 1 ? this.speculation.take(turns[0]!.turnIndex, text) : (this.speculation.drop(), null);
         this.state.history.push({ role: 'user', content: text });
-        await this.answer(text, turns.at(-1)!.endedAtMs, turns.at(-1)!.timing);
+        await this.answer(text, turns.at(-1)!.endedAtMs, turns.at(-1)!.timing, speculative);
       }
     } catch (error) {
       if (!(error instanceof Ended)) this.state.fail(providerOf(error), error);
@@ -244,26 +276,37 @@ export class Conversation {
    * as they stream (./agent-model.ts) and run their tool calls (./tool-calls.ts), then the turn may end
    * the call (`end_call`, a transfer, an opt-out, the hang-up prompt).
    */
-  private async answer(turnText: string, turnEndedAtMs: number, turnEnd: TurnEnd | null): Promise<void> {
+  private async answer(turnText: string, turnEndedAtMs: number, turnEnd: TurnEnd | null, speculative: SpeculativeReply | null = null): Promise<void> {
     const { state, speech } = this;
-    const reply = speech.start(true);
-    reply.timing = turnEnd && new ReplyTiming(turnEnd);
-    const passages = this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
+    let firstToken = true;
+    // A speculative reply's first token may have come before the turn ended: its latency is then 0.
+    const heardFirstToken = (modelMs: number, atMs: number) => {
+      if (!firstToken) return;
+      firstToken = false;
+      const data = speculative ? { model_ms: modelMs, speculative: true } : { model_ms: modelMs };
+      this.deps.emit({ type: 'llm.first_token', message: '', level: 'info', latencyMs: Math.max(0, atMs - turnEndedAtMs), data });
+    };
+    let reply: Reply;
+    if (speculative) {
+      // Started on the early end of these very words: its held audio goes out now, and it goes on.
+      reply = speculative.reply;
+      if (turnEnd) reply.timing?.confirm(turnEnd);
+      if (speculative.firstToken) heardFirstToken(speculative.firstToken.modelMs, speculative.firstToken.atMs);
+      speculative.onFirstToken = heardFirstToken;
+      speech.keep(reply, turnEndedAtMs);
+    } else {
+      reply = speech.start(true);
+      reply.timing = turnEnd && new ReplyTiming(turnEnd);
+    }
+    const passages = speculative ? await speculative.passages : this.options.agent.knowledge_base_ids.length ? await this.deps.retrieve(turnText) : [];
     let endCall = false;
     let handedOver = false;
     let optedOut = false;
-    let firstToken = true;
     for (let round = 0; round < MAX_TOOL_ROUNDS && !endCall && !handedOver && !optedOut; round++) {
-      const { text, toolCalls } = await this.model.generate(
-        reply,
-        passages,
-        (modelMs) => {
-          if (!firstToken) return;
-          firstToken = false;
-          this.deps.emit({ type: 'llm.first_token', message: '', level: 'info', latencyMs: this.deps.now() - turnEndedAtMs, data: { model_ms: modelMs } });
-        },
-        turnEndedAtMs,
-      );
+      const { text, toolCalls } =
+        round === 0 && speculative
+          ? await speculative.firstRound
+          : await this.model.generate(reply, passages, (modelMs) => heardFirstToken(modelMs, this.deps.now()), turnEndedAtMs);
       if (reply.abort.signal.aborted) return speech.end(reply);
       if (text) this.deps.emit({ type: 'agent.reply', message: text, level: 'info', latencyMs: null });
       if (!toolCalls.length) break;

@@ -227,6 +227,7 @@ export class ConversationSession {
         emit,
         now: () => Date.now(),
         welcomeAudio: (text) => (greeting && text === welcomeText ? greeting : null),
+        onSpeculation: (outcome) => telemetry.speculation(outcome),
         // `transfer_call`: the call's workflow drives the provider (docs/decisions/0160).
         transfer: (request) => requestTransfer(deps.temporal, callId, request),
         // Warm: the second leg's stream arrives on this node under its own key (docs/decisions/0161).

@@ -4,7 +4,7 @@ import { SYNTHESIS_SAMPLE_RATE } from '../../providers/tts/types';
 import { sleep } from './helpers';
 import { PlaybackTimeline } from './playback';
 import type { GreetingAudio } from './greetings';
-import type { ConversationState, Reply } from './state';
+import { noUsage, type ConversationState, type Reply } from './state';
 import type { ConversationDeps, ConversationOptions } from './types';
 
 /**
@@ -61,9 +61,15 @@ export class AgentSpeech {
     }
   }
 
-  /** A new reply, the one under way from now on (`state.reply`). */
-  start(interruptible: boolean): Reply {
-    this.playback.reset();
+  /**
+   * A new reply, the one under way from now on (`state.reply`). `held`: a speculative reply
+   * (./speculation.ts), whose audio and use are kept apart until `keep` (or dropped with it);
+   * nothing else is playing when one starts, and what plays is left alone.
+   */
+  start(interruptible: boolean, held = false): Reply {
+    if (!held) this.playback.reset();
+    // A speculative reply still under way is void once the agent says anything else.
+    if (this.state.reply?.held) this.state.reply.abort.abort();
     const reply: Reply = {
       abort: new AbortController(),
       audible: false,
@@ -73,9 +79,30 @@ export class AgentSpeech {
       entry: null,
       historyEntry: null,
       timing: null,
+      held: held ? [] : null,
+      usage: held ? noUsage() : this.state.usage,
+      answersFromMs: null,
     };
     this.state.reply = reply;
     return reply;
+  }
+
+  /**
+   * A speculative reply's turn is confirmed (it ended at `turnEndedAtMs`): its use joins the
+   * call's, and its audio goes out, what was held first.
+   */
+  keep(reply: Reply, turnEndedAtMs: number): void {
+    const held = reply.held ?? [];
+    const { usage } = this.state;
+    usage.llm_calls += reply.usage.llm_calls;
+    usage.llm_input_tokens += reply.usage.llm_input_tokens;
+    usage.llm_output_tokens += reply.usage.llm_output_tokens;
+    usage.tts_characters += reply.usage.tts_characters;
+    reply.usage = usage;
+    reply.held = null;
+    reply.answersFromMs = turnEndedAtMs;
+    this.playback.reset();
+    for (const piece of held) this.release(reply, piece.sentence, piece.mulaw, piece.sentenceStarts, turnEndedAtMs, false);
   }
 
   /** Records the reply's spoken text (unless barge-in recorded what was heard). */
@@ -146,7 +173,7 @@ export class AgentSpeech {
   private async speak(sentence: string, reply: Reply, fromMs: number | null, welcome: boolean): Promise<void> {
     const { voice } = this.options.agent;
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
-    this.state.usage.tts_characters += sentence.length;
+    reply.usage.tts_characters += sentence.length;
     reply.timing?.synthesisStarted(this.deps.now());
     let started = false;
     for await (const pcm of this.deps.synthesizer.synthesize({
@@ -181,7 +208,12 @@ export class AgentSpeech {
    * sentence's first audio starts a piece saying it, which barge-in counts as heard), to the
    * call's audio and the recording. The reply's first audio emits `tts.first_audio`.
    */
-  private release(reply: Reply, sentence: string, mulaw: Buffer, sentenceStarts: boolean, fromMs: number | null, welcome: boolean): void {
+  private release(reply: Reply, sentence: string, mulaw: Buffer, sentenceStarts: boolean, queuedFromMs: number | null, welcome: boolean): void {
+    if (reply.held) {
+      reply.held.push({ sentence, mulaw, sentenceStarts });
+      return;
+    }
+    const fromMs = queuedFromMs ?? reply.answersFromMs;
     const now = this.deps.now();
     const durationMs = mulaw.length / 8;
     const startsAt = sentenceStarts ? this.playback.queue(sentence, durationMs, now) : this.playback.extend(durationMs, now);

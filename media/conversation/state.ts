@@ -17,6 +17,27 @@ export interface Reply {
   historyEntry: { role: 'assistant'; content: string | null } | null;
   /** Where the caller's wait for it went; null for what answers no spoken turn (the welcome, goodbyes, keys). */
   timing: ReplyTiming | null;
+  /**
+   * A speculative reply's audio, kept here until its turn is confirmed (./speculation.ts);
+   * null once it may go out as it comes, as every other reply's does.
+   */
+  held: HeldAudio[] | null;
+  /** Where its model and speech use is counted: the call's, or a speculative reply's own until it is kept. */
+  usage: ConversationUsage;
+  /** When its sentences were queued before its turn was known (a speculative reply): the turn's end, its first audio's latency counts from. */
+  answersFromMs: number | null;
+}
+
+/** A piece of a held reply's audio, as it would have gone out. */
+export interface HeldAudio {
+  sentence: string;
+  mulaw: Buffer;
+  sentenceStarts: boolean;
+}
+
+/** Nothing used yet: a speculative reply's own account. */
+export function noUsage(): ConversationUsage {
+  return { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 };
 }
 
 /**
@@ -27,7 +48,7 @@ export interface Reply {
 export class ConversationState {
   readonly transcript: TranscriptEntry[] = [];
   readonly history: ChatMessage[] = [];
-  readonly usage: ConversationUsage = { stt_seconds: 0, tts_characters: 0, llm_input_tokens: 0, llm_output_tokens: 0, llm_calls: 0 };
+  readonly usage: ConversationUsage = noUsage();
   /** The reply being generated or spoken; aborted by barge-in, a newer turn or the end. */
   reply: Reply | null = null;
   /** The agent decided to hang up (or to hand the call over): the caller's words are kept, not answered. */

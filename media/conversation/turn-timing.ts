@@ -88,7 +88,16 @@ export class ReplyTiming {
   private firstSentenceAtMs: number | null = null;
   private synthesisStartedAtMs: number | null = null;
 
-  constructor(readonly turn: TurnEnd) {}
+  /**
+   * `turn` null: a speculative reply, started on an early end of turn (./speculation.ts); its
+   * turn is known once confirmed (`confirm`).
+   */
+  constructor(private turn: TurnEnd | null) {}
+
+  /** The speculative reply's turn ended as guessed: its wait is measured from this turn. */
+  confirm(turn: TurnEnd): void {
+    this.turn = turn;
+  }
 
   modelRequested(nowMs: number): void {
     this.requestSentAtMs = nowMs;
@@ -110,13 +119,22 @@ export class ReplyTiming {
     this.synthesisStartedAtMs ??= nowMs;
   }
 
-  breakdown(firstAudioAtMs: number): TurnBreakdown {
+  /**
+   * The wait split into stages; null before the turn is known. Only what happened after the
+   * turn's end reached this node is the caller's wait: a speculative reply's work before it
+   * (the model's first token, its first sentence, even the speech's first byte) counts as 0.
+   */
+  breakdown(firstAudioAtMs: number): TurnBreakdown | null {
     const { turn } = this;
+    if (!turn) return null;
+    // When the turn's end arrived here: the caller's last sound, the recognizer's wait and its trip.
+    const turnArrivedAtMs = turn.voiceEndedAtMs + turn.endOfTurnMs + (turn.recogniserMs ?? 0);
+    const after = (atMs: number) => Math.max(atMs, turnArrivedAtMs);
     const voiceToVoice = firstAudioAtMs - turn.voiceEndedAtMs;
     const round = this.spokenRound;
-    const modelFirstToken = round ? round.firstTokenAtMs - round.sentAtMs : 0;
-    const modelFirstSentence = round && this.firstSentenceAtMs !== null ? this.firstSentenceAtMs - round.firstTokenAtMs : 0;
-    const speech = this.synthesisStartedAtMs !== null ? firstAudioAtMs - this.synthesisStartedAtMs : 0;
+    const modelFirstToken = round ? after(round.firstTokenAtMs) - after(round.sentAtMs) : 0;
+    const modelFirstSentence = round && this.firstSentenceAtMs !== null ? after(this.firstSentenceAtMs) - after(round.firstTokenAtMs) : 0;
+    const speech = this.synthesisStartedAtMs !== null ? firstAudioAtMs - after(this.synthesisStartedAtMs) : 0;
     const stages = turn.endOfTurnMs + (turn.recogniserMs ?? 0) + modelFirstToken + modelFirstSentence + speech;
     return {
       end_of_turn_ms: Math.round(turn.endOfTurnMs),

@@ -8,6 +8,7 @@ import type { VoicemailDeps } from './voicemail';
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import type { ConversationUsage } from '../../contracts/conversation';
 import type { GreetingAudio } from './greetings';
+import type { SpeculationOutcome } from './speculation';
 
 /** What a conversation (./engine.ts) is given and what it answers. */
 
@@ -65,6 +66,8 @@ export interface ConversationDeps {
    * played as it is, without asking the speech server; null: synthesized as any reply.
    */
   welcomeAudio?(text: string): GreetingAudio | null;
+  /** What became of each speculative reply (./speculation.ts): for the node's metrics. */
+  onSpeculation?(outcome: SpeculationOutcome): void;
 }
 
 export interface ConversationOptions {

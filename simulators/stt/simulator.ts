@@ -21,6 +21,12 @@ export interface RecognitionSimulatorOptions extends SimulatorOptions {
    * derives it from `eot_threshold` (eotSilenceMs).
    */
   fluxEndOfTurnMs?: number | null;
+  /**
+   * Flux's early-end silence for every `eager_eot_threshold` (live setting, read when a stream
+   * opens; only for streams that asked for early ends): a benchmark sets the end of turn less the
+   * saving published for eager mode here; null (the default) derives it from the threshold.
+   */
+  fluxEagerEndOfTurnMs?: number | null;
 }
 
 /**
@@ -119,6 +125,8 @@ export interface RecognitionSimulator extends RunningSimulator {
   readonly sessions: SimulatedRecognitionSession[];
   /** See RecognitionSimulatorOptions.fluxEndOfTurnMs. */
   fluxEndOfTurnMs: number | null;
+  /** See RecognitionSimulatorOptions.fluxEagerEndOfTurnMs. */
+  fluxEagerEndOfTurnMs: number | null;
 }
 
 export const RECOGNITION_SIMULATOR_API_KEY = 'simulator-recognition-key';
@@ -195,6 +203,7 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
     mode: 'normal' as SimulatorMode,
     noisy: options.noisy ?? false,
     fluxEndOfTurnMs: options.fluxEndOfTurnMs ?? (null as number | null),
+    fluxEagerEndOfTurnMs: options.fluxEagerEndOfTurnMs ?? (null as number | null),
   };
   const sessions: SimulatedRecognitionSession[] = [];
   const server = http.createServer((_req, res) => {
@@ -218,8 +227,10 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
     if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') return refuse(socket, 404, 'NOT_FOUND', `no route ${url.pathname}`);
     const params = listenParams(url.pathname, url.searchParams);
     if (typeof params === 'string') return refuse(socket, 400, 'Bad Request', params);
-    const { noisy, fluxEndOfTurnMs } = state;
-    sockets.handleUpgrade(req, socket, head, (ws) => sessions.push(serve(ws, { ...params, noisy, fluxEndOfTurnMs }, () => state.latencyMs)));
+    const { noisy, fluxEndOfTurnMs, fluxEagerEndOfTurnMs } = state;
+    sockets.handleUpgrade(req, socket, head, (ws) =>
+      sessions.push(serve(ws, { ...params, noisy, fluxEndOfTurnMs, fluxEagerEndOfTurnMs }, () => state.latencyMs)),
+    );
   });
 
   const url = await listenOnLoopback(server, options);
@@ -237,7 +248,7 @@ export async function startRecognitionSimulator(options: RecognitionSimulatorOpt
       });
     },
   };
-  return withLiveSettings(running, state, ['latencyMs', 'mode', 'noisy', 'fluxEndOfTurnMs']);
+  return withLiveSettings(running, state, ['latencyMs', 'mode', 'noisy', 'fluxEndOfTurnMs', 'fluxEagerEndOfTurnMs']);
 }
 
 /** Answers an upgrade with an HTTP error in Deepgram's shape, and hangs up. */
@@ -318,8 +329,12 @@ interface Dialect {
   closeStream(): void;
 }
 
-function serve(ws: WebSocket, params: ListenParams & { noisy: boolean; fluxEndOfTurnMs: number | null }, latencyMs: () => number): SimulatedRecognitionSession {
-  const { fluxEndOfTurnMs, ...listen } = params;
+function serve(
+  ws: WebSocket,
+  params: ListenParams & { noisy: boolean; fluxEndOfTurnMs: number | null; fluxEagerEndOfTurnMs: number | null },
+  latencyMs: () => number,
+): SimulatedRecognitionSession {
+  const { fluxEndOfTurnMs, fluxEagerEndOfTurnMs, ...listen } = params;
   const session: SimulatedRecognitionSession = {
     ...listen,
     audioSeconds: 0,
@@ -343,7 +358,7 @@ function serve(ws: WebSocket, params: ListenParams & { noisy: boolean; fluxEndOf
       ? new TurnListener(params.noisy ? null : params.endpointingMs)
       : new TurnListener(
           fluxEndOfTurnMs ?? eotSilenceMs(params.eotThreshold!),
-          params.eagerEotThreshold === null ? null : eotSilenceMs(params.eagerEotThreshold),
+          params.eagerEotThreshold === null ? null : (fluxEagerEndOfTurnMs ?? eotSilenceMs(params.eagerEotThreshold)),
         );
   const dialect =
     params.path === '/v1/listen' ? resultsDialect(session, outbox, requestId, latencyMs, listener) : turnInfoDialect(session, outbox, requestId, latencyMs);

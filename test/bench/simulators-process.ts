@@ -22,6 +22,7 @@ export type SimulatorCommand =
       sttLatencyMs?: number;
       /** Flux's end-of-turn silence (null: derived from eot_threshold). */
       fluxEndOfTurnMs?: number | null;
+      fluxEagerEndOfTurnMs?: number | null;
       /** The telephony leg's one-way delay of the streams opened from now on. */
       legDelayMs?: number;
     }
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
       if (command.ttsLatencyMs !== undefined) speech.latencyMs = command.ttsLatencyMs;
       if (command.sttLatencyMs !== undefined) recognition.latencyMs = command.sttLatencyMs;
       if (command.fluxEndOfTurnMs !== undefined) recognition.fluxEndOfTurnMs = command.fluxEndOfTurnMs;
+      if (command.fluxEagerEndOfTurnMs !== undefined) recognition.fluxEagerEndOfTurnMs = command.fluxEagerEndOfTurnMs;
       if (command.legDelayMs !== undefined) telephony.setLegDelay(command.legDelayMs);
     }
     if (command.type === 'silences') {

@@ -38,4 +38,35 @@ describe("the agent's voice in a conversation (media/conversation/speech.ts)", (
     expect(t.ctx.state.history).to.deep.equal([{ role: 'assistant', content: 'Hello there. ...' }]);
     expect(t.events.at(-1)).to.deep.include({ type: 'interrupted', message: 'Hello there.' });
   });
+
+  it('holds a speculative reply: nothing plays and nothing is counted until keep, then the held audio goes out first with its latency from the turn', async () => {
+    let clock = 10_000;
+    const t = conversationContext({ deps: { now: () => clock } });
+    const reply = t.ctx.speech.start(true, true);
+    const saying = t.ctx.speech.queue(reply, null);
+    saying.say('Hello there.');
+    await saying.finished();
+    expect(t.played).to.deep.equal([]);
+    expect(t.events).to.deep.equal([]);
+    expect(t.ctx.state.usage.tts_characters).to.equal(0);
+    expect(reply.usage.tts_characters).to.equal(12);
+    clock += 300;
+    t.ctx.speech.keep(reply, 10_200);
+    expect(t.played).to.have.length(1);
+    expect(t.ctx.state.usage.tts_characters).to.equal(12);
+    expect(t.events).to.deep.equal([{ type: 'tts.first_audio', message: '', level: 'info', latencyMs: 100, data: {} }]);
+    // Once kept, it speaks as any reply: at once, counted on the call.
+    const more = t.ctx.speech.queue(reply, null);
+    more.say('Bye.');
+    await more.finished();
+    expect(t.played).to.have.length(2);
+    expect(t.ctx.state.usage.tts_characters).to.equal(16);
+  });
+
+  it('a speculative reply is void once the agent starts saying anything else', () => {
+    const t = conversationContext();
+    const held = t.ctx.speech.start(true, true);
+    t.ctx.speech.start(true);
+    expect(held.abort.signal.aborted).to.equal(true);
+  });
 });

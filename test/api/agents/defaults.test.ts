@@ -28,7 +28,15 @@ describe('agents: defaults and read-only fields', () => {
       system_prompt: '',
       llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0.4, max_tokens: 300 },
       voice: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: null, voice_name: null, language: 'hi', speed: 1 },
-      transcriber: { provider: 'provider_a', model: 'flux-general-multi', turn_detection: 'balanced', language: 'hi', endpointing_ms: 300, keyterms: [] },
+      transcriber: {
+        provider: 'provider_a',
+        model: 'flux-general-multi',
+        turn_detection: 'balanced',
+        language: 'hi',
+        endpointing_ms: 300,
+        keyterms: [],
+        speculative_replies: false,
+      },
       call: {
         max_duration_seconds: 600,
         hangup_after_silence_seconds: 15,

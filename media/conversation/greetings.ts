@@ -17,32 +17,12 @@ export interface GreetingKey {
   text: string;
 }
 
-/**
- * One welcome's audio (mu-law, 8 kHz), playable while it is still being synthesized: a reader
- * gets the pieces there are, then each new one as it arrives.
- */
-export class GreetingAudio {
+/** The audio itself and whoever waits for more of it: shared by every call that plays one synthesis. */
+class GreetingSource {
   readonly chunks: Buffer[] = [];
-  private finished = false;
-  private failure: unknown = null;
-  private wake: (() => void) | null = null;
-  /** The speech server was asked for it for this call (false: it came from the cache). */
-  constructor(readonly synthesized: boolean) {}
-
-  static whole(chunks: Buffer[]): GreetingAudio {
-    const audio = new GreetingAudio(false);
-    audio.chunks.push(...chunks);
-    audio.finished = true;
-    return audio;
-  }
-
-  get complete(): boolean {
-    return this.finished && this.failure === null;
-  }
-
-  get bytes(): number {
-    return this.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-  }
+  finished = false;
+  failure: unknown = null;
+  private waiters: (() => void)[] = [];
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -60,14 +40,84 @@ export class GreetingAudio {
       while (next < this.chunks.length) yield this.chunks[next++]!;
       if (this.failure !== null) throw this.failure;
       if (this.finished) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
 
   private notify(): void {
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/**
+ * One welcome's audio (mu-law, 8 kHz), as one call plays it, playable while it is still being
+ * synthesized: a reader gets the pieces there are, then each new one as it arrives. Several
+ * calls may read one synthesis at once (`shared`).
+ */
+export class GreetingAudio {
+  /** `synthesized`: the speech server was asked for it for this call (false: from the cache, or another call's synthesis). */
+  constructor(
+    readonly synthesized: boolean,
+    private readonly source = new GreetingSource(),
+  ) {}
+
+  static whole(chunks: Buffer[]): GreetingAudio {
+    const audio = new GreetingAudio(false);
+    audio.source.chunks.push(...chunks);
+    audio.source.finished = true;
+    return audio;
+  }
+
+  /** The same audio for another call, which did not ask the speech server for it. */
+  shared(): GreetingAudio {
+    return new GreetingAudio(false, this.source);
+  }
+
+  get chunks(): Buffer[] {
+    return this.source.chunks;
+  }
+
+  get complete(): boolean {
+    return this.source.finished && this.source.failure === null;
+  }
+
+  get bytes(): number {
+    return this.source.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+
+  push(chunk: Buffer): void {
+    this.source.push(chunk);
+  }
+
+  end(failure: unknown = null): void {
+    this.source.end(failure);
+  }
+
+  read(): AsyncIterable<Buffer> {
+    return this.source.read();
+  }
+}
+
+/**
+ * A welcome being synthesized, with the calls that wait for it: it stops only when every one
+ * of them has stopped wanting it (their signals), so a caller who hangs up early does not cut
+ * the welcome of the calls that joined.
+ */
+class SynthesisUnderWay {
+  readonly stop = new AbortController();
+  private wanted = 0;
+
+  constructor(readonly audio: GreetingAudio) {}
+
+  join(signal: AbortSignal): void {
+    this.wanted++;
+    const leave = () => {
+      if (--this.wanted === 0) this.stop.abort();
+    };
+    if (signal.aborted) leave();
+    else signal.addEventListener('abort', leave, { once: true });
   }
 }
 
@@ -81,10 +131,12 @@ export interface GreetingCacheLimits {
 /** A node's default: 500 welcomes or 32 MB of audio (about 70 minutes), whichever comes first. */
 export const DEFAULT_GREETING_CACHE_LIMITS: GreetingCacheLimits = { maxEntries: 500, maxBytes: 32 * 1024 * 1024 };
 
-/** Whole welcomes by GreetingKey, least recently used first out, within GreetingCacheLimits. */
+/** Whole welcomes by GreetingKey, least recently used first out, within GreetingCacheLimits; and those being synthesized. */
 export class GreetingCache {
   private readonly entries = new Map<string, Buffer[]>();
   private bytes = 0;
+  /** Welcomes being synthesized now, by key: a call that wants one joins it instead of asking again. */
+  readonly underWay = new Map<string, SynthesisUnderWay>();
 
   constructor(private readonly limits: GreetingCacheLimits = DEFAULT_GREETING_CACHE_LIMITS) {}
 
@@ -127,27 +179,41 @@ const keyOf = (key: GreetingKey): string =>
   JSON.stringify([key.agentId, key.agentVersion, key.voice.provider, key.voice.model, key.voice.voice, key.voice.speed, key.voice.language, key.text]);
 
 /**
- * The welcome's audio for this call: from the cache, or synthesized now (streamed to whoever
- * plays it, and cached once whole). `signal` stops a synthesis nobody will play.
+ * The welcome's audio for this call: from the cache; or joined to the same welcome's synthesis
+ * already under way for another call (calls of one agent arriving together ask the speech
+ * server once); or synthesized now (streamed to whoever plays it, and cached once whole).
+ * `signal` says this call no longer wants it; the synthesis stops once no call does.
  */
 export function prepareGreeting(cache: GreetingCache, synthesizer: Synthesizer, key: GreetingKey, signal: AbortSignal): GreetingAudio {
   const cached = cache.get(key);
   if (cached) return cached;
+  const id = keyOf(key);
+  const underWay = cache.underWay.get(id);
+  if (underWay) {
+    underWay.join(signal);
+    return underWay.audio.shared();
+  }
   const audio = new GreetingAudio(true);
+  const synthesis = new SynthesisUnderWay(audio);
+  synthesis.join(signal);
+  cache.underWay.set(id, synthesis);
   void (async () => {
     const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
+    const stop = synthesis.stop.signal;
     try {
       const { voice, model, speed, language } = key.voice;
-      for await (const pcm of synthesizer.synthesize({ text: key.text, voice, model, speed, language, signal })) {
+      for await (const pcm of synthesizer.synthesize({ text: key.text, voice, model, speed, language, signal: stop })) {
         const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
         if (mulaw.length) audio.push(mulaw);
       }
       // Stopped midway, an adapter may end quietly: such a welcome is not whole and never cached.
-      if (signal.aborted) throw new Error('the welcome was no longer wanted');
+      if (stop.aborted) throw new Error('the welcome was no longer wanted');
       audio.end();
       cache.set(key, audio);
     } catch (error) {
       audio.end(error);
+    } finally {
+      cache.underWay.delete(id);
     }
   })();
   return audio;

@@ -89,4 +89,75 @@ describe('prepared welcomes (docs/decisions/0221)', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(cache.size).to.equal(0);
   });
+
+  /** A synthesizer that yields one piece, then waits for `release` before the second: a synthesis held under way. */
+  function gatedSynthesizer() {
+    const requests: SpeechRequest[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const synthesizer = {
+      async *synthesize(request: SpeechRequest) {
+        requests.push(request);
+        yield Buffer.alloc(4_800);
+        await Promise.race([gate, new Promise((resolve) => request.signal?.addEventListener('abort', resolve, { once: true }))]);
+        if (request.signal?.aborted) return;
+        yield Buffer.alloc(4_800);
+      },
+      listVoices: async () => [],
+    } as unknown as Synthesizer;
+    return { synthesizer, requests, release: () => release() };
+  }
+  const readAll = async (audio: GreetingAudio) => {
+    let bytes = 0;
+    for await (const chunk of audio.read()) bytes += chunk.length;
+    return bytes;
+  };
+
+  it('calls arriving while a welcome is being synthesized join that synthesis: one request, each call hears it whole, only the first is billed', async () => {
+    const cache = new GreetingCache();
+    const { synthesizer, requests, release } = gatedSynthesizer();
+    const first = prepareGreeting(cache, synthesizer, key(), new AbortController().signal);
+    const second = prepareGreeting(cache, synthesizer, key(), new AbortController().signal);
+    const third = prepareGreeting(cache, synthesizer, key(), new AbortController().signal);
+    expect([first.synthesized, second.synthesized, third.synthesized]).to.deep.equal([true, false, false]);
+    const reading = Promise.all([first, second, third].map(readAll));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    expect(await reading).to.deep.equal([1_600, 1_600, 1_600]);
+    expect(requests).to.have.length(1);
+    expect(cache.size).to.equal(1);
+    expect(cache.underWay.size).to.equal(0);
+  });
+
+  it('a synthesis stops only when no call wants it any more: the first caller hanging up does not cut the others', async () => {
+    const cache = new GreetingCache();
+    const { synthesizer, requests, release } = gatedSynthesizer();
+    const firstCall = new AbortController();
+    const secondCall = new AbortController();
+    prepareGreeting(cache, synthesizer, key(), firstCall.signal);
+    const second = prepareGreeting(cache, synthesizer, key(), secondCall.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    firstCall.abort();
+    expect(requests[0]!.signal!.aborted).to.equal(false);
+    release();
+    expect(await readAll(second)).to.equal(1_600);
+
+    const gated = gatedSynthesizer();
+    const a = new AbortController();
+    const b = new AbortController();
+    const left = prepareGreeting(cache, gated.synthesizer, key({ text: 'Both leave.' }), a.signal);
+    prepareGreeting(cache, gated.synthesizer, key({ text: 'Both leave.' }), b.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    a.abort();
+    b.abort();
+    expect(gated.requests[0]!.signal!.aborted).to.equal(true);
+    let failure: unknown = null;
+    try {
+      await readAll(left);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.an.instanceOf(Error);
+    expect(cache.get(key({ text: 'Both leave.' }))).to.equal(null);
+  });
 });

@@ -86,8 +86,14 @@ async function main(): Promise<void> {
     // API nodes on API_NODE_PORT, +1, ...; media nodes on MEDIA_PORT, +1, ...
     const apiNodePort = port('API_NODE_PORT', 8180);
     const mediaPort = config.mediaPort;
+    // Each node's /metrics on a port of its own (docs/observability.md): API nodes from CLUSTER_METRICS_PORT + 1, workers from + 21, media nodes from + 41.
+    const metricsBase = port('CLUSTER_METRICS_PORT', 9500);
+    const metricsPortOf = (role: AppRole, index: number) => metricsBase + { api: 0, worker: 20, media: 40 }[role] + index;
+    const metricsUrls: string[] = [];
     const start = async (role: AppRole, index: number, nodePort?: number) => {
-      const node = await startAppNode({ role, index, host, port: nodePort, env: childEnv, output: 'inherit-prefixed', ownProcessGroup: true });
+      const env = { ...childEnv, METRICS_PORT: String(metricsPortOf(role, index)) };
+      metricsUrls.push(`${role}-${index} http://${childEnv.METRICS_HOST || '127.0.0.1'}:${env.METRICS_PORT}/metrics`);
+      const node = await startAppNode({ role, index, host, port: nodePort, env, output: 'inherit-prefixed', ownProcessGroup: true });
       application.push(node);
       void node.process.exited.then((code) => stopping() || console.error(`[launcher] ${node.name} exited (${code}); the other ${role} nodes carry on`));
     };
@@ -112,6 +118,7 @@ async function main(): Promise<void> {
         .map((n) => `http://${host}:${n.port}`)
         .join(', ')}`,
       `  Workers      ${nodes.worker} nodes (all task queues)`,
+      `  Metrics      ${metricsUrls.sort().join(', ')}`,
       `  Temporal UI  ${temporal.uiUrl}   (decodes payloads through ${codec.endpoint})`,
       `  Payload key  ${env.TEMPORAL_PAYLOAD_KEYS ? 'TEMPORAL_PAYLOAD_KEYS' : path.join(localDataDir(env), LOCAL_PAYLOAD_KEY_FILE)} (Temporal payloads are encrypted)`,
       `  Temporal     ${temporal.address} (namespace ${namespace}; server ${TEMPORAL_SERVER_VERSION} on PostgreSQL 127.0.0.1:${temporal.postgres.port})`,

@@ -6,6 +6,7 @@ import { CallEvent } from '../../db/models/call-event';
 import { nearestRank } from '../support/caller-latency';
 import { createAgent, OPEN_HOURS, postJson, startCallsBenchStack, type CallsBenchStack } from './calls-stack';
 import { RESULTS_DIR } from './charts';
+import type { CallerStep } from '../../simulators/telephony/simulated-caller';
 
 /**
  * `npm run bench -- caller-latency` (issue 32): what a caller hears, measured by the simulated
@@ -21,6 +22,8 @@ import { RESULTS_DIR } from './charts';
 export const PUBLISHED = {
   /** Deepgram Flux (flux-general-multi): its published end-of-turn latency. */
   endOfTurnMs: 260,
+  /** Flux's eager end of turn (`eager_eot_threshold` 0.3 to 0.5): about 150 to 250 ms sooner (Telnyx's Flux parameters page); the middle. */
+  eagerSavingMs: 200,
   /** The recognizer's message back to us beyond that (network), our assumption. */
   recogniserMs: 30,
   /** OpenAI gpt-4o-mini: time to first token, and its output speed (about 80 tokens a second). */
@@ -38,7 +41,20 @@ const TARGET_P90_MS = 800;
 const GREETING_TARGET_P95_MS = 150;
 const TURN_SPREAD_MS = 3_000;
 const REPLY = 'Sure, let me check. Your order left the warehouse this morning and should reach you by tomorrow evening.';
-const LINES = ['What is the status of my order?', 'And when will it arrive here?', 'Okay, thank you.'];
+/**
+ * What each caller says: three lines, the second with a pause in it longer than Flux's early
+ * end and shorter than its end of turn (a hesitation: the early end comes, then TurnResumed).
+ */
+const LINES: CallerStep[] = [
+  { say: 'What is the status of my order?', afterAgentSilenceMs: 300 },
+  { say: 'And when will it', afterAgentSilenceMs: 300 },
+  { pauseMs: 150 },
+  { say: 'arrive here?', unprompted: true },
+  { say: 'Okay, thank you.', afterAgentSilenceMs: 300 },
+];
+/** How the agent answers: after the end of turn, or speculatively from the early end (docs/decisions/0227). */
+const MODES = ['after the end of turn', 'speculative'] as const;
+type Mode = (typeof MODES)[number];
 const STAGES = ['telephony', 'end of turn', 'recogniser', 'model', 'speech', 'ours'] as const;
 type Stage = (typeof STAGES)[number];
 
@@ -49,7 +65,10 @@ export interface CallerLatencyBenchResult {
 }
 
 interface Row {
+  mode: Mode;
   calls: number;
+  /** Streamed model requests beyond the turns answered: the speculative replies dropped. */
+  droppedRequests: number;
   voiceToVoice: number[];
   greeting: number[];
   /** Per stage, the mean over the turns (ms). */
@@ -67,6 +86,7 @@ export async function callerLatencyBench(): Promise<CallerLatencyBenchResult> {
   try {
     await stack.simulators.configure({
       fluxEndOfTurnMs: PUBLISHED.endOfTurnMs,
+      fluxEagerEndOfTurnMs: PUBLISHED.endOfTurnMs - PUBLISHED.eagerSavingMs,
       sttLatencyMs: PUBLISHED.recogniserMs,
       llmLatencyMs: PUBLISHED.llmFirstTokenMs,
       tokenIntervalMs: PUBLISHED.tokenIntervalMs,
@@ -74,30 +94,42 @@ export async function callerLatencyBench(): Promise<CallerLatencyBenchResult> {
       legDelayMs: PUBLISHED.legMs,
       replyText: REPLY,
     });
-    // The default catalog's agent (Flux, gpt-4o-mini, gpt-4o-mini-tts), with a welcome the same for every call.
-    const agentId = await createAgent(stack, {
-      welcome_message: 'Hello, this is Asha from Acme. How can I help?',
-      call: { ...OPEN_HOURS, allow_interruptions: false },
-    });
-    await runCalls(stack, agentId, 1); // warm-up: code compiled, connections opened, the welcome cached
+    // The default catalog's agent (Flux, gpt-4o-mini, gpt-4o-mini-tts), with a welcome the same for every call; and the same agent with speculative replies.
+    const agents = {} as Record<Mode, string>;
+    for (const mode of MODES)
+      agents[mode] = await createAgent(stack, {
+        welcome_message: 'Hello, this is Asha from Acme. How can I help?',
+        transcriber: { speculative_replies: mode === 'speculative' },
+        call: { ...OPEN_HOURS, allow_interruptions: false },
+      });
+    for (const mode of MODES) await runCalls(stack, agents[mode], 1); // warm-up: code compiled, connections opened, the welcome cached
     const rows: Row[] = [];
     for (const [concurrent, rounds] of [
       [1, 4],
       [20, 1],
       [50, 1],
     ] as const) {
-      const runs = [];
-      for (let round = 0; round < rounds; round++) runs.push(await runCalls(stack, agentId, concurrent));
-      rows.push(summarize(concurrent, runs));
+      // Both modes at each concurrency, one after the other in the same run.
+      for (const mode of MODES) {
+        const runs = [];
+        for (let round = 0; round < rounds; round++) runs.push(await runCalls(stack, agents[mode], concurrent));
+        rows.push(summarize(mode, concurrent, runs));
+      }
     }
     for (const row of rows) {
       lines.push(
-        `${row.calls} call(s): voice-to-voice p50 ${fmt(nearestRank(row.voiceToVoice, 50))} / p90 ${fmt(nearestRank(row.voiceToVoice, 90))} / p99 ${fmt(nearestRank(row.voiceToVoice, 99))} ms (${row.voiceToVoice.length} turns); greeting from the answer p50 ${fmt(nearestRank(row.greeting, 50))} / p90 ${fmt(nearestRank(row.greeting, 90))} / p99 ${fmt(nearestRank(row.greeting, 99))} ms`,
-        `  stages (mean ms): ${STAGES.map((s) => `${s} ${fmt(row.stages[s])}`).join(', ')}`,
+        `${row.mode}, ${row.calls} call(s): voice-to-voice p50 ${fmt(nearestRank(row.voiceToVoice, 50))} / p90 ${fmt(nearestRank(row.voiceToVoice, 90))} / p99 ${fmt(nearestRank(row.voiceToVoice, 99))} ms (${row.voiceToVoice.length} turns); greeting from the answer p50 ${fmt(nearestRank(row.greeting, 50))} / p90 ${fmt(nearestRank(row.greeting, 90))} / p99 ${fmt(nearestRank(row.greeting, 99))} ms`,
+        `  stages (mean ms): ${STAGES.map((s) => `${s} ${fmt(row.stages[s])}`).join(', ')}; model requests dropped: ${row.droppedRequests} (${row.voiceToVoice.length} turns answered)`,
       );
     }
-    const at20 = rows.find((r) => r.calls === 20)!;
-    const at50 = rows.find((r) => r.calls === 50)!;
+    for (const calls of [1, 20, 50]) {
+      const [plain, early] = MODES.map((mode) => rows.find((r) => r.mode === mode && r.calls === calls)!);
+      lines.push(
+        `speculative replies at ${calls} call(s): p50 ${fmt(nearestRank(plain!.voiceToVoice, 50) - nearestRank(early!.voiceToVoice, 50))} ms sooner, p90 ${fmt(nearestRank(plain!.voiceToVoice, 90) - nearestRank(early!.voiceToVoice, 90))} ms sooner; ${early!.droppedRequests} model requests dropped for ${early!.voiceToVoice.length} turns`,
+      );
+    }
+    const at20 = rows.find((r) => r.mode === 'speculative' && r.calls === 20)!;
+    const at50 = rows.find((r) => r.mode === 'speculative' && r.calls === 50)!;
     const verdict = (row: Row, p50: number, p90: number) => nearestRank(row.voiceToVoice, 50) < p50 && nearestRank(row.voiceToVoice, 90) < p90;
     const holder = (row: Row) => STAGES.reduce((a, b) => (row.stages[a] >= row.stages[b] ? a : b));
     for (const [row, p50, p90] of [
@@ -106,7 +138,7 @@ export async function callerLatencyBench(): Promise<CallerLatencyBenchResult> {
     ] as const) {
       const met = verdict(row, p50, p90);
       lines.push(
-        `target at ${row.calls} calls: p50 < ${p50} ms and p90 < ${p90} ms: ${met ? 'met' : `NOT met; the largest stage is ${holder(row)} (${fmt(row.stages[holder(row)])} ms)`}`,
+        `target at ${row.calls} calls (speculative replies): p50 < ${p50} ms and p90 < ${p90} ms: ${met ? 'met' : `NOT met; the largest stage is ${holder(row)} (${fmt(row.stages[holder(row)])} ms)`}`,
       );
     }
 
@@ -129,14 +161,11 @@ async function runCalls(stack: CallsBenchStack, agentId: string, concurrent: num
       stack.simulators.setCallees([number], {
         kind: 'answer',
         answerAfterSeconds: 0.2,
-        conversation: [
-          { pauseMs: Math.round((k * TURN_SPREAD_MS) / concurrent) },
-          ...LINES.map((say) => ({ say, afterAgentSilenceMs: 300 })),
-          { hangUp: true, afterAgentSilenceMs: 300 },
-        ],
+        conversation: [{ pauseMs: Math.round((k * TURN_SPREAD_MS) / concurrent) }, ...LINES, { hangUp: true, afterAgentSilenceMs: 300 }],
       }),
     ),
   );
+  const requestsBefore = await stack.simulators.modelRequests();
   const ids = await Promise.all(
     numbers.map(
       async (to, k) =>
@@ -151,10 +180,12 @@ async function runCalls(stack: CallsBenchStack, agentId: string, concurrent: num
     .map((e) => JSON.parse(e.data_json) as Record<string, number | null>)
     .filter((d) => typeof d.voice_to_voice_ms === 'number');
   const nodes = new Map((await Call.find({ _id: { $in: ids } }, { media_node_url: 1 }).lean()).map((c) => [c._id as string, c.media_node_url ?? null]));
-  return { heard, breakdowns, nodeOf: ids.map((id) => nodes.get(id) ?? null) };
+  const turnsAnswered = await CallEvent.countDocuments({ call_id: { $in: ids }, type: 'agent.reply' });
+  const droppedRequests = (await stack.simulators.modelRequests()) - requestsBefore - turnsAnswered;
+  return { heard, breakdowns, nodeOf: ids.map((id) => nodes.get(id) ?? null), droppedRequests };
 }
 
-function summarize(calls: number, runs: Awaited<ReturnType<typeof runCalls>>[]): Row {
+function summarize(mode: Mode, calls: number, runs: Awaited<ReturnType<typeof runCalls>>[]): Row {
   const voiceToVoice = runs.flatMap((r) => r.heard.flatMap((h) => h?.voiceToVoiceMs ?? []));
   const greeting = runs.flatMap((r) => r.heard.flatMap((h) => (h?.greetingMs === null || h === null ? [] : [h.greetingMs])));
   const breakdowns = runs.flatMap((r) => r.breakdowns);
@@ -170,7 +201,7 @@ function summarize(calls: number, runs: Awaited<ReturnType<typeof runCalls>>[]):
   // Ours: what the callee waited beyond the stages (our node's own share, and the callee's playback frame).
   const heardMean = voiceToVoice.reduce((a, b) => a + b, 0) / (voiceToVoice.length || NaN);
   stages.ours = Math.max(0, heardMean - STAGES.filter((s) => s !== 'ours').reduce((sum, s) => sum + stages[s], 0));
-  return { calls, voiceToVoice, greeting, stages };
+  return { mode, calls, voiceToVoice, greeting, stages, droppedRequests: runs.reduce((sum, r) => sum + r.droppedRequests, 0) };
 }
 
 /**
@@ -231,13 +262,15 @@ function writeReport(rows: Row[], greetingTable: string[]): string {
     return `${fmt(row.stages[stage])} (${Math.round((100 * row.stages[stage]) / total)}%)`;
   };
   const text = [
-    '| calls | turns | voice-to-voice p50 / p90 / p99 (ms) | greeting from the answer p50 / p90 / p99 (ms) | ' + STAGES.join(' | ') + ' |',
-    '|---|---|---|---|' + STAGES.map(() => '---').join('|') + '|',
+    '| replies | calls | turns | voice-to-voice p50 / p90 / p99 (ms) | greeting from the answer p50 / p90 / p99 (ms) | ' +
+      STAGES.join(' | ') +
+      ' | model requests dropped |',
+    '|---|---|---|---|---|' + STAGES.map(() => '---').join('|') + '|---|',
     ...rows.map(
       (r) =>
-        `| ${r.calls} | ${r.voiceToVoice.length} | ${[50, 90, 99].map((p) => fmt(nearestRank(r.voiceToVoice, p))).join(' / ')} | ${[50, 90, 99]
+        `| ${r.mode} | ${r.calls} | ${r.voiceToVoice.length} | ${[50, 90, 99].map((p) => fmt(nearestRank(r.voiceToVoice, p))).join(' / ')} | ${[50, 90, 99]
           .map((p) => fmt(nearestRank(r.greeting, p)))
-          .join(' / ')} | ${STAGES.map((s) => share(r, s)).join(' | ')} |`,
+          .join(' / ')} | ${STAGES.map((s) => share(r, s)).join(' | ')} | ${r.droppedRequests} |`,
     ),
     '',
     '| welcome | node | from the answer p50 (ms) | p95 | after our stream opens p50 (ms) | p95 | calls |',
@@ -262,12 +295,12 @@ async function writeChart(rows: Row[]): Promise<string> {
     ours: '#d32f2f',
   };
   const width = 800;
-  const height = 420;
-  const left = 150;
+  const left = 190;
   const right = 40;
   const top = 60;
   const barHeight = 56;
-  const gap = 40;
+  const gap = 34;
+  const height = top + rows.length * (barHeight + gap) + 50;
   const max = Math.max(...rows.map((r) => nearestRank(r.voiceToVoice, 99)).filter(Number.isFinite), 1000);
   const scale = (ms: number) => ((width - left - right) * ms) / max;
   const parts: string[] = [
@@ -278,7 +311,8 @@ async function writeChart(rows: Row[]): Promise<string> {
   rows.forEach((row, i) => {
     const y = top + i * (barHeight + gap);
     let x = left;
-    parts.push(`<text x="${left - 10}" y="${y + barHeight / 2 + 4}" text-anchor="end">${row.calls} call${row.calls > 1 ? 's' : ''}</text>`);
+    parts.push(`<text x="${left - 10}" y="${y + barHeight / 2 - 4}" text-anchor="end">${row.calls} call${row.calls > 1 ? 's' : ''}</text>`);
+    parts.push(`<text x="${left - 10}" y="${y + barHeight / 2 + 12}" text-anchor="end">${row.mode}</text>`);
     for (const stage of STAGES) {
       const w = scale(row.stages[stage]);
       parts.push(

@@ -33,6 +33,8 @@ export interface SimulatorControl {
   silences(numbers: string[]): Promise<(CalleeSilence | null)[]>;
   /** What each number's callee heard: voice-to-voice per line and the greeting (caller-latency.ts), and its silence after the answer. */
   latencies(numbers: string[]): Promise<((CallerLatency & { silence: CalleeSilence | null }) | null)[]>;
+  /** Streamed model requests (conversation replies) so far. */
+  modelRequests(): Promise<number>;
 }
 
 /**
@@ -174,6 +176,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
 interface SimulatorAnswer {
   silences?: (CalleeSilence | null)[];
   latencies?: ((CallerLatency & { silence: CalleeSilence | null }) | null)[];
+  modelRequests?: number;
 }
 
 async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildProcess; ready: SimulatorsReady; control: SimulatorControl }> {
@@ -203,6 +206,7 @@ async function startSimulatorsProcess(pool: string[]): Promise<{ child: ChildPro
       configure: async (settings) => void (await send({ type: 'configure', ...settings })),
       silences: async (numbers) => (await send({ type: 'silences', numbers })).silences ?? [],
       latencies: async (numbers) => (await send({ type: 'latencies', numbers })).latencies ?? [],
+      modelRequests: async () => (await send({ type: 'modelRequests' })).modelRequests ?? 0,
     },
   };
 }

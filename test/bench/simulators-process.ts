@@ -28,6 +28,8 @@ export type SimulatorCommand =
     }
   | { type: 'silences'; numbers: string[] }
   | { type: 'latencies'; numbers: string[] }
+  /** How many streamed chat completions (conversation replies) the model has been asked for so far. */
+  | { type: 'modelRequests' }
   | { type: 'close' };
 
 export interface SimulatorsReady {
@@ -80,6 +82,10 @@ async function main(): Promise<void> {
         return call ? { ...callerLatency(call), silence: calleeSilence(call) } : null;
       });
       process.send?.({ type: 'done', latencies });
+      return;
+    }
+    if (command.type === 'modelRequests') {
+      process.send?.({ type: 'done', modelRequests: llm.requests.filter((r) => r.stream).length });
       return;
     }
     if (command.type === 'close') {

@@ -3,6 +3,7 @@ import type { AgentModel } from './agent-model';
 import type { ConversationContext } from './context';
 import type { Reply } from './state';
 import { ReplyTiming } from './turn-timing';
+import type { SpeculationOutcome } from './types';
 
 /** A reply started on an early end of turn, its audio held until the turn is confirmed. */
 export interface SpeculativeReply {
@@ -18,9 +19,6 @@ export interface SpeculativeReply {
   firstToken: { modelMs: number; atMs: number } | null;
   onFirstToken: ((modelMs: number, atMs: number) => void) | null;
 }
-
-/** What became of a speculative reply: `used` (its turn was confirmed as guessed) or `dropped`. */
-export type SpeculationOutcome = 'used' | 'dropped';
 
 /**
  * Speculative replies (issue 32, docs/decisions/0227): on Flux's early end of turn the model's

@@ -8,7 +8,6 @@ import type { VoicemailDeps } from './voicemail';
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
 import type { ConversationUsage } from '../../contracts/conversation';
 import type { GreetingAudio } from './greetings';
-import type { SpeculationOutcome } from './speculation';
 
 /** What a conversation (./engine.ts) is given and what it answers. */
 
@@ -26,6 +25,9 @@ export interface ConversationEvent {
   latencyMs: number | null;
   data?: Record<string, unknown>;
 }
+
+/** What became of a speculative reply (./speculation.ts): `used` (its turn was confirmed as guessed) or `dropped`. */
+export type SpeculationOutcome = 'used' | 'dropped';
 
 export interface ConversationDeps {
   audio: CallAudioStream;

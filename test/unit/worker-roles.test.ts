@@ -14,6 +14,8 @@ const ROLE_OF_WORKFLOW: Record<string, keyof typeof ACTIVITIES_BY_ROLE> = {
   'roundtrip.ts': 'ops',
   'privacy-erasure.ts': 'ops',
   'retention.ts': 'ops',
+  'workspace-closure.ts': 'ops',
+  'kyc-documents.ts': 'ops',
   'analytics.ts': 'analytics',
   'webhook-delivery.ts': 'webhooks',
   'webhook-redelivery.ts': 'webhooks',

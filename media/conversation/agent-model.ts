@@ -3,7 +3,7 @@ import { askModel, type ConversationContext } from './context';
 import { languageName } from './helpers';
 import { SentenceChunker } from './sentences';
 import type { Reply } from './state';
-import { fillVariables } from './variables';
+import { fillVariables } from '../../domain/agents/variables';
 
 /**
  * The agent's language model in the conversation: its system prompt (the agent's, with its

@@ -11,7 +11,7 @@ import { AgentSpeech } from './speech';
 import { ConversationState, type Reply } from './state';
 import { ToolCalls } from './tool-calls';
 import { TransferCall } from './transfer-call';
-import { fillVariables } from './variables';
+import { fillVariables } from '../../domain/agents/variables';
 import { VoicemailAnswer } from './voicemail-answer';
 import type { ConversationDeps, ConversationOptions, ConversationResult } from './types';
 import { CallerVoice, ReplyTiming, type TurnEnd } from './turn-timing';

@@ -6,7 +6,7 @@ import { PRESS_DIGITS } from './keypad';
 import type { Reply } from './state';
 import { TRANSFER_TOOL_NAME } from './transfer';
 import type { TransferCall } from './transfer-call';
-import { fillVariables } from './variables';
+import { fillVariables } from '../../domain/agents/variables';
 
 /** What the model reads, and `tool.result` says, for a tool request stopped by barge-in. */
 export const TOOL_CANCELED = 'canceled: the caller interrupted before the answer arrived';

@@ -8,7 +8,7 @@ import { parseArguments, sleep } from './helpers';
 import { FAR_END_PLAYED_WAIT_MS } from './speech';
 import type { Reply } from './state';
 import { TRANSFER_TOOL_NAME, transferOf, transferSettingsOf, transferTool } from './transfer';
-import { fillVariables } from './variables';
+import { fillVariables } from '../../domain/agents/variables';
 
 /** Said to the caller before a warm transfer when the agent has no `handover_message`. */
 export const WARM_HANDOVER_LINE = 'Please hold while I connect you to a colleague.';

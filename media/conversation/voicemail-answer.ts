@@ -1,7 +1,7 @@
 import type { ConversationContext } from './context';
 import { providerOf } from './helpers';
 import { VoicemailScreen, type DetectedBy, type VoicemailDeps } from './voicemail';
-import { fillVariables } from './variables';
+import { fillVariables } from '../../domain/agents/variables';
 
 /**
  * Voicemail in a conversation (docs/decisions/0158): screens an outbound call (./voicemail.ts)

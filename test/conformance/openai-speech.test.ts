@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { SpeechCreateParams } from 'openai/resources/audio/speech';
-import { withDefaultVoice } from '../../media/conversation/default-voice';
+import { withDefaultVoice } from '../../providers/tts/default-voice';
 import { OpenAiCompatibleSpeech } from '../../providers/tts/openai-compatible';
 import { OPENAI_VOICE_IDS } from '../../providers/tts/openai-voices';
 import { startSpeechSimulator, type SpeechSimulator } from '../../simulators/tts/simulator';

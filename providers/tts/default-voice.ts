@@ -1,6 +1,6 @@
-import { ProviderRefusedError } from '../../providers/errors';
-import type { SpeechRequest, Synthesizer } from '../../providers/tts/types';
-import { defaultVoiceFor } from '../../providers/tts/voices';
+import { ProviderRefusedError } from '../errors';
+import type { SpeechRequest, Synthesizer } from './types';
+import { defaultVoiceFor } from './voices';
 
 /**
  * The synthesizer of a call whose agent has no `voice.voice_id`: every sentence is spoken

@@ -11,6 +11,7 @@ import { createPrivacyActivities } from './privacy';
 import { createRetentionActivities } from './retention';
 import { createWebhookActivities, type WebhookDeps } from './webhooks';
 import type { LanguageModel } from '../providers/llm/types';
+import type { Synthesizer } from '../providers/tts/types';
 
 import type { Clock } from './clock';
 
@@ -22,6 +23,8 @@ export interface ActivityDeps extends WebhookDeps, TelephonyDeps, BillingDeps {
   languageModelFor?: (provider: string) => LanguageModel;
   /** How long KYC documents are kept after the decision (docs/decisions/0211; default 90 days, tests shorten it). */
   kycDocumentRetentionSeconds?: number;
+  /** Speech synthesis: a welcome with the call's own values prepared while it rings (docs/decisions/0228). */
+  synthesizer?: Synthesizer;
 }
 
 /**

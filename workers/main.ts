@@ -55,6 +55,8 @@ async function main(): Promise<void> {
       // Calls dial through the provider, which posts their statuses to the API's public address.
       telephony: providers.telephony,
       telephonyCallbackBaseUrl: config.publicApiUrl,
+      // A welcome with the call's own values is synthesized while the phone rings (docs/decisions/0228).
+      synthesizer: providers.synthesizer,
       // Every worker node dials at the account's pace together (docs/decisions/0166).
       dialsPerSecond: config.telephonyCps,
       // Post-call analytics: the agent's provider, each at its own service (docs/decisions/0190).

@@ -10,6 +10,8 @@ import { callRefusalFailure } from '../../contracts/refusals';
 import { takeDialMoment } from '../../domain/calls/dial-pace';
 import { Call } from '../../db/models/call';
 import { metrics } from '../../domain/shared/metrics';
+import { prepareWelcomeWhileRinging } from '../../domain/calls/prepared-welcome';
+import type { Synthesizer } from '../../providers/tts/types';
 
 /**
  * The call workflow's steps, each one activity: a step writes the call record and then puts
@@ -36,6 +38,8 @@ export interface CallStepDeps {
   temporal?: Client;
   /** New calls a second the telephony account takes (TelephonyDeps). */
   dialsPerSecond?: number;
+  /** Speech synthesis, for a welcome with the call's own values prepared while it rings (docs/decisions/0228); absent: the media node synthesizes it. */
+  synthesizer?: Synthesizer;
 }
 
 export function createCallStepActivities(deps: CallStepDeps) {
@@ -111,6 +115,9 @@ export function createCallStepActivities(deps: CallStepDeps) {
       if (refusal) throw callRefusalFailure(refusal);
       if (!callingWindowOf(new Date(input.at), agent, toNumber).open) return { agent, hoursClosed: true };
       metrics.slotWait.observe(Math.max(0, Date.parse(input.at) - Date.parse(input.queuedAt)) / 1000);
+      // The welcome with the callee's values, synthesized while the phone rings (0228); not waited for:
+      // a failure, or a callee quicker than the speech server, only means the media node synthesizes it.
+      if (deps.synthesizer) void prepareWelcomeWhileRinging(input.callId, deps.synthesizer, deps.clock.now()).catch(() => undefined);
       // The dial's moment at the account's pace (0166), taken once the call may be dialled.
       const [moment] = await Promise.all([
         deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,

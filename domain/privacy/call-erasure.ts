@@ -3,6 +3,7 @@ import { CallEvent } from '../../db/models/call-event';
 import { WebhookAttempt } from '../../db/models/webhook-attempt';
 import { WebhookDelivery } from '../../db/models/webhook-delivery';
 import { deleteRecording } from '../calls/recording-store';
+import { discardPreparedWelcome } from '../calls/prepared-welcome';
 
 /**
  * The parts of one call's personal data, and how each is erased (docs/decisions/0208). Each
@@ -167,6 +168,7 @@ export async function eraseCall(call: CallDocument, at: Date): Promise<CallErasu
   const events = await eraseCallEventTexts(call._id);
   const deliveries = await eraseCallDeliveryBodies(call.workspace_id, call._id);
   const recording = await eraseCallRecording(call._id);
+  await discardPreparedWelcome(call._id);
   await eraseCallRecordFields(call, at);
   return { callId: call._id, recording, events, deliveries };
 }

@@ -63,8 +63,9 @@ export class GreetingAudio {
     private readonly source = new GreetingSource(),
   ) {}
 
-  static whole(chunks: Buffer[]): GreetingAudio {
-    const audio = new GreetingAudio(false);
+  /** Audio already whole: from the cache, or (`synthesized`) made for this very call while its phone rang (docs/decisions/0228). */
+  static whole(chunks: Buffer[], synthesized = false): GreetingAudio {
+    const audio = new GreetingAudio(synthesized);
     audio.source.chunks.push(...chunks);
     audio.source.finished = true;
     return audio;

@@ -17,8 +17,8 @@ import type { Transcriber } from '../../providers/stt/types';
 import type { Synthesizer } from '../../providers/tts/types';
 import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { withDefaultVoice } from '../../providers/tts/default-voice';
-import { prepareGreeting, type GreetingAudio, type GreetingCache } from './greetings';
-import { fillVariables } from '../../domain/agents/variables';
+import { GreetingAudio, prepareGreeting, type GreetingCache } from './greetings';
+import { takePreparedWelcome, welcomeIsPersonal, welcomeKeyOf } from '../../domain/calls/prepared-welcome';
 import { Conversation, type ConversationAgent, type ConversationEvent, type ConversationResult } from './engine';
 import type { CallAudioStream } from './audio-stream';
 import type { StreamRegistry } from './stream-registry';
@@ -149,27 +149,14 @@ export class ConversationSession {
     const signal = this.abort.signal;
     const userData = (call.user_data ?? {}) as Record<string, unknown>;
     // The welcome's audio starts now, alongside the conversation's own start (docs/decisions/0221).
-    const welcomeText = agent.welcome_message ? fillVariables(agent.welcome_message, userData) : '';
-    const greeting: GreetingAudio | null =
-      deps.greetings && welcomeText
-        ? prepareGreeting(
-            deps.greetings,
-            synthesizer,
-            {
-              agentId: agentDoc._id,
-              agentVersion: agentDoc.version,
-              voice: {
-                provider: agent.voice.provider,
-                model: agent.voice.model,
-                voice: agent.voice.voice_id ?? '',
-                speed: agent.voice.speed,
-                language: agent.voice.language,
-              },
-              text: welcomeText,
-            },
-            signal,
-          )
-        : null;
+    const welcomeKey = welcomeKeyOf(agentDoc, userData);
+    const welcomeText = welcomeKey?.text ?? '';
+    let greeting: GreetingAudio | null = null;
+    if (deps.greetings && welcomeKey) {
+      // A welcome with the callee's own values was synthesized while the phone rang (0228), when the speech server was quicker than the callee.
+      const prepared = welcomeIsPersonal(agentDoc.welcome_message) ? await takePreparedWelcome(callId, welcomeKey).catch(() => null) : null;
+      greeting = prepared ? GreetingAudio.whole([prepared], true) : prepareGreeting(deps.greetings, synthesizer, welcomeKey, signal);
+    }
 
     // Events wait for the claim, then go on the timeline in order, off the audio path; a failed
     // write is retried, since losing an event is not allowed.

@@ -113,6 +113,7 @@ export async function startCallsBenchStack(options: { concurrencyLimit: number }
       webhooksAllowPrivateNetworks: true,
       telephony: providers.telephony,
       telephonyCallbackBaseUrl: publicApiUrl,
+      synthesizer: providers.synthesizer,
       languageModelFor: (provider) => providers.languageModelFor(provider),
     },
     workflows: { workflowBundle: await bundleWorkflows(TESTING_WORKFLOWS_PATH) },

@@ -158,7 +158,12 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
         temporal: options.temporal ?? env.client,
         webhooksAllowPrivateNetworks: true,
         ...(providers
-          ? { telephony: providers.telephony, telephonyCallbackBaseUrl: publicApiUrl, languageModelFor: (provider) => providers.languageModelFor(provider) }
+          ? {
+              telephony: providers.telephony,
+              telephonyCallbackBaseUrl: publicApiUrl,
+              languageModelFor: (provider) => providers.languageModelFor(provider),
+              synthesizer: providers.synthesizer,
+            }
           : {}),
         ...(options.dialsPerSecond ? { dialsPerSecond: options.dialsPerSecond } : {}),
         ...(options.privacy ? { kycDocumentRetentionSeconds: options.privacy.kycDocumentRetentionSeconds } : {}),

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { callerLatency } from '../../support/caller-latency';
+import { PreparedWelcome } from '../../../db/models/prepared-welcome';
 
 /**
  * What a caller waits for, as operators see it (issue 32): each spoken turn's parts on the
@@ -84,23 +85,25 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     expect(stats.days[0]).to.include({ voice_to_voice_p50_ms: sorted[1], voice_to_voice_p90_ms: sorted[2] });
   });
 
-  it('has the welcome ready when the stream opens: the same welcome plays from the node, a filled-in one is synthesized alongside the start', async () => {
+  it('has the welcome ready when the stream opens: the same welcome plays from the node, a filled-in one was synthesized while the phone rang', async () => {
     const { speech } = stack.providers;
     const SLOW_TTS_MS = 500;
     speech.latencyMs = SLOW_TTS_MS;
     try {
       const agent = await stack.createAgent({ welcome_message: 'Hello, this is Asha from Acme.', call: OPEN_HOURS });
       /** A call whose callee listens to the welcome and hangs up: the callee's wait from its stream opening to the welcome's first sound, and the speech requests it took. */
-      const greet = async (agentId: string, userData?: Record<string, unknown>) => {
-        const to = stack.callee({ kind: 'answer', answerAfterSeconds: 0.2, conversation: [{ hangUp: true, afterAgentSilenceMs: 200 }] });
+      const greet = async (agentId: string, userData?: Record<string, unknown>, ringSeconds = 0.2) => {
+        const to = stack.callee({ kind: 'answer', answerAfterSeconds: ringSeconds, conversation: [{ hangUp: true, afterAgentSilenceMs: 200 }] });
         const before = speech.speechRequests.length;
         const placed = await stack.place(agentId, to, userData);
-        await stack.finished(placed.id);
+        const { events } = await stack.finished(placed.id);
         const call = stack.simulated(to)[0]!;
         expect(call.heard, 'the callee heard the welcome').to.not.be.empty;
         return {
           afterStreamMs: call.heard[0]!.at.getTime() - call.streamConnectedAt!.getTime(),
           requests: speech.speechRequests.slice(before).map((r) => r.input),
+          ttsCharacters: (events.find((e) => e.type === 'call.ended')!.data.usage as Record<string, number>).tts_characters,
+          callId: placed.id as string,
         };
       };
       // The first call of this agent version and voice asks the speech server, and waits for it.
@@ -113,12 +116,22 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
         expect(next.requests).to.deep.equal([]);
         expect(next.afterStreamMs).to.be.below(150);
       }
-      // A welcome with the call's own values is its own, synthesized for the call.
+      // A welcome with the call's own values is its own: synthesized by the worker while the phone
+      // rings (2 s here, the stack running at 1/20 of real time), played at once when the stream opens, billed to its call, taken.
       const named = await stack.createAgent({ welcome_message: 'Hello {name}.', call: OPEN_HOURS });
-      const ravi = await greet(named.id, { name: 'Ravi' });
-      const sita = await greet(named.id, { name: 'Sita' });
+      const ravi = await greet(named.id, { name: 'Ravi' }, 40);
+      const sita = await greet(named.id, { name: 'Sita' }, 40);
       expect(ravi.requests).to.deep.equal(['Hello Ravi.']);
       expect(sita.requests).to.deep.equal(['Hello Sita.']);
+      for (const call of [ravi, sita]) {
+        expect(call.afterStreamMs).to.be.below(150);
+        expect(call.ttsCharacters).to.equal('Hello Ravi.'.length);
+        expect(await PreparedWelcome.countDocuments({ _id: call.callId })).to.equal(0);
+      }
+      // A callee quicker than the speech server: the media node synthesizes it itself, as before.
+      const quick = await greet(named.id, { name: 'Asha' });
+      // (once, or twice when the worker's was still under way; which depends on this machine's speed, so it is not asserted)
+      expect(quick.requests.filter((text) => text === 'Hello Asha.').length).to.be.within(1, 2);
     } finally {
       speech.latencyMs = 0;
     }

@@ -117,7 +117,7 @@ export function createCallStepActivities(deps: CallStepDeps) {
       metrics.slotWait.observe(Math.max(0, Date.parse(input.at) - Date.parse(input.queuedAt)) / 1000);
       // The welcome with the callee's values, synthesized while the phone rings (0228); not waited for:
       // a failure, or a callee quicker than the speech server, only means the media node synthesizes it.
-      if (deps.synthesizer) void prepareWelcomeWhileRinging(input.callId, deps.synthesizer, deps.clock.now()).catch(() => undefined);
+      if (deps.synthesizer) void prepareWelcomeWhileRinging(input.callId, input.agentId, deps.synthesizer, deps.clock.now()).catch(() => undefined);
       // The dial's moment at the account's pace (0166), taken once the call may be dialled.
       const [moment] = await Promise.all([
         deps.dialsPerSecond ? takeDialMoment(deps.dialsPerSecond, deps.clock.now()) : null,

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { Agent, type StoredAgent } from '../../db/models/agent';
 import { Call } from '../../db/models/call';
 import { PreparedWelcome } from '../../db/models/prepared-welcome';
-import { encodeMulaw } from '../../providers/audio/mulaw';
-import { Downsampler } from '../../providers/audio/pcm';
 import { withDefaultVoice } from '../../providers/tts/default-voice';
-import { SYNTHESIS_SAMPLE_RATE, type Synthesizer } from '../../providers/tts/types';
+import { synthesizeMulaw } from '../../providers/tts/telephone-audio';
+import type { Synthesizer } from '../../providers/tts/types';
 import { fillVariables, templateVariables } from '../agents/variables';
 
 /**
@@ -48,12 +47,15 @@ export function welcomeIsPersonal(welcomeMessage: string): boolean {
   return templateVariables(welcomeMessage, '').length > 0;
 }
 
+/** The key as one string: equal for welcomes that sound the same (a media node's cache of welcomes is keyed by it). */
+export function welcomeKeyText(key: WelcomeKey): string {
+  const { voice } = key;
+  return JSON.stringify([key.agentId, key.agentVersion, voice.provider, voice.model, voice.voice, voice.speed, voice.language, key.text]);
+}
+
 /** The key as stored: a hash, so that the stored record does not repeat the callee's values as text. */
 export function welcomeKeyHash(key: WelcomeKey): string {
-  const { voice } = key;
-  return createHash('sha256')
-    .update(JSON.stringify([key.agentId, key.agentVersion, voice.provider, voice.model, voice.voice, voice.speed, voice.language, key.text]))
-    .digest('hex');
+  return createHash('sha256').update(welcomeKeyText(key)).digest('hex');
 }
 
 /**
@@ -62,27 +64,21 @@ export function welcomeKeyHash(key: WelcomeKey): string {
  * the caller does not wait for it (a failure only means the node synthesizes it, as before).
  * Also deletes what earlier calls left untaken.
  */
-export async function prepareWelcomeWhileRinging(callId: string, synthesizer: Synthesizer, now: Date): Promise<'prepared' | 'not personal'> {
+export async function prepareWelcomeWhileRinging(callId: string, agentId: string, synthesizer: Synthesizer, now: Date): Promise<'prepared' | 'not personal'> {
+  // The agent first: most welcomes are the same for every call, and then nothing more is read or written here.
+  const agent = await Agent.findById(agentId, { version: 1, voice: 1, welcome_message: 1, workspace_id: 1 }).lean<StoredAgent>();
+  if (!agent || !welcomeIsPersonal(agent.welcome_message)) return 'not personal';
+  const call = await Call.findById(callId, { workspace_id: 1, user_data: 1 }).lean();
+  if (!call || agent.workspace_id !== call.workspace_id) return 'not personal';
   void PreparedWelcome.deleteMany({ created_at: { $lt: new Date(now.getTime() - PREPARED_WELCOME_KEPT_MS) } }).catch(() => undefined);
-  const call = await Call.findById(callId, { agent_id: 1, workspace_id: 1, user_data: 1 }).lean();
-  const agent = call ? await Agent.findById(call.agent_id, { version: 1, voice: 1, welcome_message: 1, workspace_id: 1 }).lean<StoredAgent>() : null;
-  if (!call || !agent || agent.workspace_id !== call.workspace_id || !welcomeIsPersonal(agent.welcome_message)) return 'not personal';
   const key = welcomeKeyOf(agent, (call.user_data ?? {}) as Record<string, unknown>);
   if (!key) return 'not personal';
   // The same voice the node would use: an agent without one speaks with the server's default for its language.
   const speech = key.voice.voice ? synthesizer : withDefaultVoice(synthesizer, key.voice.language);
-  const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
+  const { text, voice } = key;
   const pieces: Buffer[] = [];
-  for await (const pcm of speech.synthesize({
-    text: key.text,
-    voice: key.voice.voice,
-    model: key.voice.model,
-    speed: key.voice.speed,
-    language: key.voice.language,
-  })) {
-    const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
-    if (mulaw.length) pieces.push(mulaw);
-  }
+  for await (const mulaw of synthesizeMulaw(speech, { text, voice: voice.voice, model: voice.model, speed: voice.speed, language: voice.language }))
+    pieces.push(mulaw);
   await PreparedWelcome.updateOne(
     { _id: callId },
     { $set: { workspace_id: call.workspace_id, key_hash: welcomeKeyHash(key), audio: Buffer.concat(pieces), created_at: now } },

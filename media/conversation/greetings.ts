@@ -1,6 +1,6 @@
-import { encodeMulaw } from '../../providers/audio/mulaw';
-import { Downsampler } from '../../providers/audio/pcm';
-import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest, type Synthesizer } from '../../providers/tts/types';
+import { synthesizeMulaw } from '../../providers/tts/telephone-audio';
+import type { Synthesizer } from '../../providers/tts/types';
+import { welcomeKeyText, type WelcomeKey } from '../../domain/calls/prepared-welcome';
 
 /**
  * The welcome ready before it is needed (issue 32, docs/decisions/0221): its audio is
@@ -9,13 +9,8 @@ import { SYNTHESIS_SAMPLE_RATE, type SpeechRequest, type Synthesizer } from '../
  * in a bounded cache, so that a welcome the same for many calls plays at once from memory.
  */
 
-/** What makes two welcomes sound the same: the agent's version, its voice, and the filled-in text. */
-export interface GreetingKey {
-  agentId: string;
-  agentVersion: number;
-  voice: Pick<SpeechRequest, 'voice' | 'model' | 'speed' | 'language'> & { provider: string };
-  text: string;
-}
+/** What makes two welcomes sound the same: the agent's version, its voice, and the filled-in text (the key a welcome prepared while the phone rang has too). */
+export type GreetingKey = WelcomeKey;
 
 /** The audio itself and whoever waits for more of it: shared by every call that plays one synthesis. */
 class GreetingSource {
@@ -176,8 +171,7 @@ export class GreetingCache {
   }
 }
 
-const keyOf = (key: GreetingKey): string =>
-  JSON.stringify([key.agentId, key.agentVersion, key.voice.provider, key.voice.model, key.voice.voice, key.voice.speed, key.voice.language, key.text]);
+const keyOf = welcomeKeyText;
 
 /**
  * The welcome's audio for this call: from the cache; or joined to the same welcome's synthesis
@@ -199,14 +193,10 @@ export function prepareGreeting(cache: GreetingCache, synthesizer: Synthesizer, 
   synthesis.join(signal);
   cache.underWay.set(id, synthesis);
   void (async () => {
-    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     const stop = synthesis.stop.signal;
     try {
       const { voice, model, speed, language } = key.voice;
-      for await (const pcm of synthesizer.synthesize({ text: key.text, voice, model, speed, language, signal: stop })) {
-        const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
-        if (mulaw.length) audio.push(mulaw);
-      }
+      for await (const mulaw of synthesizeMulaw(synthesizer, { text: key.text, voice, model, speed, language, signal: stop })) audio.push(mulaw);
       // Stopped midway, an adapter may end quietly: such a welcome is not whole and never cached.
       if (stop.aborted) throw new Error('the welcome was no longer wanted');
       audio.end();

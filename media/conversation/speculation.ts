@@ -32,8 +32,6 @@ export interface SpeculativeReply {
  */
 export class Speculation {
   private pending: SpeculativeReply | null = null;
-  /** How many replies were used and dropped in this conversation. */
-  readonly counts: Record<SpeculationOutcome, number> = { used: 0, dropped: 0 };
 
   constructor(
     private readonly ctx: ConversationContext,
@@ -98,7 +96,6 @@ export class Speculation {
       return null;
     }
     this.pending = null;
-    this.counts.used++;
     this.onOutcome('used');
     return speculative;
   }
@@ -113,7 +110,6 @@ export class Speculation {
     // Still held (never null again): nothing of it can reach the caller, even audio already on its way here.
     reply.held?.splice(0);
     if (this.ctx.state.reply === reply) this.ctx.state.reply = null;
-    this.counts.dropped++;
     this.onOutcome('dropped');
   }
 }

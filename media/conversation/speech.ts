@@ -1,6 +1,4 @@
-import { encodeMulaw } from '../../providers/audio/mulaw';
-import { Downsampler } from '../../providers/audio/pcm';
-import { SYNTHESIS_SAMPLE_RATE } from '../../providers/tts/types';
+import { synthesizeMulaw } from '../../providers/tts/telephone-audio';
 import { sleep } from './helpers';
 import { PlaybackTimeline } from './playback';
 import type { GreetingAudio } from './greetings';
@@ -94,10 +92,7 @@ export class AgentSpeech {
   keep(reply: Reply, turnEndedAtMs: number): void {
     const held = reply.held ?? [];
     const { usage } = this.state;
-    usage.llm_calls += reply.usage.llm_calls;
-    usage.llm_input_tokens += reply.usage.llm_input_tokens;
-    usage.llm_output_tokens += reply.usage.llm_output_tokens;
-    usage.tts_characters += reply.usage.tts_characters;
+    for (const key of Object.keys(usage) as (keyof typeof usage)[]) usage[key] += reply.usage[key];
     reply.usage = usage;
     reply.held = null;
     reply.answersFromMs = turnEndedAtMs;
@@ -172,11 +167,10 @@ export class AgentSpeech {
 
   private async speak(sentence: string, reply: Reply, fromMs: number | null, welcome: boolean): Promise<void> {
     const { voice } = this.options.agent;
-    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     reply.usage.tts_characters += sentence.length;
     reply.timing?.synthesisStarted(this.deps.now());
     let started = false;
-    for await (const pcm of this.deps.synthesizer.synthesize({
+    for await (const mulaw of synthesizeMulaw(this.deps.synthesizer, {
       text: sentence,
       voice: voice.voice_id ?? '',
       model: voice.model,
@@ -185,8 +179,6 @@ export class AgentSpeech {
       signal: reply.abort.signal,
     })) {
       if (reply.abort.signal.aborted || this.state.ending) return;
-      const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
-      if (!mulaw.length) continue;
       this.release(reply, sentence, mulaw, !started, fromMs, welcome);
       started = true;
     }

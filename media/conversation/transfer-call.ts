@@ -1,8 +1,6 @@
 import type { JoinTransferRequest, TransferRequest, TransferResult } from '../../contracts/calls';
-import { encodeMulaw } from '../../providers/audio/mulaw';
-import { Downsampler } from '../../providers/audio/pcm';
+import { synthesizeMulaw } from '../../providers/tts/telephone-audio';
 import type { LlmTool, LlmToolCall } from '../../providers/llm/types';
-import { SYNTHESIS_SAMPLE_RATE } from '../../providers/tts/types';
 import { askModel, type ConversationContext } from './context';
 import { parseArguments, sleep } from './helpers';
 import { FAR_END_PLAYED_WAIT_MS } from './speech';
@@ -131,10 +129,9 @@ export class TransferCall {
       `Reason for the transfer: ${reason || 'not given'}\n\nConversation so far:\n${lines}`,
     );
     const summary = answer.trim() || `A caller is being transferred to you: ${reason}`;
-    const downsampler = new Downsampler(SYNTHESIS_SAMPLE_RATE / 8000);
     let playMs = 0;
     state.usage.tts_characters += summary.length;
-    for await (const pcm of deps.synthesizer.synthesize({
+    for await (const mulaw of synthesizeMulaw(deps.synthesizer, {
       text: summary,
       voice: voice.voice_id ?? '',
       model: voice.model,
@@ -142,8 +139,6 @@ export class TransferCall {
       language: voice.language,
       signal: options.signal,
     })) {
-      const mulaw = encodeMulaw(downsampler.pushBytes(pcm));
-      if (!mulaw.length) continue;
       leg.play(mulaw);
       playMs += mulaw.length / 8;
     }

@@ -348,9 +348,15 @@ export class SimulatedCaller {
     return new Promise((resolve, reject) => this.waits.push({ done, resolve, reject }));
   }
 
-  /** Sends the frames due by now (a late timer catches up), then lets waiting steps go on. */
+  /**
+   * Sends the frames due by now (a late timer catches up), then lets waiting steps go on. A
+   * frame goes out once its 20 ms have been spoken, as a phone's audio reaches the provider and
+   * the provider's stream: sent at its start, a line's last frame arrived before the sample
+   * the callee counts as the line's end, and the callee measured the agent's answer up to 20 ms
+   * shorter than the agent's node did.
+   */
   private tick(): void {
-    const due = Math.floor((Date.now() - this.startedAtMs) / PLIVO_STREAM_FRAME_MS) + 1;
+    const due = Math.floor((Date.now() - this.startedAtMs) / PLIVO_STREAM_FRAME_MS);
     while (this.framesSent < due && !this.stopping) {
       const frameAtMs = this.startedAtMs + this.framesSent * PLIVO_STREAM_FRAME_MS;
       this.sendFrame(frameAtMs);

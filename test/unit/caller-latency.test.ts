@@ -20,6 +20,8 @@ describe('caller latency measured by the simulated callee', function () {
   this.timeout(20_000);
   const REPLY_MS = 250;
   const LEG_MS = 60;
+  /** A stream frame's audio. */
+  const FRAME_MS = 20;
 
   it('measures voice-to-voice from the last sample said to the first sample heard, legs included', async () => {
     const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
@@ -41,13 +43,13 @@ describe('caller latency measured by the simulated callee', function () {
           return;
         }
         if (!speaking) return;
-        // The first silent frame after speech: a frame leaves the callee at its start, so this one
-        // left as the line's last sample ended (a leg ago).
+        // The first silent frame after speech: a frame leaves the callee once its 20 ms were
+        // spoken, so this one left a frame after the line's last sample ended (a leg ago).
         speaking = false;
         timer = setTimeout(
           () =>
             socket.send(JSON.stringify({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: answer.toString('base64') } })),
-          REPLY_MS,
+          REPLY_MS - FRAME_MS,
         );
       });
     });

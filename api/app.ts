@@ -27,7 +27,7 @@ import { privacyRoutes } from './routes/privacy';
 import { DEFAULT_PRIVACY_PERIODS } from '../contracts/privacy';
 import { browserCallRoutes } from './routes/browser-calls';
 import { telephonyCallbackRoutes } from './routes/telephony-callbacks';
-import { refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
+import { giveBackRefusedCallbackClaims, refuseReplayedTelephonyCallbacks } from './middleware/telephony-callback-replay';
 import { kycRoutes } from './routes/kyc';
 import { FILE_UPLOADER_OPTIONS, UPLOAD_MAX_BYTES, withMultipartErrorsAsBadRequest } from './uploads';
 import { accountRoutes } from './routes/account';
@@ -214,6 +214,7 @@ export function createApp(deps: AppDeps): Express {
       streamTokenSecret: deps.config.auth.secret,
     }),
   );
+  api.use(giveBackRefusedCallbackClaims(logger));
   api.use(kycRoutes({ temporal: deps.temporal, now }));
   api.use(accountRoutes(auth));
   api.use(workspaceRoutes(auth));

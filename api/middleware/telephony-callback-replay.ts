@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { matchingPlivoSignature, PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, type CallbackParams } from '../../providers/telephony/callbacks';
 import { claimCallbackNonce, releaseCallbackNonce } from '../../domain/calls/callback-nonces';
 import { HttpError } from '../../domain/shared/http-error';
@@ -52,12 +52,35 @@ export function refuseReplayedTelephonyCallbacks(deps: TelephonySignatureDeps & 
       deps.logger.info({ msg: 'telephony callback replayed: refused', path: req.path });
       throw new HttpError(409, 'this callback was already taken: a signed callback is taken once');
     }
+    res.locals[CLAIM] = signed;
     res.on('close', () => {
       if (res.writableFinished && res.statusCode >= 200 && res.statusCode < 300) return;
-      releaseCallbackNonce(signed.nonce, signed.signature).catch((err: Error) =>
-        deps.logger.error({ msg: 'could not release a telephony callback nonce', error: err.message }),
-      );
+      void giveBack(res, deps.logger);
     });
     next();
   };
+}
+
+/**
+ * A callback its route refused (an error) gives its claim back before the error is answered, so
+ * that the provider's retry, sent as soon as it has the answer, is judged afresh; given back
+ * after the answer, a quick retry could still find it and be refused as a replay. Goes right
+ * after the telephony routes.
+ */
+export function giveBackRefusedCallbackClaims(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, _req, res, next) => {
+    void giveBack(res, logger).then(() => next(err));
+  };
+}
+
+const CLAIM = 'telephonyCallbackClaim';
+
+/** Forgets this request's claim, once (the error step and the closed connection may both ask). */
+async function giveBack(res: Response, logger: Logger): Promise<void> {
+  const claim = res.locals[CLAIM] as { nonce: string; signature: string } | undefined;
+  if (!claim) return;
+  delete res.locals[CLAIM];
+  await releaseCallbackNonce(claim.nonce, claim.signature).catch((err: Error) =>
+    logger.error({ msg: 'could not release a telephony callback nonce', error: err.message }),
+  );
 }

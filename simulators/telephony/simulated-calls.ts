@@ -85,6 +85,10 @@ export interface CallbackDelivery {
   /** 1, or 2 when the receiver did not take the first one. */
   attempts: number;
   delivered: boolean;
+  /** When the first attempt went out (null until then: a call's callbacks go out in order). */
+  sentAt: Date | null;
+  /** When the receiver's 2xx answer came back (null until then, or never). */
+  deliveredAt: Date | null;
 }
 
 /**
@@ -652,7 +656,7 @@ export class SimulatedCalls {
     const ids: CallbackParams =
       record.direction === 'outbound' ? { CallUUID: record.providerCallId, RequestUUID: record.providerCallId } : { CallUUID: record.providerCallId };
     const params: CallbackParams = { ...ids, CallStatus: status, From: digitsOf(record.from), To: digitsOf(record.to), Direction: record.direction, ...fields };
-    const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false };
+    const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false, sentAt: null, deliveredAt: null };
     record.callbacks.push(delivery);
     const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;
     call.deliveries = call.deliveries.then(async () => {
@@ -676,9 +680,11 @@ export class SimulatedCalls {
       for (let attempt = 1; attempt <= 2; attempt++) {
         if (attempt > 1) await sleep(CALLBACK_RETRY_SECONDS * 1000 * this.options.timeScale, undefined, { signal: this.stop.signal });
         delivery.attempts = attempt;
+        delivery.sentAt ??= new Date();
         const body = await this.post(delivery.url, params, timeoutMs);
         if (body !== null) {
           delivery.delivered = true;
+          delivery.deliveredAt = new Date();
           return body;
         }
       }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Call } from '../../db/models/call';
 import { conversationIdentity, workflowTaskIdentities } from '../support/cluster';
-import { calleeSilence, describeSilence } from '../support/callee-silence';
+import { calleeSilence, describeSilence, describeSlowestSilences, silenceSteps } from '../support/callee-silence';
 import {
   answerToStreamSeconds,
   auditWorkspace,
@@ -46,11 +46,8 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
       `      answer to stream, from the call records (started_at to the conversation's start): p50 ${delays[Math.floor(delays.length / 2)]?.toFixed(1)} s, p95 ${delays[Math.floor(delays.length * 0.95)]?.toFixed(1)} s, max ${delays.at(-1)?.toFixed(1)} s`,
     );
     // The callee's silence as the simulated callee lived it (docs/benchmarks.md, issue 27's targets).
-    const silences = stack.providers.telephony
-      .calls()
-      .filter((c) => numbers.includes(c.to))
-      .map(calleeSilence)
-      .filter((s) => s !== null);
+    const placed = stack.providers.telephony.calls().filter((c) => numbers.includes(c.to));
+    const silences = placed.map(calleeSilence).filter((s) => s !== null);
     console.log(
       `      the callee's silence, ${describeSilence(
         'answer to stream',
@@ -62,6 +59,12 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
         'answer to first audio',
         silences.flatMap((s) => (s.toFirstAudioMs === null ? [] : [s.toFirstAudioMs])),
       )}`,
+    );
+    const steps = placed.map(silenceSteps).filter((s) => s !== null);
+    console.log(
+      `      the longest silences:\n${describeSlowestSilences(steps)
+        .map((line) => `        ${line}`)
+        .join('\n')}`,
     );
     expect(audit.calls).to.have.length(CALLS);
     expect(audit.calls.filter((c) => c.status !== 'completed').map((c) => c.status)).to.deep.equal([]);

@@ -29,3 +29,48 @@ export function describeSilence(name: string, values: number[]): string {
   const f = silenceFigures(values);
   return `${name}: p50 ${(f.p50 / 1000).toFixed(2)} s, p95 ${(f.p95 / 1000).toFixed(2)} s, max ${(f.max / 1000).toFixed(2)} s (${f.count} calls)`;
 }
+
+/**
+ * Where one callee's silence went, in milliseconds from one step to the next (null where a step
+ * did not happen): its answer request waiting behind the call's earlier callbacks (the simulated
+ * provider posts a call's callbacks in order, the ring aside), our API answering it, the stream opening on the media node the answer
+ * named, and the media node's first audio after that.
+ */
+export interface SilenceSteps {
+  callId: string;
+  queuedMs: number | null;
+  answerUrlMs: number | null;
+  connectMs: number | null;
+  firstAudioMs: number | null;
+  totalMs: number | null;
+}
+
+export function silenceSteps(
+  call: Pick<SimulatedCall, 'providerCallId' | 'history' | 'callbacks' | 'answerUrl' | 'streamConnectedAt' | 'heard'>,
+): SilenceSteps | null {
+  const answered = call.history.find((h) => h.status === 'in-progress')?.at;
+  if (!answered) return null;
+  const request = call.callbacks.find((c) => c.status === 'in-progress' && c.url === call.answerUrl);
+  const between = (from: Date | null | undefined, to: Date | null | undefined) => (from && to ? new Date(to).getTime() - new Date(from).getTime() : null);
+  return {
+    // Our call id, from the answer URL we gave the provider (`.../calls/{id}/answer`), to find the call in the logs.
+    callId: /\/calls\/([^/]+)\/answer$/.exec(call.answerUrl)?.[1] ?? call.providerCallId,
+    queuedMs: between(answered, request?.sentAt),
+    answerUrlMs: between(request?.sentAt, request?.deliveredAt),
+    connectMs: between(request?.deliveredAt, call.streamConnectedAt),
+    firstAudioMs: between(call.streamConnectedAt, call.heard[0]?.at),
+    totalMs: between(answered, call.heard[0]?.at),
+  };
+}
+
+/** The `count` longest silences to first audio, one line each with its steps (for a test's or bench's output). */
+export function describeSlowestSilences(steps: SilenceSteps[], count = 5): string[] {
+  const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
+  return [...steps]
+    .sort((a, b) => (b.totalMs ?? Infinity) - (a.totalMs ?? Infinity))
+    .slice(0, count)
+    .map(
+      (s) =>
+        `${ms(s.totalMs)} (call ${s.callId}): behind earlier callbacks ${ms(s.queuedMs)}, answer URL ${ms(s.answerUrlMs)}, stream opening ${ms(s.connectMs)}, first audio ${ms(s.firstAudioMs)}`,
+    );
+}

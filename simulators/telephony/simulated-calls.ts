@@ -133,7 +133,7 @@ interface LiveCall {
   /** Real time of the answer, for the duration of a call we hang up. */
   answeredAtMs: number | null;
   timers: Set<NodeJS.Timeout>;
-  /** Callbacks of one call go out one after the other, in the order of the events. */
+  /** Callbacks of one call go out one after the other, in the order of the events (all but the ring). */
   deliveries: Promise<void>;
   /** The callee's side of the audio stream, once the answer XML asked for one. */
   caller: SimulatedCaller | null;
@@ -553,8 +553,13 @@ export class SimulatedCalls {
     });
   }
 
+  /**
+   * The ring is a notification sent on its own: the answer request does not wait for it to be
+   * taken, as in Plivo's own call engine (plivoframework, src/plivo/rest/freeswitch/inboundsocket.py,
+   * on_channel_progress: `spawn_raw(self.send_to_url, ring_url, params)`).
+   */
   private ring(call: LiveCall): void {
-    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' });
+    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' }, undefined, { alone: true });
   }
 
   private answer(call: LiveCall, hangUpAfterSeconds: number | undefined, conversation: CallerStep[]): void {
@@ -641,15 +646,29 @@ export class SimulatedCalls {
   }
 
   /** `answered` gets the answer's body once delivered (null when it was not). */
-  private moveTo(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+  private moveTo(
+    call: LiveCall,
+    status: PlivoCallStatus,
+    url: string | null,
+    fields: CallbackParams,
+    answered?: (body: string | null) => void,
+    options: { alone?: boolean } = {},
+  ): void {
     const { record } = call;
     record.status = status;
     record.history.push({ status, at: new Date() });
-    this.notify(call, status, url, fields, answered);
+    this.notify(call, status, url, fields, answered, options);
   }
 
-  /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks. */
-  private notify(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, answered?: (body: string | null) => void): void {
+  /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks; `alone`: at once, and nothing waits for it. */
+  private notify(
+    call: LiveCall,
+    status: PlivoCallStatus,
+    url: string | null,
+    fields: CallbackParams,
+    answered?: (body: string | null) => void,
+    options: { alone?: boolean } = {},
+  ): void {
     const { record } = call;
     if (!url) return;
     // RequestUUID is the id call creation answers with: an inbound call has none.
@@ -659,6 +678,10 @@ export class SimulatedCalls {
     const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false, sentAt: null, deliveredAt: null };
     record.callbacks.push(delivery);
     const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;
+    if (options.alone) {
+      void this.deliver(delivery, params, timeoutMs);
+      return;
+    }
     call.deliveries = call.deliveries.then(async () => {
       if (!answered) {
         await this.deliver(delivery, params, timeoutMs);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { callWorkflowId, providerStatusSignal } from '../../../contracts/calls';
 import { newId } from '../../../db/ids';
 import { Workspace } from '../../../db/models/workspace';
 import { decodeMulaw, encodeMulaw } from '../../../providers/audio/mulaw';
@@ -155,6 +156,10 @@ describe('Calls: the audio stream between the provider and the media node', func
         (types) => types.includes('call.started'),
       ),
     ).to.include('call.started');
+    // The ring was taken (above) but not relayed: the workflow hears of the answer only (0229).
+    const history = await createLocal().client.workflow.getHandle(callWorkflowId(placed.id)).fetchHistory();
+    const statusSignals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === providerStatusSignal.name);
+    expect(statusSignals, 'providerStatus signals once answered').to.have.length(1);
 
     // The answer the provider got, asked again (a repeated answer changes nothing else).
     const res = await postAnswer(placed.id, record.providerCallId);

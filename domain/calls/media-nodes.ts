@@ -79,14 +79,17 @@ export async function chooseMediaNode(now: Date = new Date(), random: () => numb
  * got, must send the audio where the conversation runs). `call-over` when the call is final or
  * unknown: the provider is told to hang up.
  */
-export async function claimMediaNode(callId: string, chosen: MediaNodeChoice): Promise<MediaNodeChoice | 'call-over'> {
-  // No projection on the update: FerretDB's findAndModify takes none (the record is small while it rings).
-  const claimed = await Call.findOneAndUpdate(
-    { _id: callId, media_node_url: null },
+export async function claimMediaNode(callId: string, chosen: MediaNodeChoice, attempts = 2): Promise<MediaNodeChoice | 'call-over'> {
+  // One write on the answer's path (a findAndModify costs FerretDB a read and a write); only a
+  // repeated answer, or one for a call that is over, reads the record after.
+  const { modifiedCount } = await Call.updateOne(
+    { _id: callId, media_node_url: null, status: { $nin: FINAL_CALL_STATUSES } },
     { $set: { media_node_url: chosen.url, media_node_task_queue: chosen.taskQueue } },
-    { returnDocument: 'after' },
-  ).lean();
-  const call = claimed ?? (await Call.findById(callId, { status: 1, media_node_url: 1, media_node_task_queue: 1 }).lean());
+  );
+  if (modifiedCount === 1) return chosen;
+  const call = await Call.findById(callId, { status: 1, media_node_url: 1, media_node_task_queue: 1 }).lean();
   if (!call || FINAL_CALL_STATUSES.includes(call.status)) return 'call-over';
-  return claimed ? chosen : { url: call.media_node_url!, taskQueue: call.media_node_task_queue! };
+  // Live and unclaimed after all (a write between the two): claim again.
+  if (!call.media_node_url) return attempts > 1 ? claimMediaNode(callId, chosen, attempts - 1) : 'call-over';
+  return { url: call.media_node_url, taskQueue: call.media_node_task_queue! };
 }

@@ -127,6 +127,9 @@ export type CallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'rin
 /** An inbound call: the caller, the account's number dialled, and the URLs of the account's application. */
 export type InboundCallRequest = Pick<SimulatedCall, 'from' | 'to' | 'answerUrl' | 'hangupUrl' | 'timeLimitSeconds'>;
 
+/** After a callback: its answer's body to follow (an answer request), or `alone` (sent at once, nothing waits for it). */
+type AfterCallback = ((body: string | null) => void) | 'alone';
+
 interface LiveCall {
   record: SimulatedCall;
   script: CalleeScript;
@@ -559,7 +562,7 @@ export class SimulatedCalls {
    * on_channel_progress: `spawn_raw(self.send_to_url, ring_url, params)`).
    */
   private ring(call: LiveCall): void {
-    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' }, undefined, { alone: true });
+    this.moveTo(call, 'ringing', call.record.ringUrl, { Event: 'Ring' }, 'alone');
   }
 
   private answer(call: LiveCall, hangUpAfterSeconds: number | undefined, conversation: CallerStep[]): void {
@@ -645,31 +648,22 @@ export class SimulatedCalls {
     });
   }
 
-  /** `answered` gets the answer's body once delivered (null when it was not). */
-  private moveTo(
-    call: LiveCall,
-    status: PlivoCallStatus,
-    url: string | null,
-    fields: CallbackParams,
-    answered?: (body: string | null) => void,
-    options: { alone?: boolean } = {},
-  ): void {
+  /** `then` as notify takes it. */
+  private moveTo(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, then?: AfterCallback): void {
     const { record } = call;
     record.status = status;
     record.history.push({ status, at: new Date() });
-    this.notify(call, status, url, fields, answered, options);
+    this.notify(call, status, url, fields, then);
   }
 
-  /** Posts the call's `status` to `url` (none when null), after the call's earlier callbacks; `alone`: at once, and nothing waits for it. */
-  private notify(
-    call: LiveCall,
-    status: PlivoCallStatus,
-    url: string | null,
-    fields: CallbackParams,
-    answered?: (body: string | null) => void,
-    options: { alone?: boolean } = {},
-  ): void {
+  /**
+   * Posts the call's `status` to `url` (none when null), after the call's earlier callbacks;
+   * `then` a function: it gets the answer's body once delivered (null when it was not);
+   * `then` 'alone': posted at once, and nothing waits for it.
+   */
+  private notify(call: LiveCall, status: PlivoCallStatus, url: string | null, fields: CallbackParams, then?: AfterCallback): void {
     const { record } = call;
+    const answered = typeof then === 'function' ? then : undefined;
     if (!url) return;
     // RequestUUID is the id call creation answers with: an inbound call has none.
     const ids: CallbackParams =
@@ -678,7 +672,7 @@ export class SimulatedCalls {
     const delivery: CallbackDelivery = { status, url, attempts: 0, delivered: false, sentAt: null, deliveredAt: null };
     record.callbacks.push(delivery);
     const timeoutMs = answered ? ANSWER_TIMEOUT_MS : CALLBACK_TIMEOUT_MS;
-    if (options.alone) {
+    if (then === 'alone') {
       void this.deliver(delivery, params, timeoutMs);
       return;
     }

@@ -50,7 +50,7 @@ install_temporal_cli() {
 
 install_ferretdb() {
   # The stamp names the patch too, so that a machine with an unpatched build rebuilds.
-  local stamp="ferretdb-$FERRETDB_VERSION-id-index-update-lock"
+  local stamp="ferretdb-$FERRETDB_VERSION-id-index-update-lock-id-pushdown"
   if installed "$stamp" "$bin/ferretdb"; then step "FerretDB $FERRETDB_VERSION: present"; return; fi
   require go "build FerretDB" "apt-get install golang, or go.dev/dl"
   step "FerretDB $FERRETDB_VERSION: downloading module github.com/FerretDB/FerretDB"
@@ -66,6 +66,7 @@ install_ferretdb() {
   printf '%s\n' "$FERRETDB_VERSION" >"$src/build/version/version.txt"
   patch_ferretdb_id_lookups "$src"
   patch_ferretdb_update_lock "$src"
+  patch_ferretdb_id_pushdown "$src"
   step "FerretDB $FERRETDB_VERSION: building (SQLite backend included)"
   (cd "$src" && GOFLAGS=-mod=mod go build -trimpath -o "$bin/ferretdb" ./cmd/ferretdb)
   rm -rf "$src"
@@ -116,6 +117,21 @@ GO
   patch_after "$handler/msg_findandmodify.go" \
     'func (h \*Handler) findAndModifyDocument(ctx context.Context, params \*common.FindAndModifyParams) (\*findAndModifyResult, error) {' \
     '	defer lockCollectionWrites(params.DB, params.Collection)()'
+}
+
+# FerretDB 1.24's SQLite backend narrows a query to the `_id` index only when the filter is
+# `{_id: value}` and nothing else; any other filter reads and decodes every document of the
+# collection in Go. A guarded write such as `{_id, status: {$nin: [...]}}` (a claim) therefore
+# scanned the whole calls collection, under patch 2's lock, in each answer to the provider.
+# MongoDB uses the `_id` index for any filter with an `_id` equality. FerretDB filters every
+# document it reads in Go again (common.FilterIterator, FilterDocument), so reading only the
+# one document whose `_id` is named returns the same result; the patch drops the "nothing
+# else" condition, in the query and in its explanation (filterPushdown).
+patch_ferretdb_id_pushdown() {
+  local file="$1/internal/backends/sqlite/collection.go"
+  [[ "$(grep -cx $'\tif params.Filter.Len() == 1 {' "$file")" == 2 ]] || fail "FerretDB's SQLite _id pushdown changed upstream; review patch_ferretdb_id_pushdown"
+  sed -i 's/^\tif params.Filter.Len() == 1 {$/\tif params.Filter.Len() > 0 \&\& params.Filter.Has("_id") {/' "$file"
+  [[ "$(grep -cx $'\tif params.Filter.Len() > 0 && params.Filter.Has("_id") {' "$file")" == 2 ]] || fail "patching FerretDB's _id pushdown failed"
 }
 
 # Inserts a line after the one line matching the pattern (a grep -x basic regex); fails when

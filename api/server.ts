@@ -12,7 +12,7 @@ import { codecServerOpenOnLoopback } from './codec-server';
 import { startTracing } from '../domain/shared/tracing';
 import { startMetricsServer } from '../domain/shared/metrics-server';
 import { metrics } from '../domain/shared/metrics';
-import { Call } from '../db/models/call';
+import { queuedCallsEverywhere } from '../domain/calls/open-calls';
 
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     ? await startMetricsServer({
         ...config.metrics,
         role: 'API',
-        beforeScrape: async () => metrics.queuedCalls.set(await Call.countDocuments({ status: 'queued' })),
+        beforeScrape: async () => metrics.queuedCalls.set(await queuedCallsEverywhere(new Date())),
       })
     : null;
   const app = createApp({

@@ -23,6 +23,7 @@ export * from './oauth-client';
 export * from './oauth-code';
 export * from './oauth-refresh-token';
 export * from './oauth-token';
+export * from './open-call';
 export * from './payment';
 export * from './phone-number';
 export * from './probe';

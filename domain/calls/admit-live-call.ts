@@ -3,6 +3,7 @@ import { agentDataStorage } from '../privacy/data-storage';
 import { newId } from '../../db/ids';
 import { Call, type CallStatus } from '../../db/models/call';
 import { balanceOf } from '../billing/ledger';
+import { followCallStatus, openCall } from './open-calls';
 import type { EventLevel } from '../webhooks/event-types';
 import { recordEvent } from '../webhooks/fan-out';
 import type { CallWorkflowInput, MediaNodeChoice } from '../../contracts/calls';
@@ -71,7 +72,11 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
   if (!granted) return refuse('concurrency limit reached');
 
   try {
-    await Call.create({ ...record, status: 'in-progress' as CallStatus, started_at: at, data_storage: await agentDataStorage(request.agent._id) });
+    const dataStorage = await agentDataStorage(request.agent._id);
+    await Promise.all([
+      Call.create({ ...record, status: 'in-progress' as CallStatus, started_at: at, data_storage: dataStorage }),
+      openCall(callId, request.workspaceId, 'in-progress', at),
+    ]);
     const input: CallWorkflowInput = {
       callId,
       workspaceId: request.workspaceId,
@@ -90,7 +95,10 @@ export async function admitLiveCall(temporal: Client, now: () => Date, request: 
     // No workflow will end the record or give the slot back: do both here, the slot last (a live
     // record holds a slot, docs/decisions/0164), then fail the request.
     try {
-      await Call.updateOne({ _id: callId }, { $set: { status: 'failed', ended_at: at, hangup_by: 'system', hangup_reason: 'error', updated_at: now() } });
+      await Promise.all([
+        Call.updateOne({ _id: callId }, { $set: { status: 'failed', ended_at: at, hangup_by: 'system', hangup_reason: 'error', updated_at: now() } }),
+        followCallStatus(callId, 'failed'),
+      ]);
     } finally {
       await releaseSlot(temporal, request.workspaceId, callId);
     }

@@ -3,7 +3,7 @@ import { setKeeperLimit } from './temporal';
 import { recordWorkspaceAudit } from '../audit/audit-log';
 import { isDuplicateKeyError } from '../../db/errors';
 import { newId } from '../../db/ids';
-import { Call, LIVE_CALL_STATUSES } from '../../db/models/call';
+import { openCallCounts } from './open-calls';
 import { LimitRequest, MAX_DECISION_NOTE_LENGTH, OpenLimitRequest, type LimitRequestDocument } from '../../db/models/limit-request';
 import { Workspace } from '../../db/models/workspace';
 import { planOf } from '../billing/plans';
@@ -44,18 +44,17 @@ export interface CallLimits {
 
 /**
  * The limit, the live and queued calls, and the open request; null for an unknown workspace.
- * Counts come from the calls collection (the status is written by each call's workflow), so
- * no Temporal round trip is needed.
+ * Counts come from the calls not yet ended (./open-calls.ts: their status as each call's
+ * workflow writes it), so no Temporal round trip is needed, nor a read of every call.
  */
 export async function callLimitsOf(workspaceId: string): Promise<CallLimits | null> {
-  const [workspace, activeCalls, queuedCalls, pendingRequest] = await Promise.all([
+  const [workspace, open, pendingRequest] = await Promise.all([
     Workspace.findById(workspaceId, { plan: 1, concurrency_limit: 1 }).lean(),
-    Call.countDocuments({ workspace_id: workspaceId, status: { $in: LIVE_CALL_STATUSES } }),
-    Call.countDocuments({ workspace_id: workspaceId, status: 'queued' }),
+    openCallCounts(workspaceId, new Date()),
     openRequestOf(workspaceId),
   ]);
   if (!workspace) return null;
-  return { concurrencyLimit: limitInForce(workspace), activeCalls, queuedCalls, pendingRequest };
+  return { concurrencyLimit: limitInForce(workspace), activeCalls: open.live, queuedCalls: open.queued, pendingRequest };
 }
 
 /** The workspace's latest requests, newest first. */

@@ -2,6 +2,7 @@ import type { Model } from 'mongoose';
 import type { CallWorkflowInput } from '../../contracts/calls';
 import { Call, type CallDocument } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
+import { openCall } from './open-calls';
 import { agentDataStorage } from '../privacy/data-storage';
 
 export interface NewOutboundCall {
@@ -17,7 +18,7 @@ export interface NewOutboundCall {
 }
 
 /**
- * An outbound call joins the queue: its record (`queued`) and its `queued_calls` entry, and
+ * An outbound call joins the queue: its record (`queued`), its `queued_calls` and `open_calls` entries, and
  * the input of its workflow (`call-<id>`, which the caller starts). POST /calls and batches
  * place calls this way. Safe to repeat with the same id (an activity retried): what exists stays.
  */
@@ -41,6 +42,7 @@ export async function createQueuedCall(call: NewOutboundCall): Promise<{ record:
   const [created] = await Promise.all([
     insertOnce(Call, record),
     insertOnce(QueuedCall, { _id: call.callId, workspace_id: call.workspaceId, queued_at: call.at }),
+    openCall(call.callId, call.workspaceId, 'queued', call.at),
   ]);
   const input: CallWorkflowInput = {
     callId: call.callId,

@@ -4,6 +4,7 @@ import { QUEUE_EXPIRY_MS } from '../../contracts/calls';
 import { Agent } from '../../db/models/agent';
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { QueuedCall } from '../../db/models/queued-call';
+import { followCallStatus } from './open-calls';
 import { Workspace } from '../../db/models/workspace';
 import { balanceOf } from '../billing/ledger';
 import { isOnDoNotCallList } from './do-not-call';
@@ -50,7 +51,8 @@ export async function dialRefusalOf(
 
 /**
  * Writes the workflow's changes (and `extra` fields) to the call record, by id alone (see
- * db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`.
+ * db/by-id.ts). A call dequeued for its dial, or ended, leaves `queued_calls`; a new status is
+ * written beside the record's in `open_calls` (an ended call leaves it).
  */
 export async function writeCallChanges(callId: string, changes: CallChanges, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const set: Record<string, unknown> = { ...extra, updated_at: now };
@@ -58,7 +60,11 @@ export async function writeCallChanges(callId: string, changes: CallChanges, now
   if (changes.transfer)
     set.transfer = { ...changes.transfer, transferred_at: changes.transfer.transferred_at ? new Date(changes.transfer.transferred_at) : null };
   const leftQueue = changes.dequeued_at !== undefined || (changes.status !== undefined && FINAL_CALL_STATUSES.includes(changes.status));
-  await Promise.all([Call.updateOne({ _id: callId }, { $set: set }), leftQueue && QueuedCall.deleteOne({ _id: callId })]);
+  await Promise.all([
+    Call.updateOne({ _id: callId }, { $set: set }),
+    leftQueue && QueuedCall.deleteOne({ _id: callId }),
+    changes.status !== undefined && followCallStatus(callId, changes.status),
+  ]);
 }
 
 /** The agent of a call as the workflow needs it, or null when it is gone (or another workspace's). */

@@ -7,6 +7,9 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { createSlotActivities } from '../../activities/calls/slots';
 import { approveLimitRequest, LimitDecisionError, rejectLimitRequest, setConcurrencyLimit, type StaffDeps } from '../../domain/calls/limit-requests';
 import { newId } from '../../db/ids';
+import { followCallStatus, openCall, OPEN_CALL_LONGEST_MS } from '../../domain/calls/open-calls';
+import { createQueuedCall } from '../../domain/calls/place-call';
+import { writeCallChanges } from '../../domain/calls/queue';
 import { AuditEvent } from '../../db/models/audit-event';
 import { Call, type CallStatus } from '../../db/models/call';
 import { LimitRequest, OpenLimitRequest } from '../../db/models/limit-request';
@@ -63,11 +66,17 @@ describe('workspace call limits and limit requests', () => {
     return res.json();
   };
 
+  /** Call records with these statuses, each with its entry among the calls not yet ended, as placing a call and following its status make them. */
   async function addCalls(workspaceId: string, statuses: CallStatus[]): Promise<void> {
     const now = new Date();
+    const ids = statuses.map(() => newId());
+    for (const [i, status] of statuses.entries()) {
+      await openCall(ids[i]!, workspaceId, 'queued', now);
+      await followCallStatus(ids[i]!, status);
+    }
     await Call.insertMany(
-      statuses.map((status) => ({
-        _id: newId(),
+      statuses.map((status, i) => ({
+        _id: ids[i]!,
         workspace_id: workspaceId,
         agent_id: newId(),
         agent_name: 'Reminder agent',
@@ -119,6 +128,36 @@ describe('workspace call limits and limit requests', () => {
       await addCalls(other.workspaceId, ['in-progress', 'queued']);
       expect(await limits(headers)).to.include({ concurrency_limit: 5, active_calls: 3, queued_calls: 4 });
       expect(await limits(other.headers)).to.include({ active_calls: 1, queued_calls: 1 });
+    });
+
+    it('follows a placed call from queued to live to ended, counts a placement retried once, and stops counting an entry older than any call stays open', async () => {
+      const { headers, workspaceId } = await freshWorkspace();
+      const placed = {
+        callId: newId(),
+        workspaceId,
+        agent: { _id: newId(), name: 'Reminder agent' },
+        toNumber: '+919800000001',
+        fromNumber: '+918000000001',
+        userData: {},
+        placedBy: 'key:test',
+        at: new Date(),
+      };
+      await createQueuedCall(placed);
+      await createQueuedCall(placed);
+      expect(await limits(headers)).to.include({ active_calls: 0, queued_calls: 1 });
+      await writeCallChanges(placed.callId, { dequeued_at: new Date().toISOString() }, new Date());
+      expect(await limits(headers), 'dequeued, waiting for its dial').to.include({ active_calls: 0, queued_calls: 1 });
+      await writeCallChanges(placed.callId, { status: 'ringing' }, new Date());
+      expect(await limits(headers)).to.include({ active_calls: 1, queued_calls: 0 });
+      await writeCallChanges(placed.callId, { status: 'in-progress' }, new Date());
+      expect(await limits(headers)).to.include({ active_calls: 1, queued_calls: 0 });
+      await writeCallChanges(placed.callId, { status: 'completed' }, new Date());
+      expect(await limits(headers)).to.include({ active_calls: 0, queued_calls: 0 });
+
+      // Left behind (a workflow terminated by an operator): counted until no call could still be open.
+      await openCall(newId(), workspaceId, 'in-progress', new Date(Date.now() - OPEN_CALL_LONGEST_MS + 60_000));
+      await openCall(newId(), workspaceId, 'queued', new Date(Date.now() - OPEN_CALL_LONGEST_MS - 60_000));
+      expect(await limits(headers)).to.include({ active_calls: 1, queued_calls: 0 });
     });
 
     it('shows the limit staff set and the plan of the workspace', async () => {

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, executeChild, log, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, executeChild, log, patched, workflowInfo } from '@temporalio/workflow';
 import { CONVERSATION_CANCELED_REASON, CONVERSATION_SEQUENCE_END, CONVERSATION_SEQUENCE_START } from '../contracts/conversation';
 import { TASK_QUEUES } from '../contracts/task-queues';
 import { analyticsWorkflowId } from '../contracts/analytics';
@@ -10,6 +10,8 @@ import { type CallState, type ProviderStatusUpdate } from '../contracts/calls';
 import {
   BROWSER_STREAM_WAIT_SECONDS,
   CAP_GRACE_MS,
+  CLAIM_BEFORE_STOP_PATCH,
+  CONVERSATION_CLAIM_GRACE_MS,
   CONVERSATION_STOP_WAIT_MS,
   releasesAfterEnd,
   FINAL_PROVIDER_STATUSES,
@@ -70,6 +72,7 @@ export class CallLifecycle extends CallTransferPhase {
       endedBy: null,
       finalStatus: null,
       finalWaitUntil: null,
+      stopConversationAt: null,
       conversation: { scope: null, done: false, canceled: false, outcome: null, failure: null, timedOut: false, lastBeatAt: null, liveSince: null },
     };
     const { conversation } = live;
@@ -85,8 +88,15 @@ export class CallLifecycle extends CallTransferPhase {
     for (;;) {
       if (live.finalStatus && (conversation.done || conversation.scope === null)) break;
       if (!live.viaProvider && conversation.done) break;
-      const deadline = live.finalWaitUntil ?? live.capAt;
+      const deadline = live.stopConversationAt ?? live.finalWaitUntil ?? live.capAt;
       const left = deadline - Date.now();
+      if (left <= 0 && live.stopConversationAt !== null) {
+        // The conversation had its time to end on its own after the call ended: stop it now.
+        live.stopConversationAt = null;
+        this.stopConversation(live);
+        live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+        continue;
+      }
       if (left <= 0) {
         if (live.finalWaitUntil !== null) {
           // The provider says the call is over and the conversation, canceled then, has not
@@ -142,9 +152,16 @@ export class CallLifecycle extends CallTransferPhase {
       showCallDetails(`the provider ended the call (${update.status}): saving the conversation`);
       // The call is over at the provider (the caller hung up, our hang-up went through, or the
       // conversation ended and closed the stream): stop a conversation still running, also one
-      // still waiting for its stream; it saves what it has and returns.
-      this.stopConversation(live);
-      live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+      // still waiting for its stream; it saves what it has and returns. Since the patch, first
+      // give it time to end on its own: its stream is closed, and a conversation that ended
+      // before its activity claimed it is saved only once the activity runs (0232). One we
+      // canceled already (the cap) is not waited for twice.
+      if (conversation.scope !== null && !conversation.done && !conversation.canceled && patched(CLAIM_BEFORE_STOP_PATCH))
+        live.stopConversationAt = Date.now() + CONVERSATION_CLAIM_GRACE_MS;
+      else {
+        this.stopConversation(live);
+        live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+      }
       // The slot is given back when the record is closed (close); histories from before gave it back here.
       if (this.holdsSlot && !releasesAfterEnd()) await this.release();
     }

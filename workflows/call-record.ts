@@ -55,6 +55,8 @@ interface LiveCall {
   finalStatus: ProviderStatusUpdate | null;
   /** After the final status: how long the canceled conversation may take to stop. */
   finalWaitUntil: number | null;
+  /** After the final status, when the conversation has not ended: when it is canceled if it still has not (CLAIM_BEFORE_STOP_PATCH). */
+  stopConversationAt: number | null;
   conversation: ConversationRun;
 }
 

@@ -133,6 +133,17 @@ export const HANGUP_ANSWER_WAIT_MS = 10_000;
 
 /** After the provider's final status (the conversation is canceled then), how long it may take to stop before the call ends without it. */
 export const CONVERSATION_STOP_WAIT_MS = 10_000;
+/**
+ * Calls started since this patch give a conversation that has not ended, when the provider's
+ * final status comes, CONVERSATION_CLAIM_GRACE_MS to end on its own before canceling it. The
+ * conversation starts when the stream reaches the node (0165) and may end (and close its
+ * stream, which ends the call at the provider) before its activity has claimed it; a cancel
+ * then stopped the activity before it ever ran, and the conversation's events (an error among
+ * them) and its outcome were never saved (docs/decisions/0232).
+ */
+export const CLAIM_BEFORE_STOP_PATCH = 'conversation-claimed-before-stop';
+/** Longer than a chosen node's queue may take to start the activity (CHOSEN_NODE_START_TIMEOUT_MS): it fails then, and is done. */
+export const CONVERSATION_CLAIM_GRACE_MS = 12_000;
 /** The provider connects a call's stream within a second or two of the answer. */
 export const PHONE_STREAM_WAIT_SECONDS = 15;
 /** A browser page has its stream token's life (60 s) to connect. */

@@ -140,6 +140,12 @@ export class GreetingCache {
     return this.entries.size;
   }
 
+  /** This node has the welcome, or is making it: no need to look elsewhere. */
+  holds(key: GreetingKey): boolean {
+    const id = keyOf(key);
+    return this.entries.has(id) || this.underWay.has(id);
+  }
+
   get(key: GreetingKey): GreetingAudio | null {
     const id = keyOf(key);
     const chunks = this.entries.get(id);

@@ -18,7 +18,7 @@ import type { Synthesizer } from '../../providers/tts/types';
 import { runHttpTool } from '../../providers/http-tools/http-tool';
 import { withDefaultVoice } from '../../providers/tts/default-voice';
 import { GreetingAudio, prepareGreeting, type GreetingCache } from './greetings';
-import { takePreparedWelcome, welcomeIsPersonal, welcomeKeyOf } from '../../domain/calls/prepared-welcome';
+import { storedSharedWelcome, takePreparedWelcome, welcomeIsPersonal, welcomeKeyOf } from '../../domain/calls/prepared-welcome';
 import { Conversation, type ConversationAgent, type ConversationEvent, type ConversationResult } from './engine';
 import type { CallAudioStream } from './audio-stream';
 import type { StreamRegistry } from './stream-registry';
@@ -154,7 +154,11 @@ export class ConversationSession {
     let greeting: GreetingAudio | null = null;
     if (deps.greetings && welcomeKey) {
       // A welcome with the callee's own values was synthesized while the phone rang (0228), when the speech server was quicker than the callee.
-      const prepared = welcomeIsPersonal(agentDoc.welcome_message) ? await takePreparedWelcome(callId, welcomeKey).catch(() => null) : null;
+      const personal = welcomeIsPersonal(agentDoc.welcome_message);
+      const prepared = personal ? await takePreparedWelcome(callId, welcomeKey).catch(() => null) : null;
+      // One the same for every call, new to this node: stored by the worker that dialled a call of it (0233), read instead of synthesized.
+      const shared = !personal && !deps.greetings.holds(welcomeKey) ? await storedSharedWelcome(welcomeKey).catch(() => null) : null;
+      if (shared) deps.greetings.set(welcomeKey, GreetingAudio.whole([shared]));
       greeting = prepared ? GreetingAudio.whole([prepared], true) : prepareGreeting(deps.greetings, synthesizer, welcomeKey, signal);
     }
 

@@ -207,8 +207,12 @@ describe('Agent settings in live calls', function () {
     const { caller } = await call(agent.id, sayThenHangUp('Hello.'));
 
     const speech = seen.speech();
+    // The welcome is asked for by the worker that dialled (stored for the nodes, 0233), and by the
+    // node too when the callee answered before it was stored: once or twice, always in the agent's voice.
+    const welcomes = speech.filter((s) => s.input === welcome).length;
+    expect(welcomes).to.be.within(1, 2);
     expect(speech.map((s) => [s.input, s.voice, s.model, s.speed, s.lang_code])).to.deep.equal([
-      [welcome, 'arjun', 'tts-1', 1.5, 'hi'],
+      ...Array.from({ length: welcomes }, () => [welcome, 'arjun', 'tts-1', 1.5, 'hi']),
       ['Okay.', 'arjun', 'tts-1', 1.5, 'hi'],
     ]);
     // 24 kHz 16-bit audio: two thirds of what speed 1 makes of the same text.

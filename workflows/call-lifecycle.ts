@@ -93,8 +93,7 @@ export class CallLifecycle extends CallTransferPhase {
       if (left <= 0 && live.stopConversationAt !== null) {
         // The conversation had its time to end on its own after the call ended: stop it now.
         live.stopConversationAt = null;
-        this.stopConversation(live);
-        live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
+        this.stopConversationAfterTheCall(live);
         continue;
       }
       if (left <= 0) {
@@ -158,14 +157,17 @@ export class CallLifecycle extends CallTransferPhase {
       // canceled already (the cap) is not waited for twice.
       if (conversation.scope !== null && !conversation.done && !conversation.canceled && patched(CLAIM_BEFORE_STOP_PATCH))
         live.stopConversationAt = Date.now() + CONVERSATION_CLAIM_GRACE_MS;
-      else {
-        this.stopConversation(live);
-        live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
-      }
+      else this.stopConversationAfterTheCall(live);
       // The slot is given back when the record is closed (close); histories from before gave it back here.
       if (this.holdsSlot && !releasesAfterEnd()) await this.release();
     }
     return live;
+  }
+
+  /** The call is over at the provider: cancel the conversation, and give it CONVERSATION_STOP_WAIT_MS to stop before the call ends without it. */
+  private stopConversationAfterTheCall(live: LiveCall): void {
+    this.stopConversation(live);
+    live.finalWaitUntil = Date.now() + CONVERSATION_STOP_WAIT_MS;
   }
 
   /** The call was answered: `call.started` with its cap, and the conversation starts on a media node. */

@@ -28,7 +28,7 @@ export async function followCallStatus(callId: string, status: CallStatus): Prom
 
 /** The workspace's live calls (ringing or in progress) and queued calls, as their records say. */
 export async function openCallCounts(workspaceId: string, now: Date): Promise<{ live: number; queued: number }> {
-  const open = await OpenCall.find({ workspace_id: workspaceId, since: { $gte: new Date(now.getTime() - OPEN_CALL_LONGEST_MS) } }, { status: 1 }).lean();
+  const open = await OpenCall.find({ workspace_id: workspaceId, since: stillOpenSince(now) }, { status: 1 }).lean();
   return {
     live: open.filter((call) => LIVE_CALL_STATUSES.includes(call.status as CallStatus)).length,
     queued: open.filter((call) => call.status === 'queued').length,
@@ -37,5 +37,10 @@ export async function openCallCounts(workspaceId: string, now: Date): Promise<{ 
 
 /** The queued calls of every workspace (the API's `voice_agents_queued_calls` gauge, read at scrape). */
 export async function queuedCallsEverywhere(now: Date): Promise<number> {
-  return OpenCall.countDocuments({ status: 'queued', since: { $gte: new Date(now.getTime() - OPEN_CALL_LONGEST_MS) } });
+  return OpenCall.countDocuments({ status: 'queued', since: stillOpenSince(now) });
+}
+
+/** Entries younger than any call stays open: older ones were left behind and no longer count. */
+function stillOpenSince(now: Date): { $gte: Date } {
+  return { $gte: new Date(now.getTime() - OPEN_CALL_LONGEST_MS) };
 }

@@ -34,6 +34,12 @@ export interface MediaServiceOptions {
   maxConversations?: number;
   /** Welcomes prepared and cached (Config.preparedGreetings; default on). */
   preparedGreetings?: boolean;
+  /**
+   * How long a closing node goes on taking calls once out of the directory (default
+   * DIRECTORY_MAX_AGE_MS, while other API nodes may still choose it); 0 when the only API is in
+   * this process, which forgets it at once (the tests' stacks).
+   */
+  directoryLeaveWaitMs?: number;
 }
 
 export interface RunningMediaService {
@@ -126,6 +132,7 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
     { id: nodeId, url: publicUrl, taskQueue },
     () => liveConversations,
     (error) => console.error('the media node directory could not be written', error),
+    options.directoryLeaveWaitMs,
   );
 
   return {

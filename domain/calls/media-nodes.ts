@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Call, FINAL_CALL_STATUSES } from '../../db/models/call';
 import { MediaNode } from '../../db/models/media-node';
 import type { MediaNodeChoice } from '../../contracts/calls';
@@ -12,6 +13,17 @@ import type { MediaNodeChoice } from '../../contracts/calls';
 export const MEDIA_NODE_BEAT_MS = 1_000;
 /** A row older than this is a node that stopped or died (nodes' clocks are taken to agree within a second). */
 export const MEDIA_NODE_STALE_MS = 3_000;
+/**
+ * An API node answering calls reads the directory this often, beside the answers, and chooses
+ * from what it read (docs/decisions/0234): a read per answer waited behind a burst's writes, up
+ * to 190 ms of the callee's silence, and calls answered a second apart found any cache kept only
+ * by the answers themselves too old.
+ */
+export const DIRECTORY_REFRESH_MS = 500;
+/** The reading stops this long after the node's last answer (and starts again with the next). */
+const DIRECTORY_KEPT_FOR_MS = 60_000;
+/** The oldest directory an answer is chosen from (older, the answer reads it); a node leaving the directory goes on taking calls this long. */
+export const DIRECTORY_MAX_AGE_MS = 2_000;
 
 export interface MediaNodeIdentity {
   id: string;
@@ -33,6 +45,8 @@ export async function registerMediaNode(
   node: MediaNodeIdentity,
   liveCalls: () => number,
   onError: (error: unknown) => void = () => undefined,
+  /** How long `stop` waits after leaving, while API nodes may still choose it from the directory they read. */
+  leaveWaitMs: number = DIRECTORY_MAX_AGE_MS,
 ): Promise<MediaNodeRegistration> {
   const write = (draining: boolean) =>
     MediaNode.updateOne(
@@ -51,6 +65,9 @@ export async function registerMediaNode(
       stopped = true;
       clearInterval(beat);
       await MediaNode.deleteOne({ _id: node.id }).catch(onError);
+      // An API in this process forgets it at once; one elsewhere within the directory's oldest age.
+      forgetReadDirectory();
+      await sleep(leaveWaitMs);
     },
   };
 }
@@ -62,15 +79,76 @@ export async function registerMediaNode(
  * when no node is alive.
  */
 export async function chooseMediaNode(now: Date = new Date(), random: () => number = Math.random): Promise<MediaNodeChoice | null> {
-  const nodes = await MediaNode.find(
-    { seen_at: { $gte: new Date(now.getTime() - MEDIA_NODE_STALE_MS) }, draining: false },
-    { url: 1, task_queue: 1, live_calls: 1 },
-  ).lean();
+  const { rows, fresh } = await directory();
+  let nodes = aliveAt(now, rows);
+  // None alive in a directory read earlier: a node may have started since.
+  if (nodes.length === 0 && !fresh) nodes = aliveAt(now, await readDirectory());
   if (nodes.length === 0) return null;
   const weights = nodes.map((n) => 1 / (1 + Math.max(0, n.live_calls)));
   let pick = random() * weights.reduce((a, b) => a + b, 0);
   const chosen = nodes.find((_, i) => (pick -= weights[i]!) < 0) ?? nodes.at(-1)!;
   return { url: chosen.url, taskQueue: chosen.task_queue };
+}
+
+type DirectoryRow = { url: string; task_queue: string; live_calls: number; seen_at: Date };
+
+/** The directory as this process last read it (rows not draining, whatever their age: the age is judged at each choice). */
+let lastRead: { rows: DirectoryRow[]; at: number } | null = null;
+let reading: Promise<DirectoryRow[]> | null = null;
+/** Bumped when a node of this process leaves: a read started before is not kept. */
+let generation = 0;
+
+async function directory(): Promise<{ rows: DirectoryRow[]; fresh: boolean }> {
+  keepDirectoryRead();
+  if (lastRead && performance.now() - lastRead.at <= DIRECTORY_MAX_AGE_MS) return { rows: lastRead.rows, fresh: false };
+  return { rows: await readDirectory(), fresh: true };
+}
+
+let lastAnswerAt = 0;
+let reader: NodeJS.Timeout | null = null;
+
+/** Reads the directory every DIRECTORY_REFRESH_MS from now until the answers stop. */
+function keepDirectoryRead(): void {
+  lastAnswerAt = performance.now();
+  if (reader) return;
+  reader = setInterval(() => {
+    if (performance.now() - lastAnswerAt > DIRECTORY_KEPT_FOR_MS) {
+      clearInterval(reader!);
+      reader = null;
+      return;
+    }
+    // A failed read keeps the last one, until it is too old to use: then the answer reads (and fails) itself.
+    readDirectory().catch(() => undefined);
+  }, DIRECTORY_REFRESH_MS);
+  reader.unref();
+}
+
+/** One read at a time per process: the answers of a burst share it. */
+function readDirectory(): Promise<DirectoryRow[]> {
+  if (reading) return reading;
+  const startedIn = generation;
+  const read = MediaNode.find({ draining: false }, { url: 1, task_queue: 1, live_calls: 1, seen_at: 1 })
+    .lean<DirectoryRow[]>()
+    .then((rows) => {
+      if (startedIn === generation) lastRead = { rows, at: performance.now() };
+      return rows;
+    })
+    .finally(() => {
+      if (reading === read) reading = null;
+    });
+  reading = read;
+  return read;
+}
+
+function forgetReadDirectory(): void {
+  generation += 1;
+  lastRead = null;
+  reading = null;
+}
+
+function aliveAt(now: Date, rows: DirectoryRow[]): DirectoryRow[] {
+  const since = now.getTime() - MEDIA_NODE_STALE_MS;
+  return rows.filter((row) => row.seen_at.getTime() >= since);
 }
 
 /**

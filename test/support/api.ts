@@ -117,6 +117,8 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
           providers,
           toolsAllowPrivateNetworks: true,
           embeddings: options.embeddings ?? null,
+          // The stack's API is in this process and forgets the node as it leaves.
+          directoryLeaveWaitMs: 0,
         })
       : null;
   const app = createApp({

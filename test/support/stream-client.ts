@@ -104,7 +104,7 @@ export async function enterDirectory(node: MediaNode, temporal: { connection: Na
     },
   });
   const running = worker.run();
-  const entry = await registerMediaNode({ id, url: node.url, taskQueue }, () => 0);
+  const entry = await registerMediaNode({ id, url: node.url, taskQueue }, () => 0, undefined, 0);
   return async () => {
     await entry.stop();
     worker.shutdown();

@@ -14,6 +14,7 @@ import { attachTelephonyStreams } from './telephony/stream-server';
 import type { EmbeddingsConfig } from '../config/env';
 import { attachBrowserCalls, serveBrowserPage } from './browser/server';
 import { GreetingCache } from './conversation/greetings';
+import { relayAnswerIfUnclaimed } from './conversation/unclaimed-answer';
 
 export interface MediaServiceOptions {
   host: string;
@@ -92,6 +93,8 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
       liveConversations++;
       void session.ended.catch(() => undefined).finally(() => liveConversations--);
       sessions.offer(callId, session);
+      // A phone call's answer reaches its workflow after the provider has it (0235): relayed from here should it be lost.
+      if (stream.providerCallId !== undefined) relayAnswerIfUnclaimed({ temporal: options.temporal, sessions }, session, stream.providerCallId);
     },
   };
   const server = http.createServer((req, res) => {

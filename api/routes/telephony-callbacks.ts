@@ -9,6 +9,7 @@ import { signStreamToken } from '../../domain/calls/stream-token';
 import { transferLegStreamKey, type ProviderStatusUpdate } from '../../contracts/calls';
 import { answerCall, signalProviderStatus, signalTransferProgress } from '../../domain/calls/temporal';
 import { callOfProviderCall, takeInboundCall, type InboundCallRequest } from '../../domain/calls/inbound-calls';
+import { relayRecordedAnswer } from '../../domain/calls/recorded-answer';
 import { chooseMediaNode, claimMediaNode } from '../../domain/calls/media-nodes';
 import { HttpError } from '../../domain/shared/http-error';
 import type { Logger } from '../../domain/shared/logger';
@@ -46,10 +47,15 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
   const router = apiRouter();
 
   router.post('/telephony/calls/:call_id/status', async (req, res) => {
+    const callId = req.params.call_id as string;
     const callback = statusOf(signedParams(req, deps));
     // The ring changes nothing: the call's workflow wrote `ringing` when the dial was accepted.
     // Relayed, it cost a signal and a workflow task per call, in a burst ahead of the answers (0229).
-    if (callback.status !== 'ringing') await relayStatus(req.params.call_id as string, callback, deps);
+    if (callback.status === 'ringing') return void res.json({});
+    // The answer's own signal may not have landed yet (it follows the answer: 0235): an answered
+    // call's end (`completed`) must not reach the workflow before its start, or it would end unconnected.
+    if (callback.status === 'completed') await relayRecordedAnswer(deps.temporal, callId, callback.providerCallId);
+    await relayStatus(callId, callback, deps);
     res.json({});
   });
 
@@ -288,10 +294,12 @@ async function relayInboundStatus(callId: string, callback: StatusCallback, deps
 
 /**
  * The answer to an answered outbound call: stream its audio both ways to a media node chosen
- * here from the directory of live nodes (docs/decisions/0165), at once. The call's workflow is
- * told in the same step (the `in-progress` status names the node, where the conversation then
- * runs), one signal that waits on no task queue, so the callee's silence does not grow with the
- * workers' backlog. No live node, or no call to hold: hang up, since nobody would talk.
+ * here from the directory of live nodes (docs/decisions/0165), at once. The claim on the call
+ * record (its node and the answer's time) is the answer's durable trace; the call's workflow is
+ * told after the provider has its answer (0235): the `in-progress` status names the node, where
+ * the conversation then runs. Should that signal be late or lost, the hang-up's status and the
+ * media node tell the workflow from the record (relayRecordedAnswer). No live node, or a call
+ * that is over: hang up, since nobody would talk.
  */
 async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, status: ProviderStatusUpdate): Promise<string> {
   const chosen = await chooseMediaNode(deps.now());
@@ -299,12 +307,27 @@ async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, st
     deps.logger.error({ msg: 'no media node is alive to take the answered call; the provider is told to hang up', call_id: callId });
     return HANGUP_ANSWER_XML;
   }
-  const node = await claimMediaNode(callId, chosen);
-  if (node === 'call-over' || !(await signalProviderStatus(deps.temporal, callId, { ...status, mediaNode: node }))) {
-    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
+  const node = await claimMediaNode(callId, chosen, new Date(status.at));
+  if (node === 'call-over') {
+    deps.logger.info({ msg: 'answer for a call that is over', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
     return HANGUP_ANSWER_XML;
   }
+  void tellWorkflowOfAnswer(callId, { ...status, mediaNode: node }, deps);
   return streamXml(callId, node.url, deps);
+}
+
+/** The answer's `in-progress` for the call's workflow, sent beside the answer; a failure is logged (the record is relayed later: 0235). */
+async function tellWorkflowOfAnswer(callId: string, status: ProviderStatusUpdate, deps: TelephonyCallbackDeps): Promise<void> {
+  try {
+    if (await signalProviderStatus(deps.temporal, callId, status)) return;
+    deps.logger.info({ msg: 'answer for a call without a running workflow', call_id: callId, provider_call_id: status.providerCallId });
+  } catch (error) {
+    deps.logger.error({
+      msg: 'the answer could not be signalled to the call; its media node relays it from the record',
+      call_id: callId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 /**

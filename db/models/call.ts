@@ -59,6 +59,12 @@ const callSchema = new Schema(
      */
     media_node_url: { type: String, default: null },
     media_node_task_queue: { type: String, default: null },
+    /**
+     * When the provider's answer request came, written with the media node (docs/decisions/0235):
+     * the call's workflow may hear of the answer after the API has answered it, and whoever tells
+     * it later (the hang-up's status, the media node) tells it this time. Never shown.
+     */
+    answered_at: { type: Date, default: null },
     /** What is kept of the call (the agent's `call.data_storage` when the call was created, docs/decisions/0213). Never shown. */
     data_storage: { type: String, default: 'everything' },
     /** When the retention sweep erased the call's words (docs/decisions/0215); null: not erased. Never shown. */

@@ -153,21 +153,21 @@ function aliveAt(now: Date, rows: DirectoryRow[]): DirectoryRow[] {
 
 /**
  * The media node of an answered outbound call: the one a first answer request wrote on the call
- * record, or else `chosen`, written now (a provider that asks again, after an answer it never
- * got, must send the audio where the conversation runs). `call-over` when the call is final or
- * unknown: the provider is told to hang up.
+ * record, or else `chosen`, written now with the answer's time (a provider that asks again, after
+ * an answer it never got, must send the audio where the conversation runs). `call-over` when the
+ * call is final or unknown: the provider is told to hang up.
  */
-export async function claimMediaNode(callId: string, chosen: MediaNodeChoice, attempts = 2): Promise<MediaNodeChoice | 'call-over'> {
+export async function claimMediaNode(callId: string, chosen: MediaNodeChoice, answeredAt: Date, attempts = 2): Promise<MediaNodeChoice | 'call-over'> {
   // One write on the answer's path (a findAndModify costs FerretDB a read and a write); only a
   // repeated answer, or one for a call that is over, reads the record after.
   const { modifiedCount } = await Call.updateOne(
     { _id: callId, media_node_url: null, status: { $nin: FINAL_CALL_STATUSES } },
-    { $set: { media_node_url: chosen.url, media_node_task_queue: chosen.taskQueue } },
+    { $set: { media_node_url: chosen.url, media_node_task_queue: chosen.taskQueue, answered_at: answeredAt } },
   );
   if (modifiedCount === 1) return chosen;
   const call = await Call.findById(callId, { status: 1, media_node_url: 1, media_node_task_queue: 1 }).lean();
   if (!call || FINAL_CALL_STATUSES.includes(call.status)) return 'call-over';
   // Live and unclaimed after all (a write between the two): claim again.
-  if (!call.media_node_url) return attempts > 1 ? claimMediaNode(callId, chosen, attempts - 1) : 'call-over';
+  if (!call.media_node_url) return attempts > 1 ? claimMediaNode(callId, chosen, answeredAt, attempts - 1) : 'call-over';
   return { url: call.media_node_url, taskQueue: call.media_node_task_queue! };
 }

@@ -6,6 +6,8 @@
 export interface CallAudioStream {
   /** The provider's id of the stream (for logs). */
   readonly streamId: string;
+  /** The telephony provider's id of the call (its stream's `start`); a browser's stream has none. */
+  readonly providerCallId?: string;
   /** Caller audio as it arrives (20 ms frames from telephony). */
   onAudio(listener: (mulaw: Buffer) => void): void;
   /** Queues agent audio for playback at the far end. */

@@ -102,6 +102,16 @@ export class StreamRegistry<T extends Claimable = CallAudioStream> {
     });
   }
 
+  /** Whether `stream` is still kept for the call, unclaimed. */
+  holds(callId: string, stream: T): boolean {
+    return this.kept.get(callId)?.stream === stream;
+  }
+
+  /** Closes the call's kept stream now, if it is still `stream` (nobody will claim it). */
+  drop(callId: string, stream: T): void {
+    if (this.holds(callId, stream)) this.dropKept(callId);
+  }
+
   /** Closes the kept streams and rejects every wait (the node is shutting down). */
   close(): void {
     for (const callId of [...this.kept.keys()]) this.dropKept(callId);

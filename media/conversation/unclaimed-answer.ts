@@ -11,6 +11,9 @@ import type { StreamRegistry } from './stream-registry';
  */
 export const UNCLAIMED_ANSWER_RELAY_MS = 10_000;
 
+/** A relay that failed is tried again this often while the conversation is kept unclaimed. */
+const RELAY_RETRY_MS = 2_000;
+
 export interface UnclaimedAnswerWatch {
   temporal: Client;
   sessions: StreamRegistry<ConversationSession>;
@@ -26,18 +29,29 @@ export interface UnclaimedAnswerWatch {
  */
 export function relayAnswerIfUnclaimed(watch: UnclaimedAnswerWatch, session: ConversationSession, providerCallId: string): void {
   const { callId } = session;
-  const timer = setTimeout(() => {
+  let timer: NodeJS.Timeout;
+  const relayAfter = (ms: number) => {
+    timer = setTimeout(relay, ms);
+    timer.unref();
+  };
+  const relay = () => {
     if (!watch.sessions.holds(callId, session)) return;
     relayRecordedAnswer(watch.temporal, callId, providerCallId).then(
-      (relay) => {
-        if (relay === 'told') console.warn(`call ${callId}: its conversation was not claimed; its answer was relayed from the call record`);
-        if (relay !== 'over' && relay !== 'no-workflow') return;
-        console.warn(`call ${callId}: its conversation was not claimed and the call is ${relay === 'over' ? 'over' : 'not running'}; its stream is closed`);
+      (outcome) => {
+        if (outcome === 'told') console.warn(`call ${callId}: its conversation was not claimed; its answer was relayed from the call record`);
+        if (outcome !== 'over' && outcome !== 'no-workflow') return;
+        console.warn(`call ${callId}: its conversation was not claimed and the call is ${outcome === 'over' ? 'over' : 'not running'}; its stream is closed`);
         watch.sessions.drop(callId, session);
       },
-      (error: unknown) => console.error(`call ${callId}: its answer could not be relayed from the call record`, error),
+      (error: unknown) => {
+        // Temporal or the database out of reach: again while the conversation is kept, in case they come back.
+        console.error(
+          `call ${callId}: its answer could not be relayed from the call record (${error instanceof Error ? error.message : String(error)}); trying again`,
+        );
+        relayAfter(RELAY_RETRY_MS);
+      },
     );
-  }, watch.afterMs ?? UNCLAIMED_ANSWER_RELAY_MS);
-  timer.unref();
+  };
+  relayAfter(watch.afterMs ?? UNCLAIMED_ANSWER_RELAY_MS);
   void session.ended.catch(() => undefined).finally(() => clearTimeout(timer));
 }

@@ -312,8 +312,10 @@ async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, st
     deps.logger.info({ msg: 'answer for a call that is over', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
     return HANGUP_ANSWER_XML;
   }
-  void tellWorkflowOfAnswer(callId, { ...status, mediaNode: node }, deps);
-  return streamXml(callId, node.url, deps);
+  const xml = await streamXml(callId, node.url, deps);
+  // After this request's answer is written (the signal's encoding and encryption take the CPU too).
+  setImmediate(() => void tellWorkflowOfAnswer(callId, { ...status, mediaNode: node }, deps));
+  return xml;
 }
 
 /** The answer's `in-progress` for the call's workflow, sent beside the answer; a failure is logged (the record is relayed later: 0235). */

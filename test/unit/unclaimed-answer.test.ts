@@ -59,7 +59,7 @@ async function answeredCall(status: 'ringing' | 'completed' = 'ringing'): Promis
  * claimed in time; and a call found over is closed.
  */
 describe('A media node relays the answer of a conversation nobody claimed', () => {
-  it('relays the recorded answer (its time and node) after the wait, and tries again while Temporal is out of reach', async () => {
+  it('relays the recorded answer (its time and node) after the wait, and tries again while Temporal is out of reach (timing: 3 tries, 2 s apart, within 10 s)', async () => {
     const { callId, answeredAt } = await answeredCall();
     const temporal = temporalFailing(2);
     const sessions = new StreamRegistry<ConversationSession>();
@@ -73,7 +73,7 @@ describe('A media node relays the answer of a conversation nobody claimed', () =
       (n) => n > 0,
       10_000,
     );
-    expect(temporal.attempts()).to.equal(3);
+    expect(temporal.attempts(), `tries seen within 10 s: ${temporal.attempts()}`).to.equal(3);
     expect(temporal.signals).to.deep.equal([{ status: 'in-progress', providerCallId: 'plivo-call-1', at: answeredAt.toISOString(), mediaNode: NODE }]);
     expect(session.closed).to.equal(false);
   });

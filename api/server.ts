@@ -14,6 +14,9 @@ import { startMetricsServer } from '../domain/shared/metrics-server';
 import { metrics } from '../domain/shared/metrics';
 import { queuedCallsEverywhere } from '../domain/calls/open-calls';
 
+/** How long an idle client connection is kept: longer than load balancers keep theirs (AWS: 60 s). */
+const KEEP_ALIVE_MS = 65_000;
+
 /** API process entry: connect MongoDB, build the app, listen; close cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -43,6 +46,11 @@ async function main(): Promise<void> {
   const server: Server = app.listen(config.port, config.host, () => {
     console.log(`API listening on http://${config.host}:${config.port}/api/v1`);
   });
+  // A load balancer keeps idle connections to its nodes (60 s on AWS's, by default) and sends the
+  // next request on one: a node that closes them sooner (Node's default: 5 s) races it, and the
+  // request lost is the balancer's 502 or 503 to the client (decision 0236).
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
 
   const stop = () => {
     server.close(async () => {

@@ -25,12 +25,17 @@ export interface LoadBalancer {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How long a connection to a backend is kept idle: under the API nodes' keep-alive (65 s) and Node's default (5 s). */
+const IDLE_FOR_MS = 4_000;
 /** How long a backend that refused a connection is skipped. */
 const DOWN_FOR_MS = 2_000;
 
 export async function startLoadBalancer(options: { host?: string; port: number; backends: Backend[] }): Promise<LoadBalancer> {
   const host = options.host ?? '127.0.0.1';
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  // An idle connection is dropped after IDLE_FOR_MS, before the node closes it (Node's agent does
+  // not heed the node's Keep-Alive hint): a request sent on a connection the node is closing is
+  // lost, and a lost POST is answered 503 (decision 0236).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: IDLE_FOR_MS });
   const downUntil = new Map<string, number>();
   const served = new Map<string, number>();
   const key = (backend: Backend) => `${backend.host}:${backend.port}`;

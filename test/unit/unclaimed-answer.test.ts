@@ -34,6 +34,15 @@ function unclaimedSession(callId: string) {
   return session;
 }
 
+/** A conversation of the call kept unclaimed in a registry, with the relay watching it after `afterMs`. */
+function watchedSession(callId: string, temporal: Client, afterMs: number) {
+  const sessions = new StreamRegistry<ConversationSession>();
+  const session = unclaimedSession(callId);
+  sessions.offer(callId, session as unknown as ConversationSession);
+  relayAnswerIfUnclaimed({ temporal, sessions, afterMs }, session as unknown as ConversationSession, `plivo-${callId}`);
+  return { sessions, session };
+}
+
 async function answeredCall(status: 'ringing' | 'completed' = 'ringing'): Promise<{ callId: string; answeredAt: Date }> {
   const callId = newId();
   const answeredAt = new Date(Date.now() - 10_000);
@@ -62,11 +71,7 @@ describe('A media node relays the answer of a conversation nobody claimed', () =
   it('relays the recorded answer (its time and node) after the wait, and tries again while Temporal is out of reach (timing: 3 tries, 2 s apart, within 10 s)', async () => {
     const { callId, answeredAt } = await answeredCall();
     const temporal = temporalFailing(2);
-    const sessions = new StreamRegistry<ConversationSession>();
-    const session = unclaimedSession(callId);
-    sessions.offer(callId, session as unknown as ConversationSession);
-
-    relayAnswerIfUnclaimed({ temporal: temporal.client, sessions, afterMs: 50 }, session as unknown as ConversationSession, 'plivo-call-1');
+    const { session } = watchedSession(callId, temporal.client, 50);
 
     await until(
       async () => temporal.signals.length,
@@ -74,17 +79,14 @@ describe('A media node relays the answer of a conversation nobody claimed', () =
       10_000,
     );
     expect(temporal.attempts(), `tries seen within 10 s: ${temporal.attempts()}`).to.equal(3);
-    expect(temporal.signals).to.deep.equal([{ status: 'in-progress', providerCallId: 'plivo-call-1', at: answeredAt.toISOString(), mediaNode: NODE }]);
+    expect(temporal.signals).to.deep.equal([{ status: 'in-progress', providerCallId: `plivo-${callId}`, at: answeredAt.toISOString(), mediaNode: NODE }]);
     expect(session.closed).to.equal(false);
   });
 
   it('relays nothing for a conversation claimed before the wait ends', async () => {
     const { callId } = await answeredCall();
     const temporal = temporalFailing(0);
-    const sessions = new StreamRegistry<ConversationSession>();
-    const session = unclaimedSession(callId);
-    sessions.offer(callId, session as unknown as ConversationSession);
-    relayAnswerIfUnclaimed({ temporal: temporal.client, sessions, afterMs: 200 }, session as unknown as ConversationSession, 'plivo-call-2');
+    const { sessions } = watchedSession(callId, temporal.client, 200);
     await sessions.waitFor(callId, { timeoutMs: 1_000 });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(temporal.attempts()).to.equal(0);
@@ -93,10 +95,7 @@ describe('A media node relays the answer of a conversation nobody claimed', () =
   it('closes the conversation of a call that is over, without a signal', async () => {
     const { callId } = await answeredCall('completed');
     const temporal = temporalFailing(0);
-    const sessions = new StreamRegistry<ConversationSession>();
-    const session = unclaimedSession(callId);
-    sessions.offer(callId, session as unknown as ConversationSession);
-    relayAnswerIfUnclaimed({ temporal: temporal.client, sessions, afterMs: 50 }, session as unknown as ConversationSession, 'plivo-call-3');
+    const { sessions, session } = watchedSession(callId, temporal.client, 50);
     await until(
       async () => session.closed,
       (closed) => closed,

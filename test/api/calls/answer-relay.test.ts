@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { callWorkflowId, providerStatusSignal } from '../../../contracts/calls';
 import { claimMediaNode } from '../../../domain/calls/media-nodes';
 import { signStreamToken } from '../../../domain/calls/stream-token';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback } from '../../../providers/telephony/callbacks';
 import { UNCLAIMED_ANSWER_RELAY_MS } from '../../../media/conversation/unclaimed-answer';
 import { TEST_AUTH_CONFIG } from '../../support/api';
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
+import { postProviderCallback } from '../../support/provider-callbacks';
 import { createLocal } from '../../support/servers';
 import { openProviderEnd, type ProviderEnd } from '../../support/stream-client';
 import { until } from '../../support/until';
@@ -110,16 +109,7 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
       HangupCause: 'NORMAL_CLEARING',
       Direction: 'outbound',
     };
-    const nonce = randomBytes(8).toString('hex');
-    const res = await stack.api.request(path, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-www-form-urlencoded',
-        [PLIVO_NONCE_HEADER]: nonce,
-        [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(stack.providers.telephony.authToken, `${stack.api.baseUrl}${path}`, params, nonce),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const res = await postProviderCallback(stack.api, stack.providers.telephony.authToken, path, params);
     expect(res.status).to.equal(200);
 
     const { call, events } = await stack.finished(callId);

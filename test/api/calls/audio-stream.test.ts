@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { callWorkflowId, providerStatusSignal } from '../../../contracts/calls';
 import { newId } from '../../../db/ids';
 import { Workspace } from '../../../db/models/workspace';
 import { decodeMulaw, encodeMulaw } from '../../../providers/audio/mulaw';
 import { SpeechDecoder, speakText, speechDurationMs } from '../../../simulators/simulated-speech';
 import type { CallAudioStream } from '../../../media/conversation/audio-stream';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback } from '../../../providers/telephony/callbacks';
 import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { verifyStreamToken } from '../../../domain/calls/stream-token';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
@@ -14,6 +12,7 @@ import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
 import { enterDirectory, openProviderEnd, startMediaNode, type MediaNode } from '../../support/stream-client';
 import { createLocal } from '../../support/servers';
+import { postProviderCallback } from '../../support/provider-callbacks';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
 
@@ -101,13 +100,7 @@ describe('Calls: the audio stream between the provider and the media node', func
   const postAnswer = (callId: string, providerCallId: string) => {
     const path = `/api/v1/telephony/calls/${callId}/answer`;
     const params = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'in-progress', Event: 'StartApp', Direction: 'outbound' };
-    const nonce = randomBytes(8).toString('hex');
-    const headers = {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      [PLIVO_NONCE_HEADER]: nonce,
-      [PLIVO_SIGNATURE_HEADER]: signPlivoCallback(providers.telephony.authToken, `${api.baseUrl}${path}`, params, nonce),
-    };
-    return api.request(path, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+    return postProviderCallback(api, providers.telephony.authToken, path, params);
   };
 
   before(async () => {

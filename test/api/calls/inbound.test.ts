@@ -1,15 +1,15 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { Call as CallRecord } from '../../../db/models/call';
 import { LedgerItem } from '../../../db/models/ledger-item';
 import { Workspace } from '../../../db/models/workspace';
 import { appendLedgerItem, balanceOf } from '../../../domain/billing/ledger';
 import { newId } from '../../../db/ids';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../providers/telephony/callbacks';
+import type { CallbackParams } from '../../../providers/telephony/callbacks';
 import type { InboundCallerScript, SimulatedCall } from '../../../simulators/telephony/simulator';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, type ApiResponse, type RunningApi } from '../../support/api';
 import { startTestProviders, type TestProviders } from '../../support/providers';
+import { postProviderCallback } from '../../support/provider-callbacks';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
 
@@ -90,15 +90,8 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
   };
 
   /** A request as the provider would post it, signed over the public URL unless told otherwise. */
-  const postSigned = (path: string, params: CallbackParams, options: { token?: string; signedUrl?: string } = {}): Promise<ApiResponse> => {
-    const nonce = randomBytes(8).toString('hex');
-    const signature = signPlivoCallback(options.token ?? providers.telephony.authToken, options.signedUrl ?? `${api.baseUrl}/api/v1${path}`, params, nonce);
-    return api.request(`/api/v1${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', [PLIVO_NONCE_HEADER]: nonce, [PLIVO_SIGNATURE_HEADER]: signature },
-      body: new URLSearchParams(params).toString(),
-    });
-  };
+  const postSigned = (path: string, params: CallbackParams, options: { token?: string; signedUrl?: string } = {}): Promise<ApiResponse> =>
+    postProviderCallback(api, options.token ?? providers.telephony.authToken, `/api/v1${path}`, params, { signedUrl: options.signedUrl });
 
   before(async () => {
     providers = await startTestProviders({ timeScale: TIME_SCALE });

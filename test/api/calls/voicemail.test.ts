@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { LedgerItem } from '../../../db/models/ledger-item';
-import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, signPlivoCallback, type CallbackParams } from '../../../providers/telephony/callbacks';
+import type { CallbackParams } from '../../../providers/telephony/callbacks';
 import type { SimulatedCall } from '../../../simulators/telephony/simulator';
 import type { ApiResponse } from '../../support/api';
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
+import { postProviderCallback } from '../../support/provider-callbacks';
 import { until } from '../../support/until';
 
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
@@ -145,11 +145,7 @@ describe('Voicemail: answering machines on outbound calls', function () {
     /** A callback as the provider would post it, signed with `token`. */
     const postMachine = (callId: string, params: CallbackParams, options: { token?: string; unsigned?: boolean } = {}): Promise<ApiResponse> => {
       const path = `/api/v1/telephony/calls/${callId}/machine`;
-      const nonce = randomBytes(8).toString('hex');
-      const signature = signPlivoCallback(options.token ?? stack.providers.telephony.authToken, `${stack.api.baseUrl}${path}`, params, nonce);
-      const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
-      if (!options.unsigned) Object.assign(headers, { [PLIVO_NONCE_HEADER]: nonce, [PLIVO_SIGNATURE_HEADER]: signature });
-      return stack.api.request(path, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+      return postProviderCallback(stack.api, options.token ?? stack.providers.telephony.authToken, path, params, { unsigned: options.unsigned });
     };
 
     it('checks the signature (403), wants a verdict (400), records the first verdict once: a retried or contrary one changes nothing', async () => {

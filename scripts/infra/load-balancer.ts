@@ -29,6 +29,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const IDLE_FOR_MS = 4_000;
 /** How long a backend that refused a connection is skipped. */
 const DOWN_FOR_MS = 2_000;
+/** How long a client's idle connection is kept: AWS's load balancers keep theirs 60 s. */
+const CLIENT_IDLE_FOR_MS = 60_000;
+/**
+ * Headers about one connection, not the message (RFC 9110 §7.6.1): a proxy drops them both
+ * ways. Forwarding a node's `Keep-Alive: timeout=65` told clients to keep a connection longer
+ * than this balancer kept it, the same race 0236 removed between balancer and node.
+ */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade'];
 
 export async function startLoadBalancer(options: { host?: string; port: number; backends: Backend[] }): Promise<LoadBalancer> {
   const host = options.host ?? '127.0.0.1';
@@ -79,10 +87,9 @@ export async function startLoadBalancer(options: { host?: string; port: number; 
 
   const attempt = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, backend: Backend) =>
     new Promise<'answered' | 'refused' | 'lost'>((resolve) => {
-      const headers = { ...req.headers, 'x-forwarded-for': req.socket.remoteAddress ?? '', 'content-length': String(body.length) };
-      delete headers['transfer-encoding'];
+      const headers = { ...endToEnd(req.headers), 'x-forwarded-for': req.socket.remoteAddress ?? '', 'content-length': String(body.length) };
       const upstream = http.request({ host: backend.host, port: backend.port, method: req.method, path: req.url, headers, agent }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
         answer.pipe(res);
         answer.on('end', () => resolve('answered'));
         // The node died while answering: the client sees a cut response, a network error it retries.
@@ -95,6 +102,9 @@ export async function startLoadBalancer(options: { host?: string; port: number; 
       upstream.end(body);
     });
 
+  // Clients are told this (Node's own `Keep-Alive: timeout=60`) and close before it.
+  server.keepAliveTimeout = CLIENT_IDLE_FOR_MS;
+  server.headersTimeout = CLIENT_IDLE_FOR_MS + 1_000;
   await new Promise<void>((resolve) => server.listen(options.port, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -107,4 +117,14 @@ export async function startLoadBalancer(options: { host?: string; port: number; 
       agent.destroy();
     },
   };
+}
+
+/** The headers of a message without those about the connection it came on, including any the `Connection` header names. */
+function endToEnd(headers: http.IncomingHttpHeaders): http.IncomingHttpHeaders {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  const drop = new Set([...HOP_BY_HOP, ...named]);
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.has(name.toLowerCase())));
 }

@@ -10,6 +10,7 @@ import {
   maxOverlappingCalls,
   placeCalls,
   sampleConcurrency,
+  storyOfCall,
   untilCallsFinal,
 } from '../support/cluster-load';
 
@@ -67,13 +68,20 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
         .join('\n')}`,
     );
     expect(audit.calls).to.have.length(CALLS);
-    expect(audit.calls.filter((c) => c.status !== 'completed').map((c) => c.status)).to.deep.equal([]);
+    const notCompleted = audit.calls.filter((c) => c.status !== 'completed');
+    const stories = await Promise.all(notCompleted.map((c) => storyOfCall(String(c._id))));
+    expect(
+      notCompleted.map((c) => c.status),
+      `calls not completed:\n${stories.join('\n')}`,
+    ).to.deep.equal([]);
     expect(
       audit.notEndedOnce.map((c) => c._id),
       'calls without exactly one call.ended',
     ).to.deep.equal([]);
     expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
-    expect(audit.calls.every((c) => (c.cost_paise ?? 0) > 0)).to.equal(true);
+    const unpaid = audit.calls.filter((c) => !((c.cost_paise ?? 0) > 0));
+    const unpaidStories = await Promise.all(unpaid.map((c) => storyOfCall(String(c._id))));
+    expect(unpaid.length, `calls charged nothing:\n${unpaidStories.join('\n')}`).to.equal(0);
     expect(audit.ledgerSum).to.equal(audit.balance);
 
     // Deliveries finish after their calls: wait for the last ones.

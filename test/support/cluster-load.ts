@@ -167,6 +167,20 @@ export async function maxOverlappingCalls(workspaceId: string): Promise<number> 
  * ledger items and cost, each call's count of `call.ended` events, the ledger's sum against
  * the balance, and deliveries by status against what the receiver got.
  */
+/**
+ * A call that did not complete, told as its event log tells it (times from its creation), so a
+ * failed load run says which call and why instead of only a status.
+ */
+export async function storyOfCall(callId: string): Promise<string> {
+  const call = await Call.findById(callId, { status: 1, hangup_by: 1, hangup_reason: 1, created_at: 1 }).lean();
+  const events = await CallEvent.find({ call_id: callId }, { type: 1, message: 1, created_at: 1 }).sort({ sequence: 1 }).lean();
+  const since = (at: Date) => `+${((at.getTime() - (call?.created_at?.getTime() ?? at.getTime())) / 1000).toFixed(1)} s`;
+  return [
+    `call ${callId}: ${call?.status} (hung up by ${call?.hangup_by ?? '-'}: ${call?.hangup_reason ?? '-'})`,
+    ...events.map((e) => `  ${since(e.created_at)} ${e.type}: ${e.message}`),
+  ].join('\n');
+}
+
 export async function auditWorkspace(workspace: LoadWorkspace) {
   const { workspaceId } = workspace;
   const calls = await Call.find({ workspace_id: workspaceId }, { status: 1, cost_paise: 1, duration_seconds: 1 }).lean();

@@ -172,11 +172,22 @@ export async function maxOverlappingCalls(workspaceId: string): Promise<number> 
  * failed load run says which call and why instead of only a status.
  */
 export async function storyOfCall(callId: string): Promise<string> {
-  const call = await Call.findById(callId, { status: 1, hangup_by: 1, hangup_reason: 1, created_at: 1 }).lean();
+  const call = await Call.findById(callId, {
+    status: 1,
+    hangup_by: 1,
+    hangup_reason: 1,
+    created_at: 1,
+    answered_at: 1,
+    started_at: 1,
+    ended_at: 1,
+    duration_seconds: 1,
+    cost_paise: 1,
+  }).lean();
   const events = await CallEvent.find({ call_id: callId }, { type: 1, message: 1, created_at: 1 }).sort({ sequence: 1 }).lean();
   const since = (at: Date) => `+${((at.getTime() - (call?.created_at?.getTime() ?? at.getTime())) / 1000).toFixed(1)} s`;
   return [
-    `call ${callId}: ${call?.status} (hung up by ${call?.hangup_by ?? '-'}: ${call?.hangup_reason ?? '-'})`,
+    `call ${callId}: ${call?.status} (hung up by ${call?.hangup_by ?? '-'}: ${call?.hangup_reason ?? '-'}), live ${call?.duration_seconds ?? '-'} s, ${call?.cost_paise ?? '-'} paise`,
+    ...(['answered_at', 'started_at', 'ended_at'] as const).flatMap((field) => (call?.[field] ? [`  ${since(call[field])} ${field}`] : [])),
     ...events.map((e) => `  ${since(e.created_at)} ${e.type}: ${e.message}`),
   ].join('\n');
 }

@@ -81,6 +81,7 @@ export class ConversationSession {
   private attach!: (attachment: SessionAttachment) => void;
   private conversation: Conversation | null = null;
   private eventCount = 0;
+  private over = false;
 
   constructor(
     readonly callId: string,
@@ -92,7 +93,10 @@ export class ConversationSession {
     this.attachment = new Promise((resolve) => (this.attach = resolve));
     this.ended = this.run();
     // Nobody may be waiting yet: a failure is reported to whoever claims the session.
-    this.ended.catch(() => undefined);
+    this.ended.then(
+      () => (this.over = true),
+      () => (this.over = true),
+    );
   }
 
   /** Events emitted so far: the next one's sequence is the base plus this. */
@@ -121,6 +125,11 @@ export class ConversationSession {
 
   /** Claimable: an ended conversation stays claimable, since its outcome is what the call is charged for. */
   onClose(): void {}
+
+  /** Claimable: an ended conversation is kept longer for its claim (docs/decisions/0238). */
+  hasEnded(): boolean {
+    return this.over;
+  }
 
   private async run(): Promise<SessionEnd> {
     const { deps, callId } = this;

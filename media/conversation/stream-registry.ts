@@ -11,10 +11,18 @@ export interface Claimable {
   close(): void;
   /** Its far end went away: a kept one is dropped then, worth nothing to a later claim. */
   onClose(listener: (reason: string) => void): void;
+  /** Over already (a conversation the callee ended before it was claimed): kept longer, see `keepEndedMs`. */
+  hasEnded?(): boolean;
 }
 
 /** How long a stream nobody has asked for yet is kept before it is closed. */
 const DEFAULT_KEEP_UNCLAIMED_MS = 30_000;
+/**
+ * How long more one found over at that time is kept (docs/decisions/0238). Closing it hangs up
+ * on nobody, and its outcome is what its call is charged for: a claim that comes late, from a
+ * starved worker or media node, still gets it.
+ */
+const DEFAULT_KEEP_ENDED_MS = 120_000;
 
 interface Waiter<T> {
   resolve(stream: T): void;
@@ -40,9 +48,11 @@ export class StreamRegistry<T extends Claimable = CallAudioStream> {
   private readonly kept = new Map<string, Kept<T>>();
   private readonly waiters = new Map<string, Waiter<T>>();
   private readonly keepUnclaimedMs: number;
+  private readonly keepEndedMs: number;
 
-  constructor(options: { keepUnclaimedMs?: number } = {}) {
+  constructor(options: { keepUnclaimedMs?: number; keepEndedMs?: number } = {}) {
     this.keepUnclaimedMs = options.keepUnclaimedMs ?? DEFAULT_KEEP_UNCLAIMED_MS;
+    this.keepEndedMs = options.keepEndedMs ?? DEFAULT_KEEP_ENDED_MS;
   }
 
   /**
@@ -91,7 +101,7 @@ export class StreamRegistry<T extends Claimable = CallAudioStream> {
     const waiter = this.waiters.get(callId);
     if (waiter) return waiter.resolve(stream);
     this.dropKept(callId);
-    const timer = setTimeout(() => this.dropKept(callId), this.keepUnclaimedMs);
+    const timer = setTimeout(() => this.expire(callId, stream), this.keepUnclaimedMs);
     timer.unref();
     this.kept.set(callId, { stream, timer });
     // A kept stream whose far end goes away is worth nothing to a later waiter.
@@ -116,6 +126,15 @@ export class StreamRegistry<T extends Claimable = CallAudioStream> {
   close(): void {
     for (const callId of [...this.kept.keys()]) this.dropKept(callId);
     for (const [callId, waiter] of [...this.waiters]) waiter.reject(new Error(`the stream registry closed while call ${callId} waited for its stream`));
+  }
+
+  /** Its keeping time is up: closed, unless it is over already, when it is kept `keepEndedMs` more. */
+  private expire(callId: string, stream: T): void {
+    const kept = this.kept.get(callId);
+    if (kept?.stream !== stream) return;
+    if (!stream.hasEnded?.()) return this.dropKept(callId);
+    kept.timer = setTimeout(() => this.drop(callId, stream), this.keepEndedMs);
+    kept.timer.unref();
   }
 
   private dropKept(callId: string): void {

@@ -114,4 +114,32 @@ describe('StreamRegistry', () => {
       .that.matches(/registry closed/);
     expect(await end.closed).to.equal(1000);
   });
+
+  /** A kept conversation as the media node keeps one (./session.ts): over or still talking. */
+  class Kept {
+    closed = false;
+    constructor(private readonly over: boolean) {}
+    close(): void {
+      this.closed = true;
+    }
+    onClose(): void {}
+    hasEnded(): boolean {
+      return this.over;
+    }
+  }
+
+  it('keeps a conversation found over at its keeping time longer, for a late claim, and closes one still talking (0238; timing: 100 ms and 300 ms keeps)', async () => {
+    const sessions = new StreamRegistry<Kept>({ keepUnclaimedMs: 100, keepEndedMs: 300 });
+    const [over, talking, neverClaimed] = [new Kept(true), new Kept(false), new Kept(true)];
+    sessions.offer('over', over);
+    sessions.offer('talking', talking);
+    sessions.offer('never-claimed', neverClaimed);
+    await sleep(200);
+    expect(talking.closed, 'a conversation still talking is closed at its keeping time').to.equal(true);
+    expect(over.closed, 'one over is kept for its claim').to.equal(false);
+    expect(await sessions.waitFor('over', { timeoutMs: 50 })).to.equal(over);
+    await sleep(300);
+    expect(neverClaimed.closed, 'one over and never claimed is closed after the longer keep').to.equal(true);
+    expect(over.closed, "a claimed one is its claimant's").to.equal(false);
+  });
 });

@@ -67,10 +67,9 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     /**
      * The dial as a local activity (docs/decisions/0162): inside the call workflow's task, with
      * no activity task through the server and no workflow task to take its result. A local
-     * activity is run again when its workflow task is retried (a worker lost or starved
-     * mid-dial), so the dial is first claimed on the call record: a second run never rings the
-     * callee again. It takes the first run's outcome from the record (the dial writes it there),
-     * and refuses the call only when none came within the dial's time limit (0237).
+     * activity is run again when its workflow task is retried (a worker lost mid-dial), so the
+     * dial is first claimed on the call record: a second run finds the claim and refuses
+     * rather than ring the callee twice, as the activity's single attempt ended such a call.
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
     async dialCallOnce(input: {
@@ -79,25 +78,18 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       to: string;
       timeLimitSeconds: number;
       detectVoicemail: boolean;
-      /** Asked again after this dial answered that an earlier run's dial had no outcome yet (0237): only that outcome is looked up. */
-      earlierDialPending?: boolean;
-    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending?: true }> {
-      if (!input.earlierDialPending) {
-        // The last step of the pace (0166): never sent sooner than one interval after the dial
-        // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
-        // sleep: a workflow task held open is one a lost server or worker would run twice).
-        if (deps.dialsPerSecond) {
-          const turn = await takeDialTurn(deps.dialsPerSecond);
-          if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
-        }
-        if (await claimDial(input.callId)) {
-          const { providerCallId } = await placeCall(input, input.detectVoicemail);
-          const placedAt = new Date();
-          await Call.updateOne({ _id: input.callId }, { $set: { provider_call_id: providerCallId, dial_accepted_at: placedAt } });
-          return { providerCallId, placedAt: placedAt.toISOString() };
-        }
+    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string }> {
+      // The last step of the pace (0166): never sent sooner than one interval after the dial
+      // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
+      // sleep: a workflow task held open is one a lost server or worker would run twice).
+      if (deps.dialsPerSecond) {
+        const turn = await takeDialTurn(deps.dialsPerSecond);
+        if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
       }
-      return outcomeOfEarlierDial(input.callId);
+      if (!(await claimDial(input.callId)))
+        throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
+      const { providerCallId } = await placeCall(input, input.detectVoicemail);
+      return { providerCallId, placedAt: new Date().toISOString() };
     },
 
     /**
@@ -183,40 +175,13 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
 
 /**
  * Claims the call's one dial: true for the first claim, false when a dial was already requested
- * (or the call is gone). An existing claim keeps its time: a run again measures its wait from it.
+ * (or the call is gone). One command by `_id`, which returns the record as it was.
  */
 async function claimDial(callId: string): Promise<boolean> {
-  const claimed = await Call.updateOne({ _id: callId, dial_requested_at: null }, { $set: { dial_requested_at: new Date() } });
-  return claimed.modifiedCount === 1;
-}
-
-/**
- * How long a dial run again waits for the first run's outcome: the dial's own time limit (its
- * `startToCloseTimeout`, 20 s) and a margin. Past it, the first run is taken as lost mid-dial.
- */
-const EARLIER_DIAL_OUTCOME_WAIT_MS = 25_000;
-/** How often a dial run again looks for the first run's outcome. */
-const EARLIER_DIAL_POLL_MS = 1_000;
-
-/**
- * The outcome of a dial claimed by an earlier run of this local activity (docs/decisions/0237).
- * Its workflow task was retried while the first run was dialling or just after: a worker starved
- * past the task's timeout is as common as a lost one, and its dial goes through. The dial
- * accepted: its provider call id, so the call goes on ringing. Not yet known: ask again in a
- * moment. No outcome within the dial's own time limit: the first run was lost mid-dial, and the
- * call is refused rather than rung twice.
- */
-async function outcomeOfEarlierDial(callId: string): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending: true }> {
-  const call = await Call.findById(callId, { provider_call_id: 1, dial_requested_at: 1, dial_accepted_at: 1 }).lean<{
-    provider_call_id?: string | null;
+  const before = await Call.findOneAndUpdate({ _id: callId }, { $set: { dial_requested_at: new Date() } }, { returnDocument: 'before' }).lean<{
     dial_requested_at?: Date | null;
-    dial_accepted_at?: Date | null;
   }>();
-  if (call?.provider_call_id) return { providerCallId: call.provider_call_id, placedAt: (call.dial_accepted_at ?? new Date()).toISOString() };
-  const now = Date.now();
-  if (call?.dial_requested_at && now - call.dial_requested_at.getTime() < EARLIER_DIAL_OUTCOME_WAIT_MS)
-    return { retryAt: new Date(now + EARLIER_DIAL_POLL_MS).toISOString(), earlierDialPending: true };
-  throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
+  return before !== null && !before.dial_requested_at;
 }
 
 /**

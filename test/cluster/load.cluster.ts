@@ -68,8 +68,10 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
         .join('\n')}`,
     );
     expect(audit.calls).to.have.length(CALLS);
+    // The API, worker and media nodes' logs (not Temporal's, PostgreSQL's or FerretDB's), for the stories.
+    const nodeLogs = () => stack.logFiles().filter((file) => /\/(api|worker|media)-\d+\.log$/.test(file));
     const notCompleted = audit.calls.filter((c) => c.status !== 'completed');
-    const stories = await Promise.all(notCompleted.map((c) => storyOfCall(String(c._id))));
+    const stories = await Promise.all(notCompleted.map((c) => storyOfCall(String(c._id), nodeLogs())));
     expect(
       notCompleted.map((c) => c.status),
       `calls not completed:\n${stories.join('\n')}`,
@@ -80,7 +82,7 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     ).to.deep.equal([]);
     expect(audit.misCharged, 'calls not charged exactly once').to.deep.equal([]);
     const unpaid = audit.calls.filter((c) => !((c.cost_paise ?? 0) > 0));
-    const unpaidStories = await Promise.all(unpaid.map((c) => storyOfCall(String(c._id))));
+    const unpaidStories = await Promise.all(unpaid.map((c) => storyOfCall(String(c._id), nodeLogs())));
     expect(unpaid.length, `calls charged nothing:\n${unpaidStories.join('\n')}`).to.equal(0);
     expect(audit.ledgerSum).to.equal(audit.balance);
 

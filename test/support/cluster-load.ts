@@ -171,7 +171,7 @@ export async function maxOverlappingCalls(workspaceId: string): Promise<number> 
  * A call that did not complete, told as its event log tells it (times from its creation), so a
  * failed load run says which call and why instead of only a status.
  */
-export async function storyOfCall(callId: string): Promise<string> {
+export async function storyOfCall(callId: string, logFiles: string[] = []): Promise<string> {
   const call = await Call.findById(callId, {
     status: 1,
     hangup_by: 1,
@@ -189,7 +189,23 @@ export async function storyOfCall(callId: string): Promise<string> {
     `call ${callId}: ${call?.status} (hung up by ${call?.hangup_by ?? '-'}: ${call?.hangup_reason ?? '-'}), live ${call?.duration_seconds ?? '-'} s, ${call?.cost_paise ?? '-'} paise`,
     ...(['answered_at', 'started_at', 'ended_at'] as const).flatMap((field) => (call?.[field] ? [`  ${since(call[field])} ${field}`] : [])),
     ...events.map((e) => `  ${since(e.created_at)} ${e.type}: ${e.message}`),
+    ...linesAboutCall(callId, logFiles),
   ].join('\n');
+}
+
+/** What the nodes logged about the call (its id in the line), the first few, for a failure's story. */
+function linesAboutCall(callId: string, logFiles: string[]): string[] {
+  const LINES_PER_CALL = 12;
+  const found: string[] = [];
+  for (const file of logFiles) {
+    if (!fs.existsSync(file)) continue;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      if (!line.includes(callId)) continue;
+      found.push(`  [${file.split('/').pop()}] ${line.slice(0, 300)}`);
+      if (found.length >= LINES_PER_CALL) return found;
+    }
+  }
+  return found;
 }
 
 export async function auditWorkspace(workspace: LoadWorkspace) {

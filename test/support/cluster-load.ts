@@ -162,16 +162,23 @@ export async function maxOverlappingCalls(workspaceId: string): Promise<number> 
   return max;
 }
 
+/** A node's log, read once for the stories of a failed run's calls. */
+export interface NodeLog {
+  name: string;
+  lines: string[];
+}
+
+/** The logs of the given files (those still there), each read once. */
+export function readNodeLogs(files: string[]): NodeLog[] {
+  return files.filter((file) => fs.existsSync(file)).map((file) => ({ name: file.split('/').pop()!, lines: fs.readFileSync(file, 'utf8').split('\n') }));
+}
+
 /**
- * The books and the deliveries of a workspace after its calls are over: each call's `call`
- * ledger items and cost, each call's count of `call.ended` events, the ledger's sum against
- * the balance, and deliveries by status against what the receiver got.
+ * A call that failed the load test's audit (not completed, or charged nothing), told as its
+ * record and event log tell it (times from its creation), with what the nodes logged about it,
+ * so a failed load run says which call and why instead of only a status.
  */
-/**
- * A call that did not complete, told as its event log tells it (times from its creation), so a
- * failed load run says which call and why instead of only a status.
- */
-export async function storyOfCall(callId: string, logFiles: string[] = []): Promise<string> {
+export async function storyOfCall(callId: string, logs: NodeLog[]): Promise<string> {
   const call = await Call.findById(callId, {
     status: 1,
     hangup_by: 1,
@@ -189,25 +196,29 @@ export async function storyOfCall(callId: string, logFiles: string[] = []): Prom
     `call ${callId}: ${call?.status} (hung up by ${call?.hangup_by ?? '-'}: ${call?.hangup_reason ?? '-'}), live ${call?.duration_seconds ?? '-'} s, ${call?.cost_paise ?? '-'} paise`,
     ...(['answered_at', 'started_at', 'ended_at'] as const).flatMap((field) => (call?.[field] ? [`  ${since(call[field])} ${field}`] : [])),
     ...events.map((e) => `  ${since(e.created_at)} ${e.type}: ${e.message}`),
-    ...linesAboutCall(callId, logFiles),
+    ...linesAboutCall(callId, logs),
   ].join('\n');
 }
 
 /** What the nodes logged about the call (its id in the line), the first few, for a failure's story. */
-function linesAboutCall(callId: string, logFiles: string[]): string[] {
+function linesAboutCall(callId: string, logs: NodeLog[]): string[] {
   const LINES_PER_CALL = 12;
   const found: string[] = [];
-  for (const file of logFiles) {
-    if (!fs.existsSync(file)) continue;
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+  for (const { name, lines } of logs) {
+    for (const line of lines) {
       if (!line.includes(callId)) continue;
-      found.push(`  [${file.split('/').pop()}] ${line.slice(0, 300)}`);
+      found.push(`  [${name}] ${line.slice(0, 300)}`);
       if (found.length >= LINES_PER_CALL) return found;
     }
   }
   return found;
 }
 
+/**
+ * The books and the deliveries of a workspace after its calls are over: each call's `call`
+ * ledger items and cost, each call's count of `call.ended` events, the ledger's sum against
+ * the balance, and deliveries by status against what the receiver got.
+ */
 export async function auditWorkspace(workspace: LoadWorkspace) {
   const { workspaceId } = workspace;
   const calls = await Call.find({ workspace_id: workspaceId }, { status: 1, cost_paise: 1, duration_seconds: 1 }).lean();

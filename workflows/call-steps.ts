@@ -95,10 +95,13 @@ export interface DialInput {
 /** Dials the call: its provider call id, and when the provider accepted it (null on the activity path: the task's clock). */
 export async function placeDial(input: DialInput): Promise<{ providerCallId: string; placedAt: string | null }> {
   if (patched(LOCAL_DIAL_PATCH)) {
-    // At the account's pace (0166) the dial may be told to come back a moment later.
+    // At the account's pace (0166) the dial may be told to come back a moment later; a dial run
+    // again after a lost workflow task, once the first run's outcome is known (0239).
+    let earlierDialPending = false;
     for (;;) {
-      const placed = await dialCallOnce(input);
+      const placed: Awaited<ReturnType<Activities['dialCallOnce']>> = await dialCallOnce({ ...input, earlierDialPending });
       if (!('retryAt' in placed)) return placed;
+      earlierDialPending = placed.earlierDialPending === true;
       await sleep(Math.max(1, Date.parse(placed.retryAt) - Date.now()));
     }
   }

@@ -53,6 +53,19 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       throw error;
     }
   };
+  /** The claimed dial, its outcome written on the call record for a run again to answer (0239). */
+  const placeClaimedCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }) => {
+    let providerCallId: string;
+    try {
+      ({ providerCallId } = await placeCall(input, input.detectVoicemail));
+    } catch (error) {
+      await recordDialOutcome(input.callId, { dial_refused_reason: reasonOf(error) });
+      throw error;
+    }
+    const placedAt = new Date();
+    await recordDialOutcome(input.callId, { provider_call_id: providerCallId, dial_accepted_at: placedAt });
+    return { providerCallId, placedAt: placedAt.toISOString() };
+  };
   return {
     /**
      * Asks the provider to dial. A refusal (the provider answered 4xx) fails at once. Creating a
@@ -67,9 +80,10 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     /**
      * The dial as a local activity (docs/decisions/0162): inside the call workflow's task, with
      * no activity task through the server and no workflow task to take its result. A local
-     * activity is run again when its workflow task is retried (a worker lost mid-dial), so the
-     * dial is first claimed on the call record: a second run finds the claim and refuses
-     * rather than ring the callee twice, as the activity's single attempt ended such a call.
+     * activity is run again when its workflow task is retried (a worker lost or starved
+     * mid-dial, or the task's completion refused), so the dial is first claimed on the call
+     * record: a second run never rings the callee again. The first run writes its outcome there,
+     * accepted or refused, and a run again answers that outcome (0239).
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
     async dialCallOnce(input: {
@@ -78,18 +92,20 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       to: string;
       timeLimitSeconds: number;
       detectVoicemail: boolean;
-    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string }> {
-      // The last step of the pace (0166): never sent sooner than one interval after the dial
-      // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
-      // sleep: a workflow task held open is one a lost server or worker would run twice).
-      if (deps.dialsPerSecond) {
-        const turn = await takeDialTurn(deps.dialsPerSecond);
-        if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
+      /** Asked again after this dial answered that an earlier run's dial had no outcome yet (0239): only that outcome is looked up. */
+      earlierDialPending?: boolean;
+    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending?: true }> {
+      if (!input.earlierDialPending) {
+        // The last step of the pace (0166): never sent sooner than one interval after the dial
+        // before. Not yet: the workflow waits on a timer and asks again (a local activity does not
+        // sleep: a workflow task held open is one a lost server or worker would run twice).
+        if (deps.dialsPerSecond) {
+          const turn = await takeDialTurn(deps.dialsPerSecond);
+          if (turn.retryAt) return { retryAt: turn.retryAt.toISOString() };
+        }
+        if (await claimDial(input.callId)) return placeClaimedCall(input);
       }
-      if (!(await claimDial(input.callId)))
-        throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
-      const { providerCallId } = await placeCall(input, input.detectVoicemail);
-      return { providerCallId, placedAt: new Date().toISOString() };
+      return outcomeOfEarlierDial(input.callId);
     },
 
     /**
@@ -175,13 +191,63 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
 
 /**
  * Claims the call's one dial: true for the first claim, false when a dial was already requested
- * (or the call is gone). One command by `_id`, which returns the record as it was.
+ * (or the call is gone). An existing claim keeps its time: a run again measures its wait from it.
  */
 async function claimDial(callId: string): Promise<boolean> {
-  const before = await Call.findOneAndUpdate({ _id: callId }, { $set: { dial_requested_at: new Date() } }, { returnDocument: 'before' }).lean<{
+  const claimed = await Call.updateOne({ _id: callId, dial_requested_at: null }, { $set: { dial_requested_at: new Date() } });
+  return claimed.modifiedCount === 1;
+}
+
+/**
+ * How long a dial run again waits for the first run's outcome: the dial's own time limit (its
+ * `startToCloseTimeout`, 20 s) and a margin. Past it, the first run is taken as lost mid-dial.
+ */
+const EARLIER_DIAL_OUTCOME_WAIT_MS = 25_000;
+/** How often a dial run again looks for the first run's outcome. */
+const EARLIER_DIAL_POLL_MS = 1_000;
+
+/**
+ * Writes the outcome of the claimed dial for a run again to answer. Never fails the dial: a dial
+ * the provider accepted must go on ringing, and without the outcome a run again only waits for it
+ * and then refuses the call as unknown, as before 0239.
+ */
+async function recordDialOutcome(
+  callId: string,
+  outcome: { provider_call_id: string; dial_accepted_at: Date } | { dial_refused_reason: string },
+): Promise<void> {
+  try {
+    await Call.updateOne({ _id: callId }, { $set: outcome });
+  } catch (error) {
+    console.error(`call ${callId}: could not record its dial's outcome; a run again of the dial would wait for it`, error);
+  }
+}
+
+/** The reason a dial failed as the workflow shows it: an activity's failure carries its error's message. */
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The outcome of a dial claimed by an earlier run of this local activity (docs/decisions/0239).
+ * Its workflow task was retried while the first run was dialling or after it: a worker starved
+ * past the task's timeout, or a completion the server refused. Accepted: its provider call id,
+ * and the call goes on ringing. Refused: the same refusal, at once. Not yet known: ask again in
+ * a moment. No outcome within the dial's own time limit: the first run was lost mid-dial, and
+ * the call is refused rather than rung twice.
+ */
+async function outcomeOfEarlierDial(callId: string): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending: true }> {
+  const call = await Call.findById(callId, { provider_call_id: 1, dial_requested_at: 1, dial_accepted_at: 1, dial_refused_reason: 1 }).lean<{
+    provider_call_id?: string | null;
     dial_requested_at?: Date | null;
+    dial_accepted_at?: Date | null;
+    dial_refused_reason?: string | null;
   }>();
-  return before !== null && !before.dial_requested_at;
+  if (call?.provider_call_id) return { providerCallId: call.provider_call_id, placedAt: (call.dial_accepted_at ?? new Date()).toISOString() };
+  if (call?.dial_refused_reason) throw ApplicationFailure.nonRetryable(call.dial_refused_reason, 'DialRefused');
+  const now = Date.now();
+  if (call?.dial_requested_at && now - call.dial_requested_at.getTime() < EARLIER_DIAL_OUTCOME_WAIT_MS)
+    return { retryAt: new Date(now + EARLIER_DIAL_POLL_MS).toISOString(), earlierDialPending: true };
+  throw ApplicationFailure.nonRetryable('a dial was already requested for this call (a worker stopped during it); its outcome is unknown', 'DialRefused');
 }
 
 /**

@@ -53,6 +53,14 @@ const callSchema = new Schema(
     /** When the call's one dial was claimed (docs/decisions/0162): a dial run again after a lost worker finds it and refuses. Never shown. */
     dial_requested_at: { type: Date, default: null },
     /**
+     * The outcome of that dial, written by the dial itself (docs/decisions/0239): when the provider
+     * accepted it (with `provider_call_id`), or why it was refused. A dial run again, its
+     * workflow task retried, answers this outcome instead of refusing a call that is ringing.
+     * Never shown.
+     */
+    dial_accepted_at: { type: Date, default: null },
+    dial_refused_reason: { type: String, default: null },
+    /**
      * The media node the API's answer sent the call's audio to (docs/decisions/0165): its public
      * WebSocket base and its own task queue, written by the first answer request so that a
      * repeated one sends the audio to the same node. Never shown.

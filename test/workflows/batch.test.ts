@@ -12,6 +12,9 @@ import { randomNumbers, startTestProviders, type TestProviders } from '../suppor
 import { createLocal } from '../support/servers';
 import { agentsClient } from '../api/agents/helpers';
 import { createdBatch } from '../api/batches/helpers';
+import { storyOfCall } from '../support/cluster-load';
+import { workflowTaskTroubles } from '../support/workflow-task-troubles';
+import { callWorkflowId } from '../../contracts/calls';
 
 const CONTACTS = 500;
 const LIMIT = 50;
@@ -29,7 +32,10 @@ describe('batchWorkflow: 500 contacts, history bounded by continue-as-new', func
   let api: RunningApi;
 
   before(async () => {
-    providers = await startTestProviders({ timeScale: 0.05 });
+    // The production default of PROVIDER_TIMEOUT_MS: this harness dials 50 calls at once, unpaced,
+    // to a simulator in the test's own process, which on a busy 2-core machine took more than the
+    // test default of 1 s to answer some (calls refused, `failed` instead of `busy`).
+    providers = await startTestProviders({ timeScale: 0.05, timeoutMs: 5_000 });
     api = await startApi({ workers: ['calls'], providers: providers.config });
   });
   after(async () => {
@@ -68,7 +74,12 @@ describe('batchWorkflow: 500 contacts, history bounded by continue-as-new', func
     expect(running.status).to.equal('running');
     const result = (await handle.result()) as BatchState;
     expect(result.status).to.equal('completed');
-    expect(result.counts).to.deep.include({ busy: CONTACTS, pending: 0, calling: 0 });
+    // A call that did not end busy fails the test with its story (events, hang-up reason).
+    const others = await Call.find({ workspace_id: owner.workspaceId, status: { $ne: 'busy' } }, { _id: 1 }).lean();
+    const stories = await Promise.all(
+      others.map(async (c) => [await storyOfCall(String(c._id), []), ...(await workflowTaskTroubles(client, callWorkflowId(String(c._id))))].join('\n')),
+    );
+    expect(result.counts, stories.join('\n')).to.deep.include({ busy: CONTACTS, pending: 0, calling: 0 });
     expect(result.runs).to.be.at.least(3);
 
     // Every run stayed near the limit: past it a run only lets its calls in flight (at most 50) end.

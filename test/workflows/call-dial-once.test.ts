@@ -10,7 +10,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 /**
  * The dial as a local activity (docs/decisions/0162): a local activity runs again when its
  * workflow task is retried, so the dial is claimed on the call record and a second run must not
- * ring the callee again. Real store, real Plivo adapter, the telephony simulator.
+ * ring the callee again; it takes the first run's outcome instead (0239). Real store, real Plivo
+ * adapter, the telephony simulator.
  */
 describe('dialCallOnce: the local dial, claimed once on the call record', () => {
   let providers: TestProviders;
@@ -49,7 +50,7 @@ describe('dialCallOnce: the local dial, claimed once on the call record', () => 
   }
   const dialsTo = (to: string) => providers.telephony.calls().filter((c) => c.to === to);
 
-  it('dials once; a second run of the same dial is refused without reaching the provider', async () => {
+  it('dials once and records the outcome; a second run of the same dial answers it without reaching the provider', async () => {
     const to = randomNumbers(1)[0]!;
     providers.telephony.setCallee(to, { kind: 'no-answer', ringSeconds: 30 });
     const callId = await queuedCall(to);
@@ -62,16 +63,79 @@ describe('dialCallOnce: the local dial, claimed once on the call record', () => 
     expect(first.providerCallId).to.be.a('string').and.not.equal('');
     expect(Date.parse(first.placedAt)).to.be.at.least(before - 1);
     expect(dialsTo(to)).to.have.length(1);
-    expect((await Call.findById(callId).lean())?.dial_requested_at).to.be.instanceOf(Date);
+    const record = await Call.findById(callId).lean();
+    expect(record?.dial_requested_at).to.be.instanceOf(Date);
+    expect(record?.provider_call_id).to.equal(first.providerCallId);
+    expect(record?.dial_accepted_at?.toISOString()).to.equal(first.placedAt);
 
-    const second = await activities.dialCallOnce(input).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    expect(second).to.be.instanceOf(ApplicationFailure);
-    expect((second as ApplicationFailure).type).to.equal('DialRefused');
-    expect((second as ApplicationFailure).nonRetryable).to.equal(true);
+    // Its workflow task retried (a worker starved past the task's timeout): the second run takes
+    // the first run's outcome from the record (0239), and the call goes on ringing.
+    const second = await activities.dialCallOnce(input);
+    expect(second).to.deep.equal(first);
     expect(dialsTo(to), 'the callee is rung once').to.have.length(1);
+  });
+
+  it("waits for an earlier run's dial still in flight, then takes its outcome, without dialling again (0239)", async () => {
+    const to = randomNumbers(1)[0]!;
+    const callId = await queuedCall(to);
+    // The first run has claimed the dial; the provider has not answered it yet.
+    await Call.updateOne({ _id: callId }, { $set: { dial_requested_at: new Date() } });
+    const input = { callId, from: providers.pool[0]!, to, timeLimitSeconds: 60, detectVoicemail: false };
+
+    const pending = await activities.dialCallOnce(input);
+    if (!('retryAt' in pending)) throw new Error(`a dial without an outcome answered ${JSON.stringify(pending)}`);
+    expect(pending.earlierDialPending).to.equal(true);
+    expect(Date.parse(pending.retryAt)).to.be.greaterThan(Date.now());
+
+    // The first run's dial is accepted; asked again, the second run answers its outcome.
+    const acceptedAt = new Date();
+    await Call.updateOne({ _id: callId }, { $set: { provider_call_id: 'earlier-dial', dial_accepted_at: acceptedAt } });
+    expect(await activities.dialCallOnce({ ...input, earlierDialPending: true })).to.deep.equal({
+      providerCallId: 'earlier-dial',
+      placedAt: acceptedAt.toISOString(),
+    });
+    expect(dialsTo(to), 'the second run never dials').to.have.length(0);
+  });
+
+  it("refuses the call when an earlier run's dial left no outcome within the dial's time limit: it was lost mid-dial", async () => {
+    const to = randomNumbers(1)[0]!;
+    const callId = await queuedCall(to);
+    await Call.updateOne({ _id: callId }, { $set: { dial_requested_at: new Date(Date.now() - 26_000) } });
+    const input = { callId, from: providers.pool[0]!, to, timeLimitSeconds: 60, detectVoicemail: false };
+    for (const earlierDialPending of [false, true]) {
+      const error = await activities.dialCallOnce({ ...input, earlierDialPending }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(ApplicationFailure);
+      expect((error as ApplicationFailure).type).to.equal('DialRefused');
+      expect((error as ApplicationFailure).nonRetryable).to.equal(true);
+    }
+    expect(dialsTo(to)).to.have.length(0);
+  });
+
+  it("answers a refused first run's refusal at once, with its reason, without dialling again (0239)", async () => {
+    const to = randomNumbers(1)[0]!;
+    providers.telephony.setCallee(to, { kind: 'no-answer', ringSeconds: 30 });
+    const callId = await queuedCall(to);
+    const failureOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => null,
+        (e: unknown) => e as ApplicationFailure,
+      );
+    // The provider refuses the first run's dial (a number the account does not rent).
+    const first = await failureOf(activities.dialCallOnce({ callId, from: '+910000000000', to, timeLimitSeconds: 60, detectVoicemail: false }));
+    expect(first?.type).to.equal('DialRefused');
+    expect((await Call.findById(callId).lean())?.dial_refused_reason).to.equal(first?.message);
+
+    // Run again (its workflow task retried): the same refusal, even though this run's number
+    // would be accepted; never "outcome unknown", never a wait.
+    const second = await failureOf(activities.dialCallOnce({ callId, from: providers.pool[0]!, to, timeLimitSeconds: 60, detectVoicemail: false }));
+    expect(second).to.be.instanceOf(ApplicationFailure);
+    expect(second?.nonRetryable).to.equal(true);
+    expect(second?.type).to.equal('DialRefused');
+    expect(second?.message).to.equal(first?.message);
+    expect(dialsTo(to), 'the second run never dials').to.have.length(0);
   });
 
   it('refuses a call that has no record, without dialling', async () => {

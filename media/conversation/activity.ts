@@ -18,6 +18,12 @@ export interface ConversationActivityDeps {
 
 /** How often progress is reported; the workflow's heartbeat timeout is a few times this. */
 const HEARTBEAT_INTERVAL_MS = 1_000;
+/**
+ * An activity begun this long after it was scheduled is logged: a node or task queue that slow
+ * leaves the call's greeting and turns to the stream alone, and a start later still costs the
+ * activity its heartbeat timeout.
+ */
+const LATE_START_LOG_MS = 5_000;
 
 /**
  * The live conversation of one call, as an activity on a media node's queue: the call's durable
@@ -32,12 +38,26 @@ export function createConversationActivities(deps: ConversationActivityDeps): Co
   return {
     async runConversation(input: ConversationInput): Promise<ConversationOutcome> {
       const context = Context.current();
+      const lateMs = Date.now() - context.info.currentAttemptScheduledTimestampMs;
+      if (lateMs > LATE_START_LOG_MS)
+        console.warn(`call ${input.callId}: its conversation's activity began ${(lateMs / 1000).toFixed(1)} s after it was scheduled`);
       if (!input.nodeChosen) await announceMediaNode(deps.temporal, input.callId, deps.mediaNodeUrl);
       const progress: ConversationProgress = { phase: 'waiting-for-stream', at: Date.now(), liveSince: null, nextSequence: input.sequenceBase };
       let session: ConversationSession | null = null;
       const beat = () => context.heartbeat({ ...progress, at: Date.now(), nextSequence: input.sequenceBase + (session?.eventsEmitted ?? 0) });
       beat();
       const heartbeats = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+      // Stopped by Temporal rather than by its workflow's cancel: the server no longer knows the
+      // activity (its heartbeat timed out) or this node is shutting down. Said here, since the SDK
+      // logs a canceled activity only at debug level.
+      context.cancellationSignal.addEventListener('abort', () => {
+        const reason: unknown = context.cancellationSignal.reason;
+        const why = reason instanceof Error ? reason.message : String(reason);
+        if (why !== 'CANCELLED')
+          console.warn(
+            `call ${input.callId}: its conversation's activity was stopped by Temporal (${why}) while ${progress.phase}, ${session ? 'claimed' : 'unclaimed'}`,
+          );
+      });
       try {
         session = await deps.sessions.waitFor(input.callId, { signal: context.cancellationSignal, timeoutMs: input.streamWaitSeconds * 1000 });
         progress.phase = 'live';

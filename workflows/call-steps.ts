@@ -220,9 +220,5 @@ export function startConversation(conversation: ConversationRun, input: Conversa
     });
 }
 
-/**
- * A media node that stops heartbeating for this long is taken for dead: the call ends with an
- * error. Ten beats (the activity beats every second): 5 s ended live calls on starved but
- * working nodes under a burst (docs/decisions/0240).
- */
-export const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** A media node that stops heartbeating for this long is taken for dead: the call ends with an error. */
+export const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 5_000;

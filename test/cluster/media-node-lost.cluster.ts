@@ -7,7 +7,7 @@ import { callees, clusterForThisFile, placeCalls } from '../support/cluster-load
 import { until } from '../support/until';
 
 /** The conversation activity's heartbeat timeout (workflows/call.ts). */
-const HEARTBEAT_TIMEOUT_MS = 10_000;
+const HEARTBEAT_TIMEOUT_MS = 5_000;
 /** Callers with a lot to say: their calls are still live when a node dies. */
 const LONG_CONVERSATION = [
   'Where is my order?',

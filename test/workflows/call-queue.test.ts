@@ -230,7 +230,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
   const MAX_DURATION_SECONDS = 5;
   /** workflows/call.ts: CAP_GRACE_MS, CONVERSATION_HEARTBEAT_TIMEOUT_MS, CONVERSATION_STOP_WAIT_MS. */
   const CAP_GRACE_SECONDS = 15;
-  const HEARTBEAT_TIMEOUT_SECONDS = 10;
+  const HEARTBEAT_TIMEOUT_SECONDS = 5;
   const STOP_WAIT_SECONDS = 10;
   let env: TestWorkflowEnvironment;
   let stack: Awaited<ReturnType<typeof timeSkippingWorker>>;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Call } from '../../db/models/call';
+import { callWorkflowId } from '../../contracts/calls';
 import { conversationIdentity, workflowTaskIdentities } from '../support/cluster';
 import { calleeSilence, describeSilence, describeSlowestSilences, silenceSteps } from '../support/callee-silence';
 import {
@@ -14,6 +15,7 @@ import {
   storyOfCall,
   untilCallsFinal,
 } from '../support/cluster-load';
+import { activityEvents } from '../support/workflow-task-troubles';
 
 const CALLS = Number(process.env.CLUSTER_CALLS || 200);
 const LIMIT = 20;
@@ -74,7 +76,17 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     const storiesOf = async (calls: typeof audit.calls) => {
       if (calls.length === 0) return '';
       const logs = readNodeLogs(stack.logFiles().filter((file) => /\/(api|worker|media)-\d+\.log$/.test(file)));
-      return (await Promise.all(calls.map((c) => storyOfCall(String(c._id), logs)))).join('\n');
+      const nodes = stack.identities();
+      const nodeOf = (identity: string) => nodes.get(identity) ?? identity;
+      const story = async (callId: string) =>
+        [
+          await storyOfCall(callId, logs),
+          "  the conversation activity in the call workflow's history (from the workflow's start):",
+          ...(await activityEvents(stack.client, callWorkflowId(callId), 'runConversation', nodeOf).catch((e: Error) => [
+            `  (history not read: ${e.message})`,
+          ])),
+        ].join('\n');
+      return (await Promise.all(calls.map((c) => story(String(c._id))))).join('\n');
     };
     const notCompleted = audit.calls.filter((c) => c.status !== 'completed');
     expect(

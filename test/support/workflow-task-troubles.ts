@@ -24,3 +24,48 @@ export async function workflowTaskTroubles(client: Client, workflowId: string): 
     return [];
   });
 }
+
+/**
+ * An activity's life in a run's history, one line per event (scheduled on which queue, started
+ * by which worker, and how it closed), for a failure's story: where a call's conversation ran
+ * and when it ended. `nodeOf` names a worker by its identity.
+ */
+export async function activityEvents(client: Client, workflowId: string, activityType: string, nodeOf: (identity: string) => string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const start = Number(events[0]?.eventTime?.seconds ?? 0) + (events[0]?.eventTime?.nanos ?? 0) / 1e9;
+  const since = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    `+${(Number(time?.seconds ?? 0) + (time?.nanos ?? 0) / 1e9 - start).toFixed(1)} s`;
+  const scheduled = new Set<string>();
+  const lines: string[] = [];
+  for (const event of events) {
+    const id = String(event.eventId);
+    const at = since(event.eventTime);
+    const scheduledAttributes = event.activityTaskScheduledEventAttributes;
+    if (scheduledAttributes?.activityType?.name === activityType) {
+      scheduled.add(id);
+      lines.push(`  ${at} ${activityType} scheduled on ${scheduledAttributes.taskQueue?.name}`);
+      continue;
+    }
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && scheduled.has(String(started.scheduledEventId))) {
+      lines.push(`  ${at} ${activityType} started by ${nodeOf(started.identity ?? '')} (attempt ${started.attempt})`);
+      continue;
+    }
+    const closed =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (closed && scheduled.has(String(closed.scheduledEventId))) {
+      const failure = event.activityTaskFailedEventAttributes?.failure ?? event.activityTaskTimedOutEventAttributes?.failure;
+      const beat = event.activityTaskTimedOutEventAttributes
+        ? `, last heartbeat details: ${failure?.timeoutFailureInfo?.lastHeartbeatDetails ? 'some' : 'none'}`
+        : '';
+      lines.push(
+        `  ${at} ${activityType} ${EventType[event.eventType ?? 0]?.replace('EVENT_TYPE_ACTIVITY_TASK_', '').toLowerCase()}${failure ? `: ${failure.message}` : ''}${beat}`,
+      );
+    }
+  }
+  return lines;
+}

@@ -1,7 +1,18 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
-const { EventType } = temporal.api.enums.v1;
+const { EventType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** A run's history, and each event's time as seconds from the run's first event ("+3.2 s"). */
+async function historyOf(client: Client, workflowId: string): Promise<{ events: HistoryEvent[]; since: (event: HistoryEvent) => string }> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const secondsOf = (event: HistoryEvent | undefined) => Number(event?.eventTime?.seconds ?? 0) + (event?.eventTime?.nanos ?? 0) / 1e9;
+  const start = secondsOf(events[0]);
+  return { events, since: (event) => `+${(secondsOf(event) - start).toFixed(1)} s` };
+}
 
 /**
  * The workflow tasks of a run that failed or timed out, one line each with its cause, for a
@@ -9,18 +20,14 @@ const { EventType } = temporal.api.enums.v1;
  * it ran (a dial among them).
  */
 export async function workflowTaskTroubles(client: Client, workflowId: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const start = Number(events[0]?.eventTime?.seconds ?? 0);
-  const since = (seconds: unknown) => `+${(Number(seconds ?? 0) - start).toFixed(0)} s`;
-  const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
+  const { events, since } = await historyOf(client, workflowId);
   return events.flatMap((event) => {
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) {
       const cause = WorkflowTaskFailedCause[event.workflowTaskFailedEventAttributes?.cause ?? 0];
-      return [`  ${since(event.eventTime?.seconds)} workflow task failed: ${cause} ${event.workflowTaskFailedEventAttributes?.failure?.message ?? ''}`];
+      return [`  ${since(event)} workflow task failed: ${cause} ${event.workflowTaskFailedEventAttributes?.failure?.message ?? ''}`];
     }
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
-      return [`  ${since(event.eventTime?.seconds)} workflow task timed out (${event.workflowTaskTimedOutEventAttributes?.timeoutType})`];
+      return [`  ${since(event)} workflow task timed out (${event.workflowTaskTimedOutEventAttributes?.timeoutType})`];
     return [];
   });
 }
@@ -31,16 +38,12 @@ export async function workflowTaskTroubles(client: Client, workflowId: string): 
  * and when it ended. `nodeOf` names a worker by its identity.
  */
 export async function activityEvents(client: Client, workflowId: string, activityType: string, nodeOf: (identity: string) => string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const start = Number(events[0]?.eventTime?.seconds ?? 0) + (events[0]?.eventTime?.nanos ?? 0) / 1e9;
-  const since = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    `+${(Number(time?.seconds ?? 0) + (time?.nanos ?? 0) / 1e9 - start).toFixed(1)} s`;
+  const { events, since } = await historyOf(client, workflowId);
   const scheduled = new Set<string>();
   const lines: string[] = [];
   for (const event of events) {
     const id = String(event.eventId);
-    const at = since(event.eventTime);
+    const at = since(event);
     const scheduledAttributes = event.activityTaskScheduledEventAttributes;
     if (scheduledAttributes?.activityType?.name === activityType) {
       scheduled.add(id);

@@ -15,7 +15,7 @@ import {
   storyOfCall,
   untilCallsFinal,
 } from '../support/cluster-load';
-import { activityEvents } from '../support/workflow-task-troubles';
+import { activityEvents } from '../support/workflow-history-story';
 
 const CALLS = Number(process.env.CLUSTER_CALLS || 200);
 const LIMIT = 20;

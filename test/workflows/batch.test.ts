@@ -13,7 +13,7 @@ import { createLocal } from '../support/servers';
 import { agentsClient } from '../api/agents/helpers';
 import { createdBatch } from '../api/batches/helpers';
 import { storyOfCall } from '../support/cluster-load';
-import { workflowTaskTroubles } from '../support/workflow-task-troubles';
+import { workflowTaskTroubles } from '../support/workflow-history-story';
 import { callWorkflowId } from '../../contracts/calls';
 
 const CONTACTS = 500;

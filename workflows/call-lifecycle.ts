@@ -73,7 +73,17 @@ export class CallLifecycle extends CallTransferPhase {
       finalStatus: null,
       finalWaitUntil: null,
       stopConversationAt: null,
-      conversation: { scope: null, done: false, canceled: false, outcome: null, failure: null, timedOut: false, lastBeatAt: null, liveSince: null },
+      conversation: {
+        scope: null,
+        done: false,
+        canceled: false,
+        outcome: null,
+        failure: null,
+        timedOut: false,
+        lastBeatAt: null,
+        liveSince: null,
+        startedAgainAt: null,
+      },
     };
     const { conversation } = live;
     this.live = live;
@@ -91,6 +101,12 @@ export class CallLifecycle extends CallTransferPhase {
       const deadline = live.stopConversationAt ?? live.finalWaitUntil ?? live.capAt;
       const left = deadline - Date.now();
       if (left <= 0 && live.stopConversationAt !== null) {
+        // A conversation started again (its first task lost, 0241) has the same time to claim its stream from then.
+        const secondGraceEnds = (conversation.startedAgainAt ?? 0) + CONVERSATION_CLAIM_GRACE_MS;
+        if (secondGraceEnds > Date.now()) {
+          live.stopConversationAt = secondGraceEnds;
+          continue;
+        }
         // The conversation had its time to end on its own after the call ended: stop it now.
         live.stopConversationAt = null;
         this.stopConversationAfterTheCall(live);

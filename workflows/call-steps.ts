@@ -2,12 +2,14 @@ import {
   ActivityCancellationType,
   ActivityFailure,
   CancellationScope,
+  log,
   patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../contracts/conversation';
 import { TASK_QUEUES } from '../contracts/task-queues';
 import type { MediaNodeChoice } from '../contracts/calls';
@@ -169,6 +171,8 @@ export interface ConversationRun {
   lastBeatAt: number | null;
   /** Epoch ms its stream arrived (the agent went live), as its last heartbeat said; null if never. */
   liveSince: number | null;
+  /** Epoch ms it was started a second time, its first task lost before a beat (0241); null if not. */
+  startedAgainAt: number | null;
 }
 
 /**
@@ -187,21 +191,27 @@ export function conversationNode(chosen: MediaNodeChoice | null): MediaNodeChoic
 }
 
 export function startConversation(conversation: ConversationRun, input: ConversationInput, node: MediaNodeChoice | null = null): void {
-  const { runConversation } = proxyActivities<Activities>({
-    taskQueue: node?.taskQueue ?? TASK_QUEUES.media,
-    // Only the chosen node polls its queue: a task it never takes means the node is gone.
-    ...(node ? { scheduleToStartTimeout: CHOSEN_NODE_START_TIMEOUT_MS } : {}),
-    // Waiting for the stream, the call itself, and time to save the transcript.
-    startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
-    heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,
-    // A conversation cannot be replayed: one attempt.
-    retry: { maximumAttempts: 1 },
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  });
+  const runConversation = conversationActivity(input, node);
   const scope = new CancellationScope();
   conversation.scope = scope;
+  const scheduledAt = Date.now();
   scope
-    .run(() => runConversation(input))
+    .run(async () => {
+      try {
+        return await runConversation(input);
+      } catch (error) {
+        if (!node || !neverBeat(error) || conversation.canceled || !patched(CONVERSATION_STARTED_AGAIN_PATCH)) throw error;
+        // The node took the task and not one beat came: the task was lost on its way to the
+        // node's code (docs/decisions/0241). A node alive takes the second at once, and finds
+        // the call's conversation where its stream left it; a dead one ends the call as before.
+        log.warn('the conversation activity never beat: it is started again on its node', { callId: input.callId });
+        conversation.startedAgainAt = Date.now();
+        const waitedSeconds = Math.floor((Date.now() - scheduledAt) / 1000);
+        // The stream's wait counts from the answer, not from the second start.
+        const streamWaitSeconds = Math.max(MIN_STREAM_WAIT_AGAIN_SECONDS, input.streamWaitSeconds - waitedSeconds);
+        return await runConversation({ ...input, streamWaitSeconds });
+      }
+    })
     .then((outcome) => {
       conversation.outcome = outcome;
     })
@@ -219,6 +229,41 @@ export function startConversation(conversation: ConversationRun, input: Conversa
       conversation.done = true;
     });
 }
+
+/** The conversation activity, on the chosen node's own queue or the shared `media` queue. */
+function conversationActivity(input: ConversationInput, node: MediaNodeChoice | null): ConversationActivities['runConversation'] {
+  return proxyActivities<Activities>({
+    taskQueue: node?.taskQueue ?? TASK_QUEUES.media,
+    // Only the chosen node polls its queue: a task it never takes means the node is gone.
+    ...(node ? { scheduleToStartTimeout: CHOSEN_NODE_START_TIMEOUT_MS } : {}),
+    // Waiting for the stream, the call itself, and time to save the transcript.
+    startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
+    heartbeatTimeout: CONVERSATION_HEARTBEAT_TIMEOUT_MS,
+    // A conversation cannot be replayed: one attempt (and a second start only when the first never ran, above).
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  }).runConversation;
+}
+
+/** The activity's heartbeat timed out before it ever beat: the server handed the task to the node, whose code never reported. */
+function neverBeat(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof TimeoutFailure &&
+    error.cause.timeoutType === TimeoutType.HEARTBEAT &&
+    error.cause.lastHeartbeatDetails === undefined
+  );
+}
+
+/**
+ * Calls started since this patch start a conversation on its chosen node a second time when the
+ * first activity timed out without a single heartbeat (docs/decisions/0241): under a burst the
+ * server handed such a task to the node's poll and the node's code never got it. The second
+ * start claims the conversation the node is already running with the call's stream.
+ */
+export const CONVERSATION_STARTED_AGAIN_PATCH = 'conversation-started-again-when-never-beat';
+/** A second start still waits this long for a stream that has not come. */
+const MIN_STREAM_WAIT_AGAIN_SECONDS = 3;
 
 /** A media node that stops heartbeating for this long is taken for dead: the call ends with an error. */
 export const CONVERSATION_HEARTBEAT_TIMEOUT_MS = 5_000;

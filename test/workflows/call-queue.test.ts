@@ -12,7 +12,7 @@ import { appendLedgerItem } from '../../domain/billing/ledger';
 import { createAgent } from '../../domain/agents/store';
 import { settingsFromInput } from '../../domain/agents/settings';
 import type { AgentInput } from '../../domain/agents/settings';
-import { callWorkflowId, providerStatusSignal, QUEUE_EXPIRY_MS, type CallState, type CallWorkflowInput } from '../../contracts/calls';
+import { callWorkflowId, providerStatusSignal, QUEUE_EXPIRY_MS, type CallState, type CallWorkflowInput, type MediaNodeChoice } from '../../contracts/calls';
 import { slotKeeperId, tryAcquireUpdate } from '../../contracts/slots';
 import { TASK_QUEUES } from '../../contracts/task-queues';
 import type { ConversationActivities, ConversationInput, ConversationOutcome } from '../../contracts/conversation';
@@ -238,11 +238,14 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
   let providers: TestProviders;
   let callbacks: WebhookReceiver;
 
-  /** A worker on the `media` queue running `runConversation` as given; stop() shuts it down. */
-  async function mediaWorker(runConversation: ConversationActivities['runConversation']): Promise<{ stop(): Promise<void> }> {
+  /** A worker on the `media` queue (or a chosen node's own) running `runConversation` as given; stop() shuts it down. */
+  async function mediaWorker(
+    runConversation: ConversationActivities['runConversation'],
+    taskQueue: string = TASK_QUEUES.media,
+  ): Promise<{ stop(): Promise<void> }> {
     const worker = await Worker.create({
       connection: env.nativeConnection,
-      taskQueue: TASK_QUEUES.media,
+      taskQueue,
       activities: { runConversation },
       shutdownGraceTime: '1 second',
     });
@@ -256,7 +259,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
   }
 
   /** A call that the provider answered (relayed as `in-progress`); the workflow is now live. */
-  async function liveCall(ws: string) {
+  async function liveCall(ws: string, mediaNode?: MediaNodeChoice) {
     const agent = await agentIn(ws, { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC', max_duration_seconds: MAX_DURATION_SECONDS });
     const to = randomNumbers(1)[0]!.replace('+9180', '+9198');
     providers.telephony.setCallee(to, { kind: 'answer', answerAfterSeconds: 0 });
@@ -269,7 +272,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
     const providerCallId = dialled?.provider_call_id as string;
     expect(providerCallId).to.be.a('string');
     const at = async () => new Date(await env.currentTimeMs()).toISOString();
-    await handle.signal(providerStatusSignal, { status: 'in-progress', providerCallId, at: await at() });
+    await handle.signal(providerStatusSignal, { status: 'in-progress', providerCallId, at: await at(), ...(mediaNode ? { mediaNode } : {}) });
     const simulated = () => providers.telephony.calls().find((c) => c.providerCallId === providerCallId);
     return {
       callId,
@@ -284,8 +287,12 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
         );
         expect(status, 'the workflow hung up at the provider').to.equal('completed');
         const hungUpAt = Date.now();
-        await handle.signal(providerStatusSignal, { status: 'completed', providerCallId, at: await at(), durationSeconds: 0 });
+        await this.relayFinalStatus();
         return hungUpAt;
+      },
+      /** The provider says the call is over (the callee hung up, or our hang-up went through). */
+      async relayFinalStatus() {
+        await handle.signal(providerStatusSignal, { status: 'completed', providerCallId, at: await at(), durationSeconds: 0 });
       },
     };
   }
@@ -379,6 +386,128 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       expect(error, 'an error event').to.exist;
       expect(error).to.include({ level: 'error' });
       expect(JSON.parse(error!.data_json)).to.deep.equal({ provider: 'media' });
+      expect(events.find((e) => e.type === 'call.ended')).to.include({ message: 'ended by system: error', level: 'error' });
+    } finally {
+      await media.stop();
+    }
+  });
+
+  /** A chosen node's own queue (docs/decisions/0165): only this test's worker polls it. */
+  const chosenNode = (): MediaNodeChoice => ({ url: 'wss://media-test.invalid', taskQueue: `media-node-${newId()}` });
+  /** A conversation whose task the node never runs: no beat, no answer, until the worker's shutdown lets it go. */
+  const lostTask = async (input: ConversationInput): Promise<ConversationOutcome> => {
+    await new Promise<void>((resolve) => Context.current().cancellationSignal.addEventListener('abort', () => resolve()));
+    return letGo(input);
+  };
+
+  it('on its chosen node, the conversation task that never beat is started again there once: the call goes on and ends as its conversation says (0241)', async () => {
+    const node = chosenNode();
+    const inputs: ConversationInput[] = [];
+    let liveFrom = 0;
+    const media = await mediaWorker(async (input) => {
+      inputs.push(input);
+      if (inputs.length === 1) {
+        // The test server's clock, the workflow's: it skips time.
+        liveFrom = await env.currentTimeMs();
+        return lostTask(input);
+      }
+      // The second start: a working node's conversation, beating, which the agent ends 2 s later.
+      const context = Context.current();
+      const beat = () => context.heartbeat({ phase: 'live', at: Date.now(), liveSince: liveFrom, nextSequence: input.sequenceBase });
+      beat();
+      const beats = setInterval(beat, 1_000);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      clearInterval(beats);
+      return {
+        ...letGo(input),
+        endedBy: 'agent',
+        reason: 'the agent ended the call',
+        startedAt: new Date(liveFrom).toISOString(),
+        endedAt: new Date(await env.currentTimeMs()).toISOString(),
+      };
+    }, node.taskQueue);
+    try {
+      const ws = await workspace({ balancePaise: 50_000 });
+      const call = await liveCall(ws, node);
+      await call.relayHangUp(40_000);
+      const state = await resultWithin(call.handle, call.liveAt, 2 * HEARTBEAT_TIMEOUT_SECONDS + 30);
+      expect(state).to.include({ status: 'completed', hangupReason: 'the agent ended the call' });
+      expect(inputs, 'two starts of the conversation').to.have.length(2);
+      // The second waits for the stream only what is left of the first's wait.
+      expect(inputs[1]!.streamWaitSeconds).to.be.below(inputs[0]!.streamWaitSeconds);
+      const record = await Call.findById(call.callId).lean();
+      expect(record).to.include({ status: 'completed', hangup_by: 'agent' });
+      expect(record?.duration_seconds, "charged from the stream to the conversation's end").to.be.within(
+        HEARTBEAT_TIMEOUT_SECONDS,
+        2 * HEARTBEAT_TIMEOUT_SECONDS + 20,
+      );
+      const events = await timeline(call.callId);
+      expect(events.filter((e) => e.type === 'error')).to.deep.equal([]);
+    } finally {
+      await media.stop();
+    }
+  });
+
+  it('the callee hangs up before the lost task is started again: the second start still has the claim grace from its own start (0241)', async () => {
+    const node = chosenNode();
+    let starts = 0;
+    let liveFrom = 0;
+    const media = await mediaWorker(async (input) => {
+      starts += 1;
+      if (starts === 1) {
+        liveFrom = await env.currentTimeMs();
+        return lostTask(input);
+      }
+      // The second start gets to its conversation late (a starved node): 10 s, beating; a cancel meanwhile ends it unclaimed.
+      const context = Context.current();
+      const beat = () => context.heartbeat({ phase: 'waiting-for-stream', at: Date.now(), liveSince: null, nextSequence: input.sequenceBase });
+      beat();
+      const beats = setInterval(beat, 1_000);
+      const canceled = await new Promise<boolean>((resolve) => {
+        const late = setTimeout(() => resolve(false), 10_000);
+        context.cancellationSignal.addEventListener('abort', () => {
+          clearTimeout(late);
+          resolve(true);
+        });
+      });
+      clearInterval(beats);
+      if (canceled) return letGo(input);
+      const endedAt = new Date(await env.currentTimeMs()).toISOString();
+      return { ...letGo(input), endedBy: 'agent', reason: 'the agent ended the call', startedAt: new Date(liveFrom).toISOString(), endedAt };
+    }, node.taskQueue);
+    try {
+      const ws = await workspace({ balancePaise: 50_000 });
+      const call = await liveCall(ws, node);
+      // The callee hangs up a second after the answer: the claim grace (12 s) from then ends before the second start's work.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await call.relayFinalStatus();
+      const state = await resultWithin(call.handle, call.liveAt, 2 * HEARTBEAT_TIMEOUT_SECONDS + 40);
+      expect(starts).to.equal(2);
+      expect(state).to.include({ status: 'completed', hangupReason: 'the agent ended the call' });
+      const record = await Call.findById(call.callId).lean();
+      expect(record?.duration_seconds, 'charged for the conversation the second start found').to.be.above(0);
+    } finally {
+      await media.stop();
+    }
+  });
+
+  it('on its chosen node, the media worker takes the conversation twice and never beats: an error ends the call after the second heartbeat timeout', async () => {
+    const node = chosenNode();
+    let starts = 0;
+    const media = await mediaWorker(async (input) => {
+      starts += 1;
+      return lostTask(input);
+    }, node.taskQueue);
+    try {
+      const ws = await workspace({ balancePaise: 50_000 });
+      const call = await liveCall(ws, node);
+      const hungUpAt = await call.relayHangUp(40_000);
+      // Two heartbeat timeouts, and the workflow tasks between them.
+      expect((hungUpAt - call.liveAt) / 1000).to.be.within(2 * HEARTBEAT_TIMEOUT_SECONDS - 1, 2 * HEARTBEAT_TIMEOUT_SECONDS + 8);
+      expect(starts, 'started once again, not more').to.equal(2);
+      const state = await resultWithin(call.handle, call.liveAt, 2 * HEARTBEAT_TIMEOUT_SECONDS + 25);
+      expect(state).to.include({ status: 'completed', hangupReason: 'error' });
+      const events = await timeline(call.callId);
       expect(events.find((e) => e.type === 'call.ended')).to.include({ message: 'ended by system: error', level: 'error' });
     } finally {
       await media.stop();

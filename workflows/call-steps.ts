@@ -200,11 +200,16 @@ export function startConversation(conversation: ConversationRun, input: Conversa
       try {
         return await runConversation(input);
       } catch (error) {
-        if (!node || !neverBeat(error) || conversation.canceled || !patched(CONVERSATION_STARTED_AGAIN_PATCH)) throw error;
-        // The node took the task and not one beat came: the task was lost on its way to the
-        // node's code (docs/decisions/0241). A node alive takes the second at once, and finds
-        // the call's conversation where its stream left it; a dead one ends the call as before.
-        log.warn('the conversation activity never beat: it is started again on its node', { callId: input.callId });
+        if (!node || !neverRan(error) || conversation.canceled || !patched(CONVERSATION_STARTED_AGAIN_PATCH)) throw error;
+        // Its node never ran it: the task was not taken in time, or taken and lost on its way to
+        // the node's code, not one beat sent (docs/decisions/0241). A node that still beats in the
+        // directory is starved, not gone: a second start there claims the call's conversation
+        // where its stream left it. A node gone ends the call as before.
+        if (!(await mediaNodeAlive({ taskQueue: node.taskQueue }))) throw error;
+        log.warn('the conversation activity never ran on its node, which is alive: it is started again there', {
+          callId: input.callId,
+          timeout: error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? error.cause.timeoutType : null,
+        });
         conversation.startedAgainAt = Date.now();
         const waitedSeconds = Math.floor((Date.now() - scheduledAt) / 1000);
         // The stream's wait counts from the answer, not from the second start.
@@ -234,7 +239,7 @@ export function startConversation(conversation: ConversationRun, input: Conversa
 function conversationActivity(input: ConversationInput, node: MediaNodeChoice | null): ConversationActivities['runConversation'] {
   return proxyActivities<Activities>({
     taskQueue: node?.taskQueue ?? TASK_QUEUES.media,
-    // Only the chosen node polls its queue: a task it never takes means the node is gone.
+    // Only the chosen node polls its queue: a task it never takes means the node is gone (or starved: 0241).
     ...(node ? { scheduleToStartTimeout: CHOSEN_NODE_START_TIMEOUT_MS } : {}),
     // Waiting for the stream, the call itself, and time to save the transcript.
     startToCloseTimeout: (input.streamWaitSeconds + input.capSeconds + 120) * 1000,
@@ -245,23 +250,24 @@ function conversationActivity(input: ConversationInput, node: MediaNodeChoice | 
   }).runConversation;
 }
 
-/** The activity's heartbeat timed out before it ever beat: the server handed the task to the node, whose code never reported. */
-function neverBeat(error: unknown): boolean {
-  return (
-    error instanceof ActivityFailure &&
-    error.cause instanceof TimeoutFailure &&
-    error.cause.timeoutType === TimeoutType.HEARTBEAT &&
-    error.cause.lastHeartbeatDetails === undefined
-  );
+/**
+ * The activity never ran on its node: not taken within its start timeout, or taken and timed out
+ * without a single heartbeat (it beats as it begins).
+ */
+function neverRan(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure && error.cause instanceof TimeoutFailure)) return false;
+  const { timeoutType, lastHeartbeatDetails } = error.cause;
+  return timeoutType === TimeoutType.SCHEDULE_TO_START || (timeoutType === TimeoutType.HEARTBEAT && lastHeartbeatDetails === undefined);
 }
 
 /**
  * Calls started since this patch start a conversation on its chosen node a second time when the
- * first activity timed out without a single heartbeat (docs/decisions/0241): under a burst the
- * server handed such a task to the node's poll and the node's code never got it. The second
- * start claims the conversation the node is already running with the call's stream.
+ * first activity never ran there and the node still beats in the directory (docs/decisions/0241):
+ * under a burst a task was handed to the node's poll and never reached its code, or not taken in
+ * time. The second start claims the conversation the node is already running with the stream.
  */
-export const CONVERSATION_STARTED_AGAIN_PATCH = 'conversation-started-again-when-never-beat';
+export const CONVERSATION_STARTED_AGAIN_PATCH = 'conversation-started-again-when-never-run';
+const { mediaNodeAlive } = proxyLocalActivities<Activities>(STORE_STEP_OPTIONS);
 /** A second start still waits this long for a stream that has not come. */
 const MIN_STREAM_WAIT_AGAIN_SECONDS = 3;
 

@@ -152,6 +152,18 @@ function aliveAt(now: Date, rows: DirectoryRow[]): DirectoryRow[] {
 }
 
 /**
+ * A node seen this recently is taken for alive when its call's conversation never ran there
+ * (docs/decisions/0241): longer than the stale age of the answer's choice, since a node starved
+ * under a burst beats late, and a node that is really gone is only tried once more.
+ */
+export const MEDIA_NODE_ALIVE_FOR_RESTART_MS = 10_000;
+
+/** Whether the node polling `taskQueue` wrote its row since `since` (draining or not: it still runs its calls). */
+export async function mediaNodeSeenSince(taskQueue: string, since: Date): Promise<boolean> {
+  return (await MediaNode.exists({ task_queue: taskQueue, seen_at: { $gte: since } })) !== null;
+}
+
+/**
  * The media node of an answered outbound call: the one a first answer request wrote on the call
  * record, or else `chosen`, written now with the answer's time (a provider that asks again, after
  * an answer it never got, must send the audio where the conversation runs). `call-over` when the

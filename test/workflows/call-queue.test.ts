@@ -3,9 +3,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import { createActivities, systemClock } from '../../activities';
 import { newId } from '../../db/ids';
 import { Call } from '../../db/models/call';
+import { registerMediaNode } from '../../domain/calls/media-nodes';
 import { CallEvent } from '../../db/models/call-event';
 import { Workspace } from '../../db/models/workspace';
 import { appendLedgerItem } from '../../domain/billing/ledger';
@@ -20,6 +22,7 @@ import { PlivoTelephony } from '../../providers/telephony/plivo';
 import { randomNumbers, startTestProviders, type TestProviders } from '../support/providers';
 import { timeSkippingWorker, workflowBundle } from '../support/servers';
 import { until } from '../support/until';
+import { testEncryption } from '../support/payload-keys';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const HOUR_MS = 3_600_000;
@@ -394,6 +397,12 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
 
   /** A chosen node's own queue (docs/decisions/0165): only this test's worker polls it. */
   const chosenNode = (): MediaNodeChoice => ({ url: 'wss://media-test.invalid', taskQueue: `media-node-${newId()}` });
+  /** A chosen node that beats in the media node directory until `leave` (its row goes then). */
+  async function aliveNode(): Promise<MediaNodeChoice & { leave(): Promise<void> }> {
+    const node = chosenNode();
+    const registration = await registerMediaNode({ id: newId(), ...node }, () => 0, undefined, 0);
+    return { ...node, leave: () => registration.stop() };
+  }
   /** A conversation whose task the node never runs: no beat, no answer, until the worker's shutdown lets it go. */
   const lostTask = async (input: ConversationInput): Promise<ConversationOutcome> => {
     await new Promise<void>((resolve) => Context.current().cancellationSignal.addEventListener('abort', () => resolve()));
@@ -401,7 +410,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
   };
 
   it('on its chosen node, the conversation task that never beat is started again there once: the call goes on and ends as its conversation says (0241)', async () => {
-    const node = chosenNode();
+    const node = await aliveNode();
     const inputs: ConversationInput[] = [];
     let liveFrom = 0;
     const media = await mediaWorker(async (input) => {
@@ -443,13 +452,16 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       );
       const events = await timeline(call.callId);
       expect(events.filter((e) => e.type === 'error')).to.deep.equal([]);
+      // The history with its second start replays on today's code (no recorded fixture can lose a task).
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), plugins: [testEncryption.plugin] }, await call.handle.fetchHistory());
     } finally {
       await media.stop();
+      await node.leave();
     }
   });
 
   it('the callee hangs up before the lost task is started again: the second start still has the claim grace from its own start (0241)', async () => {
-    const node = chosenNode();
+    const node = await aliveNode();
     let starts = 0;
     let liveFrom = 0;
     const media = await mediaWorker(async (input) => {
@@ -488,11 +500,12 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       expect(record?.duration_seconds, 'charged for the conversation the second start found').to.be.above(0);
     } finally {
       await media.stop();
+      await node.leave();
     }
   });
 
   it('on its chosen node, the media worker takes the conversation twice and never beats: an error ends the call after the second heartbeat timeout', async () => {
-    const node = chosenNode();
+    const node = await aliveNode();
     let starts = 0;
     const media = await mediaWorker(async (input) => {
       starts += 1;
@@ -511,6 +524,51 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       expect(events.find((e) => e.type === 'call.ended')).to.include({ message: 'ended by system: error', level: 'error' });
     } finally {
       await media.stop();
+      await node.leave();
+    }
+  });
+
+  it('the chosen node is gone from the directory and never takes the task: an error ends the call after the start timeout, with no second start (0241)', async () => {
+    const node = chosenNode();
+    const ws = await workspace({ balancePaise: 50_000 });
+    const call = await liveCall(ws, node);
+    await call.relayHangUp(40_000);
+    const state = await resultWithin(call.handle, call.liveAt, 40);
+    expect(state).to.include({ status: 'completed', hangupReason: 'error' });
+    const events = (await call.handle.fetchHistory()).events ?? [];
+    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runConversation');
+    expect(scheduled, 'conversation starts').to.have.length(1);
+    const timedOut = events.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
+    expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType, 'never taken').to.equal(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START);
+    expect((await timeline(call.callId)).find((e) => e.type === 'error')?.message).to.contain('the conversation stopped');
+  });
+
+  it('a chosen node alive in the directory that does not take the task in time: started again there, the call goes on (0241)', async () => {
+    const node = await aliveNode();
+    let media: { stop(): Promise<void> } | null = null;
+    try {
+      const ws = await workspace({ balancePaise: 50_000 });
+      const call = await liveCall(ws, node);
+      const liveFrom = await env.currentTimeMs();
+      // Its worker polls only once the first start has timed out unstarted (a starved node).
+      const timedOut = await until(
+        async () => (await call.handle.fetchHistory()).events ?? [],
+        (events) => events.some((e) => e.activityTaskTimedOutEventAttributes),
+        30_000,
+      );
+      expect(timedOut.some((e) => e.activityTaskTimedOutEventAttributes)).to.equal(true);
+      media = await mediaWorker(async (input) => {
+        const endedAt = new Date(await env.currentTimeMs()).toISOString();
+        return { ...letGo(input), endedBy: 'agent', reason: 'the agent ended the call', startedAt: new Date(liveFrom).toISOString(), endedAt };
+      }, node.taskQueue);
+      await call.relayHangUp(30_000);
+      const state = await resultWithin(call.handle, call.liveAt, 60);
+      expect(state).to.include({ status: 'completed', hangupReason: 'the agent ended the call' });
+      const record = await Call.findById(call.callId).lean();
+      expect(record?.duration_seconds, "charged from the stream to the conversation's end").to.be.above(0);
+    } finally {
+      await media?.stop();
+      await node.leave();
     }
   });
 

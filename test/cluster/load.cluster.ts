@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Call } from '../../db/models/call';
 import { callWorkflowId } from '../../contracts/calls';
-import { conversationIdentity, workflowTaskIdentities } from '../support/cluster';
+import { conversationIdentity, conversationStarts, workflowTaskIdentities } from '../support/cluster';
 import { calleeSilence, describeSilence, describeSlowestSilences, silenceSteps } from '../support/callee-silence';
 import {
   answerToStreamSeconds,
@@ -122,13 +122,15 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     const calls = await Call.find({ workspace_id: workspace.workspaceId }, { _id: 1 }).lean();
     const mediaNodes = new Map<string, number>();
     const workerNodes = new Set<string>();
+    let startedAgain = 0;
     for (const call of calls) {
       const node = identities.get((await conversationIdentity(stack.client, String(call._id))) ?? '') ?? 'unknown';
       mediaNodes.set(node, (mediaNodes.get(node) ?? 0) + 1);
+      if ((await conversationStarts(stack.client, String(call._id))) > 1) startedAgain += 1;
       for (const identity of await workflowTaskIdentities(stack.client, String(call._id))) workerNodes.add(identities.get(identity) ?? identity);
     }
     console.log(
-      `      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}`,
+      `      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}; conversations started again on their node (0241): ${startedAgain}`,
     );
     expect([...mediaNodes.keys()].sort()).to.deep.equal(['media-1', 'media-2']);
     expect(Math.min(...mediaNodes.values()), 'the lesser media node ran at least a fifth of the calls').to.be.at.least(CALLS / 5);

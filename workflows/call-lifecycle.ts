@@ -101,7 +101,7 @@ export class CallLifecycle extends CallTransferPhase {
       const deadline = live.stopConversationAt ?? live.finalWaitUntil ?? live.capAt;
       const left = deadline - Date.now();
       if (left <= 0 && live.stopConversationAt !== null) {
-        // A conversation started again (its first task lost, 0241) has the same time to claim its stream from then.
+        // A conversation started again (its first task never ran, 0241) has the same time to claim its stream from then.
         const secondGraceEnds = (conversation.startedAgainAt ?? 0) + CONVERSATION_CLAIM_GRACE_MS;
         if (secondGraceEnds > Date.now()) {
           live.stopConversationAt = secondGraceEnds;

@@ -171,7 +171,7 @@ export interface ConversationRun {
   lastBeatAt: number | null;
   /** Epoch ms its stream arrived (the agent went live), as its last heartbeat said; null if never. */
   liveSince: number | null;
-  /** Epoch ms it was started a second time, its first task lost before a beat (0241); null if not. */
+  /** Epoch ms it was started a second time, its first task never run by its node (0241); null if not. */
   startedAgainAt: number | null;
 }
 

@@ -27,7 +27,9 @@ export async function logsOnceWritten(
   api: RunningApi,
   query: string,
   headers: Headers,
-  ready: (body: { items: LogItem[]; total: number }) => boolean = (b) => b.total > 0,
+  // Its items, not its total: the API counts and reads the page at once, so an entry written
+  // between the two is counted and not yet on the page.
+  ready: (body: { items: LogItem[]; total: number }) => boolean = (b) => b.items.length > 0,
 ) {
   const deadline = Date.now() + 5_000;
   for (;;) {

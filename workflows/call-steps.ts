@@ -200,16 +200,14 @@ export function startConversation(conversation: ConversationRun, input: Conversa
       try {
         return await runConversation(input);
       } catch (error) {
-        if (!node || !neverRan(error) || conversation.canceled || !patched(CONVERSATION_STARTED_AGAIN_PATCH)) throw error;
+        const timeout = timeoutOfNeverRun(error);
+        if (!node || !timeout || conversation.canceled || !patched(CONVERSATION_STARTED_AGAIN_PATCH)) throw error;
         // Its node never ran it: the task was not taken in time, or taken and lost on its way to
         // the node's code, not one beat sent (docs/decisions/0241). A node that still beats in the
         // directory is starved, not gone: a second start there claims the call's conversation
         // where its stream left it. A node gone ends the call as before.
         if (!(await mediaNodeAlive({ taskQueue: node.taskQueue }))) throw error;
-        log.warn('the conversation activity never ran on its node, which is alive: it is started again there', {
-          callId: input.callId,
-          timeout: error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? error.cause.timeoutType : null,
-        });
+        log.warn('the conversation activity never ran on its node, which is alive: it is started again there', { callId: input.callId, timeout });
         conversation.startedAgainAt = Date.now();
         const waitedSeconds = Math.floor((Date.now() - scheduledAt) / 1000);
         // The stream's wait counts from the answer, not from the second start.
@@ -251,13 +249,14 @@ function conversationActivity(input: ConversationInput, node: MediaNodeChoice | 
 }
 
 /**
- * The activity never ran on its node: not taken within its start timeout, or taken and timed out
- * without a single heartbeat (it beats as it begins).
+ * The timeout by which the activity is known never to have run on its node, or null: not taken
+ * within its start timeout, or taken and timed out without a single heartbeat (it beats as it begins).
  */
-function neverRan(error: unknown): boolean {
-  if (!(error instanceof ActivityFailure && error.cause instanceof TimeoutFailure)) return false;
+function timeoutOfNeverRun(error: unknown): TimeoutType | null {
+  if (!(error instanceof ActivityFailure && error.cause instanceof TimeoutFailure)) return null;
   const { timeoutType, lastHeartbeatDetails } = error.cause;
-  return timeoutType === TimeoutType.SCHEDULE_TO_START || (timeoutType === TimeoutType.HEARTBEAT && lastHeartbeatDetails === undefined);
+  const neverRan = timeoutType === TimeoutType.SCHEDULE_TO_START || (timeoutType === TimeoutType.HEARTBEAT && lastHeartbeatDetails === undefined);
+  return neverRan ? timeoutType : null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Call } from '../../db/models/call';
 import { callWorkflowId } from '../../contracts/calls';
-import { conversationIdentity, conversationStarts, workflowTaskIdentities } from '../support/cluster';
+import { callHistoryFacts, conversationIdentity } from '../support/cluster';
 import { calleeSilence, describeSilence, describeSlowestSilences, silenceSteps } from '../support/callee-silence';
 import {
   answerToStreamSeconds,
@@ -126,8 +126,9 @@ describe('Cluster: 200 calls over two API, worker and media nodes', function () 
     for (const call of calls) {
       const node = identities.get((await conversationIdentity(stack.client, String(call._id))) ?? '') ?? 'unknown';
       mediaNodes.set(node, (mediaNodes.get(node) ?? 0) + 1);
-      if ((await conversationStarts(stack.client, String(call._id))) > 1) startedAgain += 1;
-      for (const identity of await workflowTaskIdentities(stack.client, String(call._id))) workerNodes.add(identities.get(identity) ?? identity);
+      const facts = await callHistoryFacts(stack.client, String(call._id));
+      if (facts.conversationStarts > 1) startedAgain += 1;
+      for (const identity of facts.workflowTaskIdentities) workerNodes.add(identities.get(identity) ?? identity);
     }
     console.log(
       `      conversations per media node: ${JSON.stringify(Object.fromEntries(mediaNodes))}; workflow tasks by ${[...workerNodes].join(', ')}; requests per API node: ${JSON.stringify(Object.fromEntries(stack.balancer.served))}; most live: slot keeper ${concurrency.slotKeeperMax}, stored ${concurrency.storedLiveMax}; conversations started again on their node (0241): ${startedAgain}`,

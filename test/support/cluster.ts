@@ -241,16 +241,17 @@ export async function conversationIdentity(client: Client, callId: string): Prom
   return identity;
 }
 
-/** How many times the call's conversation activity was scheduled: 2 when its first start never ran on its node (docs/decisions/0241). */
-export async function conversationStarts(client: Client, callId: string): Promise<number> {
-  const history = await client.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
-  return (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === CONVERSATION_ACTIVITY).length;
-}
-
-/** The identities of the workers that completed the call workflow's workflow tasks. */
-export async function workflowTaskIdentities(client: Client, callId: string): Promise<Set<string>> {
-  const history = await client.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
-  return new Set(
-    (history.events ?? []).map((event) => event.workflowTaskCompletedEventAttributes?.identity).filter((identity): identity is string => !!identity),
-  );
+/**
+ * From one read of the call workflow's history: the identities of the workers that completed its
+ * workflow tasks, and how many times its conversation activity was scheduled (2 when its first
+ * start never ran on its node, docs/decisions/0241).
+ */
+export async function callHistoryFacts(client: Client, callId: string): Promise<{ workflowTaskIdentities: Set<string>; conversationStarts: number }> {
+  const events = (await client.workflow.getHandle(callWorkflowId(callId)).fetchHistory()).events ?? [];
+  return {
+    workflowTaskIdentities: new Set(
+      events.map((event) => event.workflowTaskCompletedEventAttributes?.identity).filter((identity): identity is string => !!identity),
+    ),
+    conversationStarts: events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === CONVERSATION_ACTIVITY).length,
+  };
 }

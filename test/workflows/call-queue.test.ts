@@ -403,6 +403,14 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
     const registration = await registerMediaNode({ id: newId(), ...node }, () => 0, undefined, 0);
     return { ...node, leave: () => registration.stop() };
   }
+  /** What a conversation answers that the agent ended now, live since `liveFrom` (the test server's clock, the workflow's: it skips time). */
+  const agentEnded = async (input: ConversationInput, liveFrom: number): Promise<ConversationOutcome> => ({
+    ...letGo(input),
+    endedBy: 'agent',
+    reason: 'the agent ended the call',
+    startedAt: new Date(liveFrom).toISOString(),
+    endedAt: new Date(await env.currentTimeMs()).toISOString(),
+  });
   /** A conversation whose task the node never runs: no beat, no answer, until the worker's shutdown lets it go. */
   const lostTask = async (input: ConversationInput): Promise<ConversationOutcome> => {
     await new Promise<void>((resolve) => Context.current().cancellationSignal.addEventListener('abort', () => resolve()));
@@ -427,13 +435,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       const beats = setInterval(beat, 1_000);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       clearInterval(beats);
-      return {
-        ...letGo(input),
-        endedBy: 'agent',
-        reason: 'the agent ended the call',
-        startedAt: new Date(liveFrom).toISOString(),
-        endedAt: new Date(await env.currentTimeMs()).toISOString(),
-      };
+      return agentEnded(input, liveFrom);
     }, node.taskQueue);
     try {
       const ws = await workspace({ balancePaise: 50_000 });
@@ -484,8 +486,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
       });
       clearInterval(beats);
       if (canceled) return letGo(input);
-      const endedAt = new Date(await env.currentTimeMs()).toISOString();
-      return { ...letGo(input), endedBy: 'agent', reason: 'the agent ended the call', startedAt: new Date(liveFrom).toISOString(), endedAt };
+      return agentEnded(input, liveFrom);
     }, node.taskQueue);
     try {
       const ws = await workspace({ balancePaise: 50_000 });
@@ -557,10 +558,7 @@ describe('callWorkflow cap on a live call (the media service absent or misbehavi
         30_000,
       );
       expect(timedOut.some((e) => e.activityTaskTimedOutEventAttributes)).to.equal(true);
-      media = await mediaWorker(async (input) => {
-        const endedAt = new Date(await env.currentTimeMs()).toISOString();
-        return { ...letGo(input), endedBy: 'agent', reason: 'the agent ended the call', startedAt: new Date(liveFrom).toISOString(), endedAt };
-      }, node.taskQueue);
+      media = await mediaWorker((input) => agentEnded(input, liveFrom), node.taskQueue);
       await call.relayHangUp(30_000);
       const state = await resultWithin(call.handle, call.liveAt, 60);
       expect(state).to.include({ status: 'completed', hangupReason: 'the agent ended the call' });

@@ -11,6 +11,7 @@ import { BrowserCallClient } from '../../support/browser-call-client';
 import { startTestProviders, type TestProviders } from '../../support/providers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
+import { contractCallCost } from '../../support/charges';
 
 type Call = Record<string, unknown> & { id: string; status: string; transcript: { role: string; text: string; interrupted: boolean }[] };
 type TimelineEntry = { type: string; message: string; level: string; data: Record<string, unknown> };
@@ -126,7 +127,7 @@ describe("Browser calls (POST /calls/browser, the media node's browser stream)",
     // Charged like any call: one `call` item, ceil(duration * 400 / 60).
     const duration = call.duration_seconds as number;
     expect(duration).to.be.above(3);
-    expect(call.cost_paise).to.equal(Math.ceil((duration * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(duration));
     const items = await LedgerItem.find({ call_id: callId }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise])).to.deep.equal([['call', -(call.cost_paise as number)]]);
     expect(await balanceOf(owner.workspaceId)).to.equal(balance - (call.cost_paise as number));

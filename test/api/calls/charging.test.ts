@@ -34,6 +34,7 @@ describe('charging calls', function () {
     expect(callCost(90.5, 350)).to.equal(528); // 527.92
     expect(callCost(0.3, 300)).to.equal(2); // 1.5 (0.3 * 300 is 90.00000000000001 in floating point)
     expect(callCost(6, 300)).to.equal(30); // exactly 30, not 31
+    expect(callCost(9.3, 400)).to.equal(62); // exactly 62 (9.3 * 400 / 60 is 62.00000000000001 in floating point)
   });
 
   it('charges a call once: one `call` item keyed by the call id, the cost saved on the call, a retry changes nothing', async () => {

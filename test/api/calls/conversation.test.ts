@@ -8,6 +8,7 @@ import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { randomNumbers } from '../../support/providers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
+import { contractCallCost } from '../../support/charges';
 
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 
@@ -146,7 +147,7 @@ describe('Live conversations (media service, audio stream, simulators)', functio
     // Billing rule 1: ceil(duration * 400 / 60), one `call` ledger item.
     const duration = call.duration_seconds as number;
     expect(duration).to.be.above(3);
-    expect(call.cost_paise).to.equal(Math.ceil((duration * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(duration));
     const items = await LedgerItem.find({ call_id: placed.id }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise])).to.deep.equal([['call', -(call.cost_paise as number)]]);
     // The completed event carries the whole record and its transcript as text.

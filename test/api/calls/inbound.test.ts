@@ -12,6 +12,7 @@ import { startTestProviders, type TestProviders } from '../../support/providers'
 import { postProviderCallback } from '../../support/provider-callbacks';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
+import { contractCallCost } from '../../support/charges';
 
 /** The simulator plays callers' scripts 20 times faster (their delays; audio plays in real time). */
 const TIME_SCALE = 0.05;
@@ -159,7 +160,7 @@ describe('Inbound calls (a caller dials a number of the workspace)', function ()
     const duration = call.duration_seconds as number;
     expect(duration).to.be.above(1);
     expect(ended.data.duration_seconds).to.equal(duration);
-    expect(call.cost_paise).to.equal(Math.ceil((duration * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(duration));
     const items = await LedgerItem.find({ call_id: placed.id }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise])).to.deep.equal([['call', -(call.cost_paise as number)]]);
 

@@ -4,6 +4,7 @@ import { startApi, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
+import { contractCallCost } from '../../support/charges';
 
 type TimelineEntry = { type: string; message: string };
 
@@ -52,6 +53,6 @@ describe('Live conversations: max_duration_seconds', function () {
     expect(call).to.include({ status: 'completed', hangup_by: 'system', hangup_reason: 'max duration reached' });
     expect(call.duration_seconds).to.be.within(29.5, 31);
     expect(events.find((e) => e.type === 'call.ended')!.message).to.equal('ended by system: max duration reached');
-    expect(call.cost_paise).to.equal(Math.ceil((call.duration_seconds * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds));
   });
 });

@@ -10,6 +10,7 @@ import { startMediaProcess, type RunningMediaProcess } from '../../support/media
 import { createLocal, testServers } from '../../support/servers';
 import { until } from '../../support/until';
 import { agentsClient } from '../agents/helpers';
+import { contractCallCost } from '../../support/charges';
 
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
 /** How often the conversation activity heartbeats (media/conversation/activity.ts). */
@@ -129,7 +130,7 @@ describe('Calls: the media process killed mid-call', function () {
     expect(call.status).to.equal('completed');
     const liveSeconds = (killedAt - startedAt) / 1000;
     expect(call.duration_seconds).to.be.within(liveSeconds - (2 * HEARTBEAT_INTERVAL_MS + 500) / 1000, liveSeconds + 1.5);
-    expect(call.cost_paise).to.equal(Math.ceil((call.duration_seconds * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds));
     const items = await LedgerItem.find({ call_id: placed.id }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise])).to.deep.equal([['call', -call.cost_paise]]);
 

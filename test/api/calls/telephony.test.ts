@@ -14,6 +14,7 @@ import { createLocal } from '../../support/servers';
 import { agentsClient } from '../agents/helpers';
 import { until } from '../../support/until';
 import { localStepsOf } from '../../support/call-histories';
+import { contractCallCost } from '../../support/charges';
 
 /** Calling hours open all day, so that placed calls are dialled at once. */
 const OPEN_HOURS = { call_start_hour: 0, call_end_hour: 24, timezone: 'UTC' };
@@ -148,7 +149,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     expect(events[4].data.duration_seconds).to.equal(call.duration_seconds);
     expect(call).to.include({ status: 'completed', hangup_by: 'caller', hangup_reason: 'the caller hung up' });
     expect(call.duration_seconds).to.be.within(1, 2.2);
-    expect(call.cost_paise).to.equal(Math.ceil(((call.duration_seconds as number) * 400) / 60));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds as number));
     for (const field of ['dequeued_at', 'started_at', 'ended_at']) expect(call[field], field).to.be.a('string');
     expect(Date.parse(call.started_at as string)).to.be.at.most(Date.parse(call.ended_at as string));
 

@@ -3,6 +3,8 @@
 # (test/support/hooks.ts) starts FerretDB and the Temporal dev server on free ports.
 # `npm test -- test/api/calls/place.test.ts` runs only the files given (mocha adds a config
 # file's `spec` to the command line's, so the whole suite is named here, not in .mocharc.json).
+# The whole suite runs as TEST_JOBS mocha processes at once (default: one per core, at most 4),
+# each with its own servers over its share of the files (docs/decisions/0242).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -12,4 +14,7 @@ bash scripts/setup.sh
 for arg in "$@"; do
   if [[ "$arg" != -* && ( "$arg" == *.ts || -d "$arg" ) ]]; then exec npx mocha --exit "$@"; fi
 done
-exec npx mocha --exit "$@" 'test/**/*.test.ts'
+jobs="${TEST_JOBS:-$(nproc)}"
+(( jobs > 4 )) && jobs=4
+if (( jobs <= 1 )); then exec npx mocha --exit "$@" 'test/**/*.test.ts'; fi
+exec npx tsx scripts/test-shards.ts --jobs "$jobs" -- "$@"

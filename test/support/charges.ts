@@ -1,9 +1,9 @@
 /**
- * The contract's charge of a call, `ceil(duration_seconds * price_per_minute_paise / 60)`, worked
- * out in whole tenths of a second (the duration's resolution), so that binary float noise cannot
- * add a paisa the contract does not: 9.3 * 400 / 60 is 62.00000000000001 in floats, 62 exactly.
+ * The contract's charge of a call at the test plan's price (400 paise a minute):
+ * `ceil(seconds * price_per_minute_paise / 60)`, with binary float noise rounded away first (to
+ * the millionth of a paisa), so that it cannot add a paisa the contract does not: 9.3 * 400 / 60
+ * is 62.00000000000001 in floats, and 5.3 + 15.1 is 20.400000000000002; 62 and 136 exactly.
  */
-export function contractCallCost(durationSeconds: number, pricePerMinutePaise = 400): number {
-  const tenths = Math.round(durationSeconds * 10);
-  return Math.ceil((tenths * pricePerMinutePaise) / 600);
+export function contractCallCost(seconds: number, pricePerMinutePaise = 400): number {
+  return Math.ceil(Math.round((seconds * pricePerMinutePaise * 1e6) / 60) / 1e6);
 }

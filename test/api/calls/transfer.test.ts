@@ -5,9 +5,7 @@ import { withJson } from '../../support/accounts';
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { until } from '../../support/until';
 import { onlyIssue } from '../agents/helpers';
-
-/** The starter plan's price (billing rule 1). */
-const PRICE_PER_MINUTE_PAISE = 400;
+import { contractCallCost } from '../../support/charges';
 
 type Call = Record<string, unknown> & { id: string; status: string; duration_seconds: number; cost_paise: number; transfer: Record<string, unknown> | null };
 
@@ -106,7 +104,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
 
     // Charged: live time + bridged time at the plan's price, one `call` item.
     expect(call.duration_seconds).to.be.above(1);
-    expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds + 40));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds + 40));
     const items = await LedgerItem.find({ call_id: placed.id }).lean();
     expect(items.map((i) => [i.kind, i.amount_paise])).to.deep.equal([['call', -call.cost_paise]]);
   });
@@ -132,7 +130,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     expect(call).to.include({ status: 'completed', hangup_by: 'system', hangup_reason: 'transfer failed' });
     expect(call.transfer).to.deep.include({ destination: desk, status: 'failed', reason: 'no-answer', transferred_at: null, bridged_seconds: 0 });
     expect(simulated(desk)[0]).to.include({ status: 'no-answer', bridgedWith: null });
-    expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds));
   });
 
   it('cold, hung up through the API while bridged: the destination leg goes too, its seconds are the bridged time charged', async () => {
@@ -158,7 +156,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     expect(call.transfer).to.deep.include({ status: 'transferred' });
     const bridged = call.transfer!.bridged_seconds as number;
     expect(bridged).to.be.at.least(15);
-    expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds + bridged));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds + bridged));
   });
 
   it('an agent without destinations is never offered transfer_call (the caller asking for a person gets an answer)', async () => {
@@ -202,7 +200,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     expect(call.transfer).to.deep.include({ destination: desk, mode: 'warm', status: 'transferred', reason: null });
     const bridged = call.transfer!.bridged_seconds as number;
     expect(bridged).to.be.above(1);
-    expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds + bridged));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds + bridged));
   });
 
   it('warm to a number that does not answer: call.transfer_failed no-answer, the agent tells the caller and the call goes on', async () => {
@@ -240,7 +238,7 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     expect(simulated(desk)[0]).to.include({ status: 'no-answer' });
     expect(call).to.include({ hangup_by: 'agent', hangup_reason: 'end_call' });
     expect(call.transfer).to.deep.include({ destination: desk, mode: 'warm', status: 'failed', reason: 'no-answer', bridged_seconds: 0 });
-    expect(call.cost_paise).to.equal(paiseFor(call.duration_seconds));
+    expect(call.cost_paise).to.equal(contractCallCost(call.duration_seconds));
   });
 
   it("warm to a number where a machine answers (the provider's machine detection): call.transfer_failed machine, the agent stays with the caller", async () => {
@@ -341,11 +339,3 @@ describe('Transfer to a person (transfer_call, cold and warm)', function () {
     });
   });
 });
-
-/**
- * The contract's ceil(seconds * price / 60) for the test plan's price, with the float noise of
- * adding tenths taken out first (5.3 + 15.1 is 20.400000000000002, which would round 136 up to 137).
- */
-function paiseFor(seconds: number): number {
-  return Math.ceil(Math.round((seconds * PRICE_PER_MINUTE_PAISE * 1e6) / 60) / 1e6);
-}

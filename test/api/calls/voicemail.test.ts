@@ -6,6 +6,7 @@ import type { ApiResponse } from '../../support/api';
 import { OPEN_HOURS, useCallStack } from '../../support/call-stack';
 import { postProviderCallback } from '../../support/provider-callbacks';
 import { until } from '../../support/until';
+import { contractCallCost } from '../../support/charges';
 
 const FINAL = ['completed', 'no-answer', 'busy', 'failed', 'canceled'];
 const GREETING = 'Ravi here. Leave a message after the beep.';
@@ -51,7 +52,7 @@ describe('Voicemail: answering machines on outbound calls', function () {
     // Quickly: the greeting alone takes over 3 s to say.
     const duration = call.duration_seconds as number;
     expect(duration).to.be.below(3);
-    expect(call.cost_paise).to.equal(paiseFor(duration));
+    expect(call.cost_paise).to.equal(contractCallCost(duration));
     const items = await LedgerItem.find({ call_id: placed.id }).lean();
     // One `call` item of the live time's price (0 paise for a call shorter than half a second).
     expect(items.map((i) => [i.kind, Math.abs(i.amount_paise)])).to.deep.equal([['call', call.cost_paise]]);
@@ -177,11 +178,3 @@ describe('Voicemail: answering machines on outbound calls', function () {
     });
   });
 });
-
-/**
- * The contract's ceil(seconds * price / 60) for the test plan's price, with the float noise of
- * adding tenths taken out first (5.3 + 15.1 is 20.400000000000002, which would round 136 up to 137).
- */
-function paiseFor(seconds: number): number {
-  return Math.ceil(Math.round((seconds * 400 * 1e6) / 60) / 1e6);
-}

@@ -58,18 +58,21 @@ function runShard(index: number, files: string[], mochaArgs: string[], dir: stri
   const child = spawn(process.execPath, [require.resolve('mocha/bin/mocha.js'), '--exit', ...mochaArgs, ...files], {
     cwd: ROOT,
     stdio: ['ignore', out, out],
-    env: { ...process.env, TEST_SHARD: String(index + 1) },
   });
   children.add(child);
   return new Promise((resolve) => {
+    let ended = false;
+    // A child that cannot be spawned may report both 'error' and 'exit': it ends once.
     const done = (exitCode: number) => {
+      if (ended) return;
+      ended = true;
       children.delete(child);
       fs.closeSync(out);
       resolve({ index, files: files.length, exitCode, seconds: (Date.now() - started) / 1000, log: fs.readFileSync(log, 'utf8') });
     };
     child.once('exit', (code, signal) => done(code ?? (signal ? 1 : 0)));
     child.once('error', (err) => {
-      fs.writeSync(out, `mocha could not start: ${err.message}\n`);
+      if (!ended) fs.writeSync(out, `mocha could not start: ${err.message}\n`);
       done(1);
     });
   });
@@ -77,8 +80,8 @@ function runShard(index: number, files: string[], mochaArgs: string[], dir: stri
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const jobsAt = argv.indexOf('--jobs');
-  const jobs = Math.max(1, Number(argv[jobsAt + 1] ?? 2));
+  const jobs = Number(argv[argv.indexOf('--jobs') + 1]);
+  if (!argv.includes('--jobs') || !Number.isInteger(jobs) || jobs < 1) throw new Error('usage: tsx scripts/test-shards.ts --jobs N [-- mocha options]');
   const dashDash = argv.indexOf('--');
   const mochaArgs = dashDash >= 0 ? argv.slice(dashDash + 1) : [];
   const shards = dealShards(testFiles(), jobs);
@@ -118,4 +121,8 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) void main();
+if (require.main === module)
+  main().catch((error: Error) => {
+    console.error(`[test] ${error.message}`);
+    process.exit(1);
+  });

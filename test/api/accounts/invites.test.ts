@@ -66,14 +66,21 @@ describe('invites', () => {
     const owner = await signUp(api);
     const existing = await signUp(api);
     const setup = await (await api.request('/api/v1/account/2fa/setup', { method: 'POST', headers: existing.auth })).json();
-    await api.request('/api/v1/account/2fa/enable', jsonBody({ code: totpCode(setup.secret, new Date(Date.now() - 30_000)) }, existing.auth));
+    // Enabled with the current step's code and accepted with the next step's: the server takes one
+    // step either way and never a step at or before the last one used, so both hold even when a
+    // request crosses a 30 s boundary (the previous step's code failed then, and two-factor was off).
+    const enabled = await api.request('/api/v1/account/2fa/enable', jsonBody({ code: totpCode(setup.secret, new Date()) }, existing.auth));
+    expect(enabled.status, 'two-factor enabled').to.equal(200);
     const { token } = await (await invite(owner, { email: existing.email, role: 'admin' })).json();
     expect((await (await api.request(`/api/v1/invites/${token}`)).json()).account_exists).to.equal(true);
     const wrong = await api.request(`/api/v1/invites/${token}/accept`, jsonBody({ password: 'not the password' }));
     expect(wrong.status).to.equal(401);
     expect(wrong.headers.get('www-authenticate')).to.match(/^Bearer/);
     expect((await api.request(`/api/v1/invites/${token}/accept`, jsonBody({ password: existing.password }))).status).to.equal(401);
-    const ok = await api.request(`/api/v1/invites/${token}/accept`, jsonBody({ password: existing.password, code: totpCode(setup.secret, new Date()) }));
+    const ok = await api.request(
+      `/api/v1/invites/${token}/accept`,
+      jsonBody({ password: existing.password, code: totpCode(setup.secret, new Date(Date.now() + 30_000)) }),
+    );
     expect(ok.status).to.equal(200);
     expect((await ok.json()).workspace).to.include({ id: owner.workspaceId, role: 'admin' });
     expect(await Membership.countDocuments({ user_id: existing.userId })).to.equal(2);

@@ -14,11 +14,16 @@ import { PreparedWelcome } from '../../../db/models/prepared-welcome';
 describe('Voice-to-voice time of each turn, the call and the day', function () {
   this.timeout(120_000);
   const stack = useCallStack({ numberPrefix: '+9196' });
-  const STT_MS = 120;
-  const LLM_MS = 250;
-  const TTS_MS = 150;
+  // Each stage's simulated latency is longer than the delay a busy machine may add to any stage
+  // (SLACK_MS), so that a stage counted in another's place still fails the test. On two busy cores
+  // a stage came 81 ms late (the model's first token at 331 ms of 250), past the 80 ms allowed then.
+  const STT_MS = 250;
+  const LLM_MS = 500;
+  const TTS_MS = 300;
   const TOKEN_MS = 10;
   const EOT_MS = 400;
+  const SLACK_MS = 200;
+  const timing = (stage: string) => `${stage} (timing: its simulated latency, up to ${SLACK_MS} ms later on a busy machine)`;
 
   before(() => {
     const { recognition, llm, speech } = stack.providers;
@@ -37,7 +42,7 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     speech.latencyMs = 0;
   });
 
-  it('splits each turn into its stages, and the call and the day show p50 and p90', async () => {
+  it('splits each turn into its stages, and the call and the day show p50 and p90 (timing: each stage within 200 ms of its simulated latency)', async () => {
     const agent = await stack.createAgent({ welcome_message: 'Hello, this is Asha.', call: { ...OPEN_HOURS, allow_interruptions: false } });
     const to = stack.callee({
       kind: 'answer',
@@ -51,18 +56,18 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     expect(turns).to.have.length(3);
     for (const turn of turns) {
       // The recognizer decided after EOT_MS of silence (audio time) and answered STT_MS later.
-      expect(turn.data.end_of_turn_ms).to.be.within(EOT_MS - 30, EOT_MS + 80);
-      expect(turn.data.recogniser_ms).to.be.within(STT_MS - 5, STT_MS + 80);
+      expect(turn.data.end_of_turn_ms, timing('end of turn')).to.be.within(EOT_MS - 30, EOT_MS + SLACK_MS);
+      expect(turn.data.recogniser_ms, timing('recogniser')).to.be.within(STT_MS - 5, STT_MS + SLACK_MS);
     }
     const replies = events.filter((e) => e.type === 'tts.first_audio' && !e.data.welcome);
     expect(replies).to.have.length(3);
     const figures: number[] = [];
     for (const reply of replies) {
       const d = reply.data as Record<string, number>;
-      expect(d.model_first_token_ms).to.be.within(LLM_MS - 5, LLM_MS + 80);
-      expect(d.speech_first_byte_ms).to.be.within(TTS_MS - 5, TTS_MS + 80);
+      expect(d.model_first_token_ms, timing("the model's first token")).to.be.within(LLM_MS - 5, LLM_MS + SLACK_MS);
+      expect(d.speech_first_byte_ms, timing("the speech's first byte")).to.be.within(TTS_MS - 5, TTS_MS + SLACK_MS);
       expect(d.model_first_sentence_ms).to.be.at.least(0);
-      expect(d.ours_ms).to.be.within(0, 100);
+      expect(d.ours_ms, timing('ours (no latency simulated)')).to.be.within(0, SLACK_MS);
       const parts = d.end_of_turn_ms + d.recogniser_ms + d.model_first_token_ms + d.model_first_sentence_ms + d.speech_first_byte_ms + d.ours_ms;
       // Each part rounded on its own: the sum may differ from the whole by a few milliseconds.
       expect(Math.abs(parts - d.voice_to_voice_ms)).to.be.at.most(4);
@@ -75,7 +80,7 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     // The callee heard each answer after the node sent it: no telephony legs here, so only its playback's frame and the stream.
     const heard = callerLatency(stack.simulated(to)[0]!).voiceToVoiceMs;
     expect(heard).to.have.length(3);
-    heard.forEach((ms, i) => expect(ms - figures[i]!).to.be.within(-5, 80));
+    heard.forEach((ms, i) => expect(ms - figures[i]!, timing('heard after sent')).to.be.within(-5, SLACK_MS));
 
     const day = new Date().toISOString().slice(0, 10);
     const stats = await (
@@ -85,10 +90,12 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     expect(stats.days[0]).to.include({ voice_to_voice_p50_ms: sorted[1], voice_to_voice_p90_ms: sorted[2] });
   });
 
-  it('has the welcome ready when the stream opens: the same welcome stored while the first call rang then kept by the node, a filled-in one synthesized while its phone rang', async () => {
+  it('has the welcome ready when the stream opens: the same welcome stored while the first call rang then kept by the node, a filled-in one synthesized while its phone rang (timing: heard within 300 ms)', async () => {
     const { speech } = stack.providers;
     const SLOW_TTS_MS = 500;
     speech.latencyMs = SLOW_TTS_MS;
+    // A welcome synthesized after the stream opened is heard SLOW_TTS_MS later at the soonest.
+    const heardAtOnce = `the welcome's first sound after the stream opened (timing: under ${SLOW_TTS_MS - SLACK_MS} ms, a synthesis takes ${SLOW_TTS_MS})`;
     try {
       const agent = await stack.createAgent({ welcome_message: 'Hello, this is Asha from Acme.', call: OPEN_HOURS });
       /** A call whose callee listens to the welcome and hangs up: the callee's wait from its stream opening to the welcome's first sound, and the speech requests it took. */
@@ -111,12 +118,12 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
       // time), once, and stores it for every media node (0233): the node plays it at once.
       const first = await greet(agent.id, undefined, 40);
       expect(first.requests).to.deep.equal(['Hello, this is Asha from Acme.']);
-      expect(first.afterStreamMs).to.be.below(150);
+      expect(first.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
       // The next ones play it from the node's memory, at once, and ask the speech server nothing.
       for (let i = 0; i < 2; i++) {
         const next = await greet(agent.id);
         expect(next.requests).to.deep.equal([]);
-        expect(next.afterStreamMs).to.be.below(150);
+        expect(next.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
       }
       // A welcome with the call's own values is its own: synthesized by the worker while the phone
       // rings (2 s here, the stack running at 1/20 of real time), played at once when the stream opens, billed to its call, taken.
@@ -126,7 +133,7 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
       expect(ravi.requests).to.deep.equal(['Hello Ravi.']);
       expect(sita.requests).to.deep.equal(['Hello Sita.']);
       for (const call of [ravi, sita]) {
-        expect(call.afterStreamMs).to.be.below(150);
+        expect(call.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
         expect(call.ttsCharacters).to.equal('Hello Ravi.'.length);
         expect(await PreparedWelcome.countDocuments({ _id: call.callId })).to.equal(0);
       }

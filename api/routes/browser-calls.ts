@@ -66,7 +66,7 @@ export function browserCallRoutes(deps: BrowserCallDeps): Router {
 
     const base = (await mediaNodeOf(deps.temporal, admission.callId)) ?? deps.mediaPublicUrl;
     if (!base) throw new HttpError(503, 'no media service is configured to take browser calls (MEDIA_PUBLIC_URL)');
-    const { token, expiresAt } = await signStreamTokenWithExpiry(deps.streamTokenSecret, admission.callId, BROWSER_STREAM_TOKEN_TTL_SECONDS, 'browser');
+    const { token, expiresAt } = signStreamTokenWithExpiry(deps.streamTokenSecret, admission.callId, BROWSER_STREAM_TOKEN_TTL_SECONDS, 'browser');
     const ws = base.replace(/\/+$/, '');
     const http = ws.replace(/^ws/, 'http');
     const call = encodeURIComponent(admission.callId);

@@ -113,7 +113,7 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
       return;
     }
     // A repeated answer request: the call is the first request's, its node the workflow's.
-    res.send(decision.admittedHere ? await streamXml(decision.callId, node.url, deps) : await announcedNodeAnswerXml(decision.callId, deps));
+    res.send(decision.admittedHere ? streamXml(decision.callId, node.url, deps) : await announcedNodeAnswerXml(decision.callId, deps));
   });
 
   /**
@@ -185,7 +185,7 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
     )
       return void res.send(HANGUP_ANSWER_XML);
     const key = transferLegStreamKey(callId);
-    const token = await signStreamToken(deps.streamTokenSecret, key);
+    const token = signStreamToken(deps.streamTokenSecret, key);
     res.send(streamAnswerXml(`${node.replace(/\/$/, '')}/telephony/streams/${encodeURIComponent(key)}?token=${encodeURIComponent(token)}`));
   });
 
@@ -312,7 +312,7 @@ async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, st
     deps.logger.info({ msg: 'answer for a call that is over', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
     return HANGUP_ANSWER_XML;
   }
-  const xml = await streamXml(callId, node.url, deps);
+  const xml = streamXml(callId, node.url, deps);
   // After this request's answer is written (the signal's encoding and encryption take the CPU too).
   setImmediate(() => void tellWorkflowOfAnswer(callId, { ...status, mediaNode: node }, deps));
   return xml;
@@ -351,8 +351,8 @@ async function announcedNodeAnswerXml(callId: string, deps: TelephonyCallbackDep
 }
 
 /** `<Stream>` of the call's audio, both ways, to the media node at `nodeUrl`, with a stream token of this very call. */
-async function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbackDeps): Promise<string> {
-  const token = await signStreamToken(deps.streamTokenSecret, callId);
+function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbackDeps): string {
+  const token = signStreamToken(deps.streamTokenSecret, callId);
   const base = nodeUrl.replace(/\/$/, '');
   return streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`);
 }

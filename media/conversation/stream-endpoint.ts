@@ -37,10 +37,9 @@ export function attachStreamEndpoint(server: Server, options: StreamEndpointOpti
     // The socket is ours from here; a peer that resets it must not throw.
     socket.on('error', () => socket.destroy());
     const callId = decodeURIComponent(match[1]!);
-    void verifyStreamToken(options.secret, url.searchParams.get('token') ?? '', options.kind).then((tokenCallId) => {
-      if (tokenCallId === null || tokenCallId !== callId) return refuse(socket, 401, 'Unauthorized');
-      sockets.handleUpgrade(req, socket, head, (ws) => options.onStream(callId, ws));
-    });
+    const tokenCallId = verifyStreamToken(options.secret, url.searchParams.get('token') ?? '', options.kind);
+    if (tokenCallId === null || tokenCallId !== callId) return refuse(socket, 401, 'Unauthorized');
+    sockets.handleUpgrade(req, socket, head, (ws) => options.onStream(callId, ws));
   };
   server.on('upgrade', onUpgrade);
 

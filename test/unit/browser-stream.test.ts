@@ -52,7 +52,7 @@ describe('browser call stream (media/browser)', () => {
   });
 
   const connect = async (callId: string) => {
-    const page = await openPage(`ws://${base}/browser/calls/${callId}?token=${await signStreamToken(SECRET, callId, 60, 'browser')}`);
+    const page = await openPage(`ws://${base}/browser/calls/${callId}?token=${signStreamToken(SECRET, callId, 60, 'browser')}`);
     const stream: CallAudioStream = await registry.waitFor(callId, { timeoutMs: 2_000 });
     return { page, stream };
   };

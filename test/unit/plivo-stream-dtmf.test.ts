@@ -19,7 +19,7 @@ describe("telephony audio streams: the caller's keys (Plivo dtmf frames)", () =>
   const started = async (): Promise<{ end: ProviderEnd; stream: CallAudioStream }> => {
     const callId = `${String(++seq).padStart(8, '0')}${'d'.repeat(24)}`;
     const waiting = node.registry.waitFor(callId, { timeoutMs: 5_000 });
-    const end = await openProviderEnd(`${node.url}/telephony/streams/${callId}?token=${await signStreamToken(SECRET, callId)}`);
+    const end = await openProviderEnd(`${node.url}/telephony/streams/${callId}?token=${signStreamToken(SECRET, callId)}`);
     end.start('provider-call', 'stream-9');
     return { end, stream: await waiting };
   };

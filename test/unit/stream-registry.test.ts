@@ -26,7 +26,7 @@ describe('StreamRegistry', () => {
 
   /** A provider end of `callId` that has sent its start frame. */
   const connect = async (callId: string, streamId = `stream-${callId}`): Promise<ProviderEnd> => {
-    const end = await openProviderEnd(`${node.url}/telephony/streams/${callId}?token=${await signStreamToken(SECRET, callId)}`);
+    const end = await openProviderEnd(`${node.url}/telephony/streams/${callId}?token=${signStreamToken(SECRET, callId)}`);
     end.start(`provider-${callId}`, streamId);
     return end;
   };

@@ -21,7 +21,7 @@ describe('telephony audio streams (Plivo frames)', () => {
   let node: MediaNode;
   let seq = 0;
   const newCallId = () => `${String(++seq).padStart(8, '0')}${'b'.repeat(24)}`;
-  const streamUrl = async (callId: string, tokenFor = callId) => `${node.url}/telephony/streams/${callId}?token=${await signStreamToken(SECRET, tokenFor)}`;
+  const streamUrl = async (callId: string, tokenFor = callId) => `${node.url}/telephony/streams/${callId}?token=${signStreamToken(SECRET, tokenFor)}`;
 
   before(async () => {
     node = await startMediaNode({ secret: SECRET, startTimeoutMs: 300 });
@@ -43,7 +43,7 @@ describe('telephony audio streams (Plivo frames)', () => {
     expect(await refused(`${node.url}/telephony/streams/${callId}`)).to.equal(401);
     expect(await refused(`${node.url}/telephony/streams/${callId}?token=nonsense`)).to.equal(401);
     expect(await refused(await streamUrl(callId, newCallId()))).to.equal(401);
-    const otherSecret = `${node.url}/telephony/streams/${callId}?token=${await signStreamToken('not-the-secret-but-also-32-characters-long', callId)}`;
+    const otherSecret = `${node.url}/telephony/streams/${callId}?token=${signStreamToken('not-the-secret-but-also-32-characters-long', callId)}`;
     expect(await refused(otherSecret)).to.equal(401);
   });
 

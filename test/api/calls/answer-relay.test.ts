@@ -45,7 +45,7 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
   };
   /** The provider's end of the call's stream, opened as the answer's Stream XML tells it. */
   const openStream = async (callId: string, providerCallId: string): Promise<ProviderEnd> => {
-    const token = await signStreamToken(TEST_AUTH_CONFIG.secret, callId);
+    const token = signStreamToken(TEST_AUTH_CONFIG.secret, callId);
     const end = await openProviderEnd(`${stack.api.media!.publicUrl}/telephony/streams/${callId}?token=${encodeURIComponent(token)}`);
     end.start(providerCallId, `stream-${callId}`);
     return end;

@@ -163,7 +163,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(match, xml).to.not.equal(null);
     const url = new URL(match![1]!.replace(/&amp;/g, '&'));
     expect(`${url.protocol}//${url.host}${url.pathname}`).to.equal(`${node.url}/telephony/streams/${placed.id}`);
-    expect(await verifyStreamToken(TEST_AUTH_CONFIG.secret, url.searchParams.get('token')!)).to.equal(placed.id);
+    expect(verifyStreamToken(TEST_AUTH_CONFIG.secret, url.searchParams.get('token')!)).to.equal(placed.id);
 
     // The call ends from our side: the provider stops the stream.
     const closed = new Promise<string>((resolve) => stream.onClose(resolve));

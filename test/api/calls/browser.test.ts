@@ -77,8 +77,8 @@ describe("Browser calls (POST /calls/browser, the media node's browser stream)",
     expect(answer.websocket_url).to.equal(`${media.publicUrl}/browser/calls/${callId}?token=${token}`);
     expect(answer.page_url).to.equal(`${media.publicUrl.replace(/^ws/, 'http')}/browser?call=${callId}&token=${token}`);
     expect(Date.parse(answer.expires_at) - Date.now()).to.be.within(50_000, 61_000);
-    expect(await verifyStreamToken(TEST_AUTH_CONFIG.secret, answer.token, 'browser')).to.equal(callId);
-    expect(await verifyStreamToken(TEST_AUTH_CONFIG.secret, answer.token, 'telephony'), 'not a telephony stream token').to.equal(null);
+    expect(verifyStreamToken(TEST_AUTH_CONFIG.secret, answer.token, 'browser')).to.equal(callId);
+    expect(verifyStreamToken(TEST_AUTH_CONFIG.secret, answer.token, 'telephony'), 'not a telephony stream token').to.equal(null);
     const live = await getCall(callId);
     expect(live).to.include({ status: 'in-progress', direction: 'browser', placed_by: 'Asha Rao', from_number: '' });
     expect(live.user_data).to.deep.equal({ name: 'Ravi' });
@@ -234,25 +234,24 @@ describe("Browser calls (POST /calls/browser, the media node's browser stream)",
         (error: { status?: number }) => error.status,
       );
     expect(await statusOf(`${media.publicUrl}/browser/calls/${callId}`)).to.equal(401);
-    expect(await statusOf(url(await signStreamToken(TEST_AUTH_CONFIG.secret, callId, -5, 'browser')))).to.equal(401);
-    expect(await statusOf(url(await signStreamToken(TEST_AUTH_CONFIG.secret, newId(), 60, 'browser')))).to.equal(401);
-    expect(await statusOf(url(await signStreamToken(TEST_AUTH_CONFIG.secret, callId, 60, 'telephony')))).to.equal(401);
-    expect(await statusOf(url(await signStreamToken('another-secret-that-is-at-least-32-characters', callId, 60, 'browser')))).to.equal(401);
+    expect(await statusOf(url(signStreamToken(TEST_AUTH_CONFIG.secret, callId, -5, 'browser')))).to.equal(401);
+    expect(await statusOf(url(signStreamToken(TEST_AUTH_CONFIG.secret, newId(), 60, 'browser')))).to.equal(401);
+    expect(await statusOf(url(signStreamToken(TEST_AUTH_CONFIG.secret, callId, 60, 'telephony')))).to.equal(401);
+    expect(await statusOf(url(signStreamToken('another-secret-that-is-at-least-32-characters', callId, 60, 'browser')))).to.equal(401);
     expect(await statusOf(url(owner.token))).to.equal(401);
     // A browser token does not open a telephony stream either.
     const telephony = await new Promise<number | undefined>((resolve) => {
-      void signStreamToken(TEST_AUTH_CONFIG.secret, callId, 60, 'browser').then((token) => {
-        const socket = new WebSocket(`${media.publicUrl}/telephony/streams/${callId}?token=${token}`);
-        socket.once('unexpected-response', (_req, res) => {
-          resolve(res.statusCode);
-          socket.terminate();
-        });
-        socket.once('open', () => {
-          resolve(101);
-          socket.close();
-        });
-        socket.on('error', () => undefined);
+      const token = signStreamToken(TEST_AUTH_CONFIG.secret, callId, 60, 'browser');
+      const socket = new WebSocket(`${media.publicUrl}/telephony/streams/${callId}?token=${token}`);
+      socket.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode);
+        socket.terminate();
       });
+      socket.once('open', () => {
+        resolve(101);
+        socket.close();
+      });
+      socket.on('error', () => undefined);
     });
     expect(telephony).to.equal(401);
   });

@@ -16,13 +16,14 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
   const stack = useCallStack({ numberPrefix: '+9196' });
   // Each stage's simulated latency is longer than the delay a busy machine may add to any stage
   // (SLACK_MS), so that a stage counted in another's place still fails the test. On two busy cores
-  // a stage came 81 ms late (the model's first token at 331 ms of 250), past the 80 ms allowed then.
-  const STT_MS = 250;
-  const LLM_MS = 500;
-  const TTS_MS = 300;
+  // (two test processes, each with its whole stack) the model's first token came 81 ms late (331 ms
+  // of 250), then 251 ms (751 of 500): the margin is twice the worst seen.
+  const STT_MS = 600;
+  const LLM_MS = 1_000;
+  const TTS_MS = 800;
   const TOKEN_MS = 10;
-  const EOT_MS = 400;
-  const SLACK_MS = 200;
+  const EOT_MS = 700;
+  const SLACK_MS = 500;
   const timing = (stage: string) => `${stage} (timing: its simulated latency, up to ${SLACK_MS} ms later on a busy machine)`;
 
   before(() => {
@@ -42,7 +43,7 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     speech.latencyMs = 0;
   });
 
-  it('splits each turn into its stages, and the call and the day show p50 and p90 (timing: each stage within 200 ms of its simulated latency)', async () => {
+  it('splits each turn into its stages, and the call and the day show p50 and p90 (timing: each stage within 500 ms of its simulated latency)', async () => {
     const agent = await stack.createAgent({ welcome_message: 'Hello, this is Asha.', call: { ...OPEN_HOURS, allow_interruptions: false } });
     const to = stack.callee({
       kind: 'answer',
@@ -90,12 +91,14 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
     expect(stats.days[0]).to.include({ voice_to_voice_p50_ms: sorted[1], voice_to_voice_p90_ms: sorted[2] });
   });
 
-  it('has the welcome ready when the stream opens: the same welcome stored while the first call rang then kept by the node, a filled-in one synthesized while its phone rang (timing: heard within 300 ms)', async () => {
+  it('has the welcome ready when the stream opens: the same welcome stored while the first call rang then kept by the node, a filled-in one synthesized while its phone rang (timing: heard within 350 ms)', async () => {
     const { speech } = stack.providers;
     const SLOW_TTS_MS = 500;
+    /** Under a synthesis's time, by a busy machine's margin: a welcome heard sooner was ready. */
+    const HEARD_AT_ONCE_MS = 350;
     speech.latencyMs = SLOW_TTS_MS;
     // A welcome synthesized after the stream opened is heard SLOW_TTS_MS later at the soonest.
-    const heardAtOnce = `the welcome's first sound after the stream opened (timing: under ${SLOW_TTS_MS - SLACK_MS} ms, a synthesis takes ${SLOW_TTS_MS})`;
+    const heardAtOnce = `the welcome's first sound after the stream opened (timing: under ${HEARD_AT_ONCE_MS} ms, a synthesis takes ${SLOW_TTS_MS})`;
     try {
       const agent = await stack.createAgent({ welcome_message: 'Hello, this is Asha from Acme.', call: OPEN_HOURS });
       /** A call whose callee listens to the welcome and hangs up: the callee's wait from its stream opening to the welcome's first sound, and the speech requests it took. */
@@ -118,12 +121,12 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
       // time), once, and stores it for every media node (0233): the node plays it at once.
       const first = await greet(agent.id, undefined, 40);
       expect(first.requests).to.deep.equal(['Hello, this is Asha from Acme.']);
-      expect(first.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
+      expect(first.afterStreamMs, heardAtOnce).to.be.below(HEARD_AT_ONCE_MS);
       // The next ones play it from the node's memory, at once, and ask the speech server nothing.
       for (let i = 0; i < 2; i++) {
         const next = await greet(agent.id);
         expect(next.requests).to.deep.equal([]);
-        expect(next.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
+        expect(next.afterStreamMs, heardAtOnce).to.be.below(HEARD_AT_ONCE_MS);
       }
       // A welcome with the call's own values is its own: synthesized by the worker while the phone
       // rings (2 s here, the stack running at 1/20 of real time), played at once when the stream opens, billed to its call, taken.
@@ -133,7 +136,7 @@ describe('Voice-to-voice time of each turn, the call and the day', function () {
       expect(ravi.requests).to.deep.equal(['Hello Ravi.']);
       expect(sita.requests).to.deep.equal(['Hello Sita.']);
       for (const call of [ravi, sita]) {
-        expect(call.afterStreamMs, heardAtOnce).to.be.below(SLOW_TTS_MS - SLACK_MS);
+        expect(call.afterStreamMs, heardAtOnce).to.be.below(HEARD_AT_ONCE_MS);
         expect(call.ttsCharacters).to.equal('Hello Ravi.'.length);
         expect(await PreparedWelcome.countDocuments({ _id: call.callId })).to.equal(0);
       }

@@ -86,10 +86,10 @@ export async function startMediaService(options: MediaServiceOptions): Promise<R
   };
   // A call's stream starts its conversation at once; a warm transfer's second leg waits for the conversation that asked for it.
   const streams: StreamSink = {
-    offer(key, stream) {
+    offer(key, stream, agentId) {
       const callId = key.endsWith(transferLegStreamKey('')) ? null : key;
       if (callId === null) return registry.offer(key, stream);
-      const session = new ConversationSession(callId, stream, sessionDeps);
+      const session = new ConversationSession(callId, stream, sessionDeps, { agentId: agentId ?? null });
       liveConversations++;
       void session.ended.catch(() => undefined).finally(() => liveConversations--);
       sessions.offer(callId, session);

@@ -134,6 +134,7 @@ export abstract class CallQueuePhase extends CallRecord {
       to: input.toNumber,
       timeLimitSeconds: agent.maxDurationSeconds + PROVIDER_LIMIT_MARGIN_SECONDS,
       detectVoicemail: agent.detectsVoicemail === true,
+      agentId: input.agentId,
     }).catch((error: Error) => ({ refused: error.cause instanceof Error ? error.cause.message : error.message }));
     if ('refused' in placed) {
       await this.endUnconnected('failed', `dial refused: ${placed.refused}`, 'error', 'system');

@@ -92,6 +92,8 @@ export interface DialInput {
   to: string;
   timeLimitSeconds: number;
   detectVoicemail: boolean;
+  /** Named in the answer URL, for the media node to read the agent beside the call (0244). */
+  agentId: string;
 }
 
 /** Dials the call: its provider call id, and when the provider accepted it (null on the activity path: the task's clock). */

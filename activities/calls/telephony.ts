@@ -32,10 +32,12 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       throw ApplicationFailure.nonRetryable('telephony is not configured in this worker (TELEPHONY_BASE_URL, PUBLIC_API_URL)', 'TelephonyNotConfigured');
     return { telephony: deps.telephony, base: deps.telephonyCallbackBaseUrl.replace(/\/$/, '') };
   };
-  const placeCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number }, detectVoicemail: boolean) => {
+  const placeCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number; agentId?: string }, detectVoicemail: boolean) => {
     const { telephony, base } = provider();
     const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
-    const answerUrl = `${base}/telephony/calls/${input.callId}/answer`;
+    // The call's agent rides in the answer URL (signed by the provider with it), so that the answer
+    // can name it to the media node, which then reads the call and its agent at once (0244).
+    const answerUrl = `${base}/telephony/calls/${input.callId}/answer${input.agentId ? `?agent_id=${encodeURIComponent(input.agentId)}` : ''}`;
     // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
     const machineDetection = detectVoicemail ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
     try {
@@ -54,7 +56,14 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     }
   };
   /** The claimed dial, its outcome written on the call record for a run again to answer (0239). */
-  const placeClaimedCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number; detectVoicemail: boolean }) => {
+  const placeClaimedCall = async (input: {
+    callId: string;
+    from: string;
+    to: string;
+    timeLimitSeconds: number;
+    detectVoicemail: boolean;
+    agentId?: string;
+  }) => {
     let providerCallId: string;
     try {
       ({ providerCallId } = await placeCall(input, input.detectVoicemail));
@@ -92,6 +101,8 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       to: string;
       timeLimitSeconds: number;
       detectVoicemail: boolean;
+      /** The call's agent, named in the answer URL (0244); absent in dials of workflows from before. */
+      agentId?: string;
       /** Asked again after this dial answered that an earlier run's dial had no outcome yet (0239): only that outcome is looked up. */
       earlierDialPending?: boolean;
     }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending?: true }> {

@@ -88,7 +88,9 @@ export function telephonyCallbackRoutes(deps: TelephonyCallbackDeps): Router {
   router.post('/telephony/calls/:call_id/answer', async (req, res) => {
     const callId = req.params.call_id as string;
     const callback = statusOf(signedParams(req, deps));
-    res.type('application/xml').send(await outboundAnswerXml(callId, deps, { ...callback, at: deps.now().toISOString() }));
+    // The call's agent as its dial named it in this URL, which the provider signed (0244).
+    const agentId = typeof req.query.agent_id === 'string' ? req.query.agent_id : undefined;
+    res.type('application/xml').send(await outboundAnswerXml(callId, deps, { ...callback, at: deps.now().toISOString() }, agentId));
   });
 
   /**
@@ -301,7 +303,7 @@ async function relayInboundStatus(callId: string, callback: StatusCallback, deps
  * media node tell the workflow from the record (relayRecordedAnswer). No live node, or a call
  * that is over: hang up, since nobody would talk.
  */
-async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, status: ProviderStatusUpdate): Promise<string> {
+async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, status: ProviderStatusUpdate, agentId?: string): Promise<string> {
   const chosen = await chooseMediaNode(deps.now());
   if (!chosen) {
     deps.logger.error({ msg: 'no media node is alive to take the answered call; the provider is told to hang up', call_id: callId });
@@ -312,7 +314,7 @@ async function outboundAnswerXml(callId: string, deps: TelephonyCallbackDeps, st
     deps.logger.info({ msg: 'answer for a call that is over', call_id: callId, status: status.status, provider_call_id: status.providerCallId });
     return HANGUP_ANSWER_XML;
   }
-  const xml = streamXml(callId, node.url, deps);
+  const xml = streamXml(callId, node.url, deps, agentId);
   // After this request's answer is written (the signal's encoding and encryption take the CPU too).
   setImmediate(() => void tellWorkflowOfAnswer(callId, { ...status, mediaNode: node }, deps));
   return xml;
@@ -350,9 +352,12 @@ async function announcedNodeAnswerXml(callId: string, deps: TelephonyCallbackDep
   return streamXml(callId, mediaNodeUrl, deps);
 }
 
-/** `<Stream>` of the call's audio, both ways, to the media node at `nodeUrl`, with a stream token of this very call. */
-function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbackDeps): string {
-  const token = signStreamToken(deps.streamTokenSecret, callId);
+/**
+ * `<Stream>` of the call's audio, both ways, to the media node at `nodeUrl`, with a stream token of
+ * this very call; `agentId` goes into the token for the media node to read the call and its agent at once (0244).
+ */
+function streamXml(callId: string, nodeUrl: string, deps: TelephonyCallbackDeps, agentId?: string): string {
+  const token = signStreamToken(deps.streamTokenSecret, callId, undefined, 'telephony', agentId);
   const base = nodeUrl.replace(/\/$/, '');
   return streamAnswerXml(`${base}/telephony/streams/${encodeURIComponent(callId)}?token=${encodeURIComponent(token)}`);
 }

@@ -30,14 +30,24 @@ export interface SignedStreamToken {
   expiresAt: Date;
 }
 
-export function signStreamToken(secret: string, callId: string, ttlSeconds = 300, kind: StreamKind = 'telephony'): string {
-  return signStreamTokenWithExpiry(secret, callId, ttlSeconds, kind).token;
+/** What a valid token says: its call, and the call's agent when the answer knew it (`agt`, docs/decisions/0244). */
+export interface StreamTokenClaims {
+  callId: string;
+  agentId: string | null;
+}
+
+/**
+ * `agentId`: the call's agent, as its dial named it in the answer URL; the media node then reads
+ * the call and its agent at once (0244). Only a hint: the node checks it against the call.
+ */
+export function signStreamToken(secret: string, callId: string, ttlSeconds = 300, kind: StreamKind = 'telephony', agentId?: string): string {
+  return signStreamTokenWithExpiry(secret, callId, ttlSeconds, kind, agentId).token;
 }
 
 /** The token and when it expires (the browser call's answer states it). */
-export function signStreamTokenWithExpiry(secret: string, callId: string, ttlSeconds: number, kind: StreamKind): SignedStreamToken {
+export function signStreamTokenWithExpiry(secret: string, callId: string, ttlSeconds: number, kind: StreamKind, agentId?: string): SignedStreamToken {
   const now = Math.floor(Date.now() / 1000);
-  const payload = base64url(JSON.stringify({ sub: callId, aud: AUDIENCES[kind], iat: now, exp: now + ttlSeconds }));
+  const payload = base64url(JSON.stringify({ sub: callId, aud: AUDIENCES[kind], iat: now, exp: now + ttlSeconds, ...(agentId ? { agt: agentId } : {}) }));
   const signingInput = `${HEADER}.${payload}`;
   return { token: `${signingInput}.${signatureOf(secret, signingInput).toString('base64url')}`, expiresAt: new Date((now + ttlSeconds) * 1000) };
 }
@@ -48,6 +58,11 @@ export function signStreamTokenWithExpiry(secret: string, callId: string, ttlSec
  * expiry passed or missing, no subject.
  */
 export function verifyStreamToken(secret: string, token: string, kind: StreamKind = 'telephony'): string | null {
+  return streamTokenClaims(secret, token, kind)?.callId ?? null;
+}
+
+/** As verifyStreamToken, with the agent the token names (null when it names none, or not as a non-empty string). */
+export function streamTokenClaims(secret: string, token: string, kind: StreamKind = 'telephony'): StreamTokenClaims | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
   const [header, payload, signature] = parts as [string, string, string];
@@ -59,10 +74,11 @@ export function verifyStreamToken(secret: string, token: string, kind: StreamKin
   const claims = claimsOf(payload);
   if (!claims || claims.aud !== AUDIENCES[kind]) return null;
   if (typeof claims.exp !== 'number' || claims.exp <= Math.floor(Date.now() / 1000)) return null;
-  return typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : null;
+  if (typeof claims.sub !== 'string' || claims.sub === '') return null;
+  return { callId: claims.sub, agentId: typeof claims.agt === 'string' && claims.agt !== '' ? claims.agt : null };
 }
 
-function claimsOf(payload: string): { sub?: unknown; aud?: unknown; exp?: unknown } | null {
+function claimsOf(payload: string): { sub?: unknown; aud?: unknown; exp?: unknown; agt?: unknown } | null {
   try {
     const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     return claims !== null && typeof claims === 'object' && !Array.isArray(claims) ? claims : null;

@@ -87,6 +87,8 @@ export class ConversationSession {
     readonly callId: string,
     private readonly audio: CallAudioStream,
     private readonly deps: ConversationSessionDeps,
+    /** The call's agent as the stream's token named it (0244): read beside the call, used once the call confirms it. */
+    private readonly named: { agentId: string | null } = { agentId: null },
     now: () => number = Date.now,
   ) {
     this.liveSince = now();
@@ -133,16 +135,22 @@ export class ConversationSession {
 
   private async run(): Promise<SessionEnd> {
     const { deps, callId } = this;
-    const call = await Call.findById(callId, {
-      user_data: 1,
-      workspace_id: 1,
-      direction: 1,
-      agent_id: 1,
-      to_number: 1,
-      from_number: 1,
-      data_storage: 1,
-    }).lean();
-    const agentDoc = call ? await Agent.findById(call.agent_id).lean<StoredAgent>() : null;
+    // The call and its agent at once when the token named the agent (0244): on a node saturated by
+    // a burst each read waits its turn, and the callee hears nothing until both are in.
+    const [call, namedAgent] = await Promise.all([
+      Call.findById(callId, {
+        user_data: 1,
+        workspace_id: 1,
+        direction: 1,
+        agent_id: 1,
+        to_number: 1,
+        from_number: 1,
+        data_storage: 1,
+      }).lean(),
+      this.named.agentId ? Agent.findById(this.named.agentId).lean<StoredAgent>() : null,
+    ]);
+    // The call's own agent, whatever a token names.
+    const agentDoc = !call ? null : namedAgent?._id === call.agent_id ? namedAgent : await Agent.findById(call.agent_id).lean<StoredAgent>();
     if (!call || !agentDoc || agentDoc.workspace_id !== call.workspace_id) {
       this.audio.close();
       throw new Error('the call or its agent is gone');

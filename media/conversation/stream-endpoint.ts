@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { verifyStreamToken, type StreamKind } from '../../domain/calls/stream-token';
+import { streamTokenClaims, type StreamKind } from '../../domain/calls/stream-token';
 
 export interface StreamEndpointOptions {
   /** The upgrade path; its first group is the call id (`/telephony/streams/{call_id}`). */
@@ -12,8 +12,11 @@ export interface StreamEndpointOptions {
   kind: StreamKind;
   /** The largest frame accepted (ws's default when absent). */
   maxPayload?: number;
-  /** The call's WebSocket, once its token is checked: the protocol's stream takes it from here. */
-  onStream(callId: string, ws: WebSocket): void;
+  /**
+   * The call's WebSocket, once its token is checked: the protocol's stream takes it from here.
+   * `agentId`: the call's agent as the token names it (0244), a hint to check against the call.
+   */
+  onStream(callId: string, ws: WebSocket, agentId: string | null): void;
 }
 
 export interface StreamEndpoint {
@@ -37,9 +40,9 @@ export function attachStreamEndpoint(server: Server, options: StreamEndpointOpti
     // The socket is ours from here; a peer that resets it must not throw.
     socket.on('error', () => socket.destroy());
     const callId = decodeURIComponent(match[1]!);
-    const tokenCallId = verifyStreamToken(options.secret, url.searchParams.get('token') ?? '', options.kind);
-    if (tokenCallId === null || tokenCallId !== callId) return refuse(socket, 401, 'Unauthorized');
-    sockets.handleUpgrade(req, socket, head, (ws) => options.onStream(callId, ws));
+    const claims = streamTokenClaims(options.secret, url.searchParams.get('token') ?? '', options.kind);
+    if (claims === null || claims.callId !== callId) return refuse(socket, 401, 'Unauthorized');
+    sockets.handleUpgrade(req, socket, head, (ws) => options.onStream(callId, ws, claims.agentId));
   };
   server.on('upgrade', onUpgrade);
 

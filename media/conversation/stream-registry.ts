@@ -2,7 +2,8 @@ import type { CallAudioStream } from './audio-stream';
 
 /** Where a media node's stream endpoints hand each call's audio stream, by the key in its URL. */
 export interface StreamSink {
-  offer(key: string, stream: CallAudioStream): void;
+  /** `agentId`: the call's agent as the stream's token names it (0244), when it does. */
+  offer(key: string, stream: CallAudioStream, agentId?: string | null): void;
 }
 
 /** What a registry holds: a call's audio stream, or a conversation already running on one (./sessions.ts). */

@@ -32,9 +32,9 @@ export function attachTelephonyStreams(server: Server, options: TelephonyStreams
     path: STREAM_PATH,
     secret: options.secret,
     kind: 'telephony',
-    onStream: (callId, ws) =>
+    onStream: (callId, ws, agentId) =>
       PlivoAudioStream.accept(ws, { timeoutMs: startTimeoutMs }).then(
-        (stream) => options.registry.offer(callId, stream),
+        (stream) => options.registry.offer(callId, stream, agentId),
         // No start frame: accept has closed the socket; the provider ends the call.
         () => undefined,
       ),

@@ -54,7 +54,7 @@ export function silenceSteps(
   const between = (from: Date | null | undefined, to: Date | null | undefined) => (from && to ? new Date(to).getTime() - new Date(from).getTime() : null);
   return {
     // Our call id, from the answer URL we gave the provider (`.../calls/{id}/answer`), to find the call in the logs.
-    callId: /\/calls\/([^/]+)\/answer$/.exec(call.answerUrl)?.[1] ?? call.providerCallId,
+    callId: /\/calls\/([^/]+)\/answer(?:\?|$)/.exec(call.answerUrl)?.[1] ?? call.providerCallId,
     queuedMs: between(answered, request?.sentAt),
     answerUrlMs: between(request?.sentAt, request?.deliveredAt),
     connectMs: between(request?.deliveredAt, call.streamConnectedAt),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, jwtVerify } from 'jose';
 import { SessionTokens } from '../../api/auth/session-tokens';
-import { signStreamToken, verifyStreamToken } from '../../domain/calls/stream-token';
+import { signStreamToken, streamTokenClaims, verifyStreamToken } from '../../domain/calls/stream-token';
 
 /** The token of a call's audio stream URL: this call's stream only, briefly, nothing else. */
 describe('audio stream tokens', () => {
@@ -77,5 +77,15 @@ describe('audio stream tokens', () => {
     const header = Buffer.from(JSON.stringify({ alg: 'HS256' })).toString('base64url');
     expect(verifyStreamToken(secret, `${header}.${payload}.${signature}`), 'the token as signed').to.equal(callId);
     expect(verifyStreamToken(secret, `${header}.${payload}.${signature}=`), 'padded').to.equal(null);
+  });
+
+  it("name the call's agent when the answer knew it (0244), and nothing else changes", async () => {
+    const agentId = 'fedcba9876543210fedcba9876543210';
+    const token = signStreamToken(secret, callId, 60, 'telephony', agentId);
+    expect(streamTokenClaims(secret, token)).to.deep.equal({ callId, agentId });
+    expect(verifyStreamToken(secret, token)).to.equal(callId);
+    expect((await jwtVerify(token, key, { audience: 'media-stream', algorithms: ['HS256'] })).payload).to.include({ sub: callId, agt: agentId });
+    expect(streamTokenClaims(secret, signStreamToken(secret, callId))).to.deep.equal({ callId, agentId: null });
+    expect(streamTokenClaims('another-secret-that-is-at-least-32-characters', token)).to.equal(null);
   });
 });

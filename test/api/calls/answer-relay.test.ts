@@ -26,9 +26,11 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
   this.timeout(120_000);
   const stack = useCallStack({ numberPrefix: '+9173' });
   let agentId: string;
+  let otherAgentId: string;
 
   before(async () => {
     agentId = (await stack.createAgent({ name: 'Relay', welcome_message: 'Hello from the relay test.', call: OPEN_HOURS })).id;
+    otherAgentId = (await stack.createAgent({ name: 'Other', welcome_message: 'Hello from another agent.', call: OPEN_HOURS })).id;
   });
 
   /** A placed call, ringing at the simulator, whose answer the test writes on its record the way the answer route does, without the signal. */
@@ -43,9 +45,9 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
     expect(await claimMediaNode(id, { url: media.publicUrl, taskQueue: media.taskQueue }, new Date())).to.not.equal('call-over');
     return { callId: id, providerCallId: stack.simulated(to)[0]!.providerCallId };
   };
-  /** The provider's end of the call's stream, opened as the answer's Stream XML tells it. */
-  const openStream = async (callId: string, providerCallId: string): Promise<ProviderEnd> => {
-    const token = signStreamToken(TEST_AUTH_CONFIG.secret, callId);
+  /** The provider's end of the call's stream, opened as the answer's Stream XML tells it (its token naming `namedAgentId`, 0244). */
+  const openStream = async (callId: string, providerCallId: string, namedAgentId?: string): Promise<ProviderEnd> => {
+    const token = signStreamToken(TEST_AUTH_CONFIG.secret, callId, undefined, 'telephony', namedAgentId);
     const end = await openProviderEnd(`${stack.api.media!.publicUrl}/telephony/streams/${callId}?token=${encodeURIComponent(token)}`);
     end.start(providerCallId, `stream-${callId}`);
     return end;
@@ -55,9 +57,10 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
     return (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === providerStatusSignal.name).length;
   };
 
-  it("the media node holding a stream no conversation claimed relays the answer: the call goes live (timing: within the relay's 10 s + 20 s), talks, and ends charged", async () => {
+  it("the media node holding a stream no conversation claimed relays the answer: the call goes live (timing: within the relay's 10 s + 20 s), talks with its own agent whatever agent its token names, and ends charged", async () => {
     const { callId, providerCallId } = await answeredWithoutSignal();
-    const end = await openStream(callId, providerCallId);
+    // The token names another agent than the call's (0244: a hint the node reads beside the call): the call's own agent talks.
+    const end = await openStream(callId, providerCallId, otherAgentId);
     const openedAt = Date.now();
 
     // The callee hears the welcome at once, before any workflow follows the call (0165).
@@ -82,6 +85,7 @@ describe('Calls: an answer whose signal to the workflow was lost is relayed from
     const types = events.map((e) => e.type);
     expect(types, JSON.stringify(events.map((e) => [e.type, e.message]))).to.include.members(['call.started', 'welcome', 'call.ended']);
     expect(types).to.not.include('error');
+    expect(events.find((e) => e.type === 'welcome')!.message, "the call's own agent's welcome").to.equal('Hello from the relay test.');
     expect(call.status).to.equal('completed');
     expect(call.duration_seconds as number).to.be.at.least(UNCLAIMED_ANSWER_RELAY_MS / 1000 - 1);
     expect(call.cost_paise as number).to.be.above(0);

@@ -6,7 +6,7 @@ import { decodeMulaw, encodeMulaw } from '../../../providers/audio/mulaw';
 import { SpeechDecoder, speakText, speechDurationMs } from '../../../simulators/simulated-speech';
 import type { CallAudioStream } from '../../../media/conversation/audio-stream';
 import type { CalleeScript, SimulatedCall } from '../../../simulators/telephony/simulator';
-import { verifyStreamToken } from '../../../domain/calls/stream-token';
+import { streamTokenClaims } from '../../../domain/calls/stream-token';
 import { activeOwner, withJson, type SignedUp } from '../../support/accounts';
 import { startApi, TEST_AUTH_CONFIG, type RunningApi } from '../../support/api';
 import { randomNumbers, startTestProviders, type TestProviders } from '../../support/providers';
@@ -96,9 +96,9 @@ describe('Calls: the audio stream between the provider and the media node', func
   const simulated = (to: string): SimulatedCall => providers.telephony.calls().find((c) => c.to === to)!;
   /** The call's stream, which the API's answer sends to this node, the only one in the media node directory. */
   const connect = (callId: string): Promise<CallAudioStream> => node.registry.waitFor(callId, { timeoutMs: 15_000 });
-  /** An answer request as the provider signs it. */
-  const postAnswer = (callId: string, providerCallId: string) => {
-    const path = `/api/v1/telephony/calls/${callId}/answer`;
+  /** An answer request as the provider signs it (`query`: the answer URL's, as the dial gave it). */
+  const postAnswer = (callId: string, providerCallId: string, query = '') => {
+    const path = `/api/v1/telephony/calls/${callId}/answer${query}`;
     const params = { CallUUID: providerCallId, RequestUUID: providerCallId, CallStatus: 'in-progress', Event: 'StartApp', Direction: 'outbound' };
     return postProviderCallback(api, providers.telephony.authToken, path, params);
   };
@@ -132,7 +132,8 @@ describe('Calls: the audio stream between the provider and the media node', func
 
     const record = simulated(to);
     expect(record.streamConnected).to.equal(true);
-    expect(record.answerUrl).to.equal(`${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer`);
+    // The dial names the call's agent in the answer URL, for the media node to read it beside the call (0244).
+    expect(record.answerUrl).to.equal(`${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer?agent_id=${agentId}`);
     expect(record.callbacks.map((c) => [c.status, c.url, c.delivered])).to.deep.equal([
       ['ringing', `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/status`, true],
       ['in-progress', record.answerUrl, true],
@@ -155,7 +156,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(statusSignals, 'providerStatus signals once answered').to.have.length(1);
 
     // The answer the provider got, asked again (a repeated answer changes nothing else).
-    const res = await postAnswer(placed.id, record.providerCallId);
+    const res = await postAnswer(placed.id, record.providerCallId, new URL(record.answerUrl).search);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/xml/);
     const xml = await res.text();
@@ -163,7 +164,7 @@ describe('Calls: the audio stream between the provider and the media node', func
     expect(match, xml).to.not.equal(null);
     const url = new URL(match![1]!.replace(/&amp;/g, '&'));
     expect(`${url.protocol}//${url.host}${url.pathname}`).to.equal(`${node.url}/telephony/streams/${placed.id}`);
-    expect(verifyStreamToken(TEST_AUTH_CONFIG.secret, url.searchParams.get('token')!)).to.equal(placed.id);
+    expect(streamTokenClaims(TEST_AUTH_CONFIG.secret, url.searchParams.get('token')!)).to.deep.equal({ callId: placed.id, agentId });
 
     // The call ends from our side: the provider stops the stream.
     const closed = new Promise<string>((resolve) => stream.onClose(resolve));

@@ -158,7 +158,7 @@ describe('Calls through the telephony provider (status callbacks)', function () 
     expect(more).to.be.empty;
     expect(dialled).to.include({
       from: providers.pool[0],
-      answerUrl: `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer`,
+      answerUrl: `${api.baseUrl}/api/v1/telephony/calls/${placed.id}/answer?agent_id=${agent.id}`,
       ringUrl: `${api.baseUrl}/api/v1${statusPath(placed.id)}`,
       status: 'completed',
     });

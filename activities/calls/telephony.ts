@@ -25,6 +25,18 @@ export interface TelephonyDeps {
 /** How long the provider listens to a warm transfer's leg before judging it human or machine (Plivo's `machine_detection_time`). */
 const TRANSFER_LEG_MACHINE_DETECTION_MS = 3_000;
 
+/** What a dial asks the provider for, as the call's workflow gives it. */
+interface DialRequest {
+  callId: string;
+  from: string;
+  to: string;
+  timeLimitSeconds: number;
+  /** Answering-machine detection: the call's agent screens for voicemail (docs/decisions/0158). */
+  detectVoicemail: boolean;
+  /** The call's agent, named in the answer URL (0244); absent in dials of workflows from before. */
+  agentId?: string;
+}
+
 /** Dialling and hanging up through the provider; the call's progress comes back as status callbacks. */
 export function createCallTelephonyActivities(deps: TelephonyDeps) {
   const provider = () => {
@@ -32,14 +44,14 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
       throw ApplicationFailure.nonRetryable('telephony is not configured in this worker (TELEPHONY_BASE_URL, PUBLIC_API_URL)', 'TelephonyNotConfigured');
     return { telephony: deps.telephony, base: deps.telephonyCallbackBaseUrl.replace(/\/$/, '') };
   };
-  const placeCall = async (input: { callId: string; from: string; to: string; timeLimitSeconds: number; agentId?: string }, detectVoicemail: boolean) => {
+  const placeCall = async (input: DialRequest) => {
     const { telephony, base } = provider();
     const statusUrl = `${base}/telephony/calls/${input.callId}/status`;
     // The call's agent rides in the answer URL (signed by the provider with it), so that the answer
     // can name it to the media node, which then reads the call and its agent at once (0244).
     const answerUrl = `${base}/telephony/calls/${input.callId}/answer${input.agentId ? `?agent_id=${encodeURIComponent(input.agentId)}` : ''}`;
     // Answering-machine detection when the call's agent screens for voicemail (docs/decisions/0158).
-    const machineDetection = detectVoicemail ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
+    const machineDetection = input.detectVoicemail ? { url: `${base}/telephony/calls/${input.callId}/machine`, timeMs: MACHINE_DETECTION_TIME_MS } : undefined;
     try {
       return await telephony.createCall({
         from: input.from,
@@ -56,17 +68,10 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
     }
   };
   /** The claimed dial, its outcome written on the call record for a run again to answer (0239). */
-  const placeClaimedCall = async (input: {
-    callId: string;
-    from: string;
-    to: string;
-    timeLimitSeconds: number;
-    detectVoicemail: boolean;
-    agentId?: string;
-  }) => {
+  const placeClaimedCall = async (input: DialRequest) => {
     let providerCallId: string;
     try {
-      ({ providerCallId } = await placeCall(input, input.detectVoicemail));
+      ({ providerCallId } = await placeCall(input));
     } catch (error) {
       await recordDialOutcome(input.callId, { dial_refused_reason: reasonOf(error) });
       throw error;
@@ -83,7 +88,7 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * whose histories began before the call-dial-local patch.
      */
     async dialCall(input: { callId: string; from: string; to: string; timeLimitSeconds: number }): Promise<{ providerCallId: string }> {
-      return placeCall(input, await detectsVoicemail(input.callId));
+      return placeCall({ ...input, detectVoicemail: await detectsVoicemail(input.callId) });
     },
 
     /**
@@ -95,17 +100,12 @@ export function createCallTelephonyActivities(deps: TelephonyDeps) {
      * accepted or refused, and a run again answers that outcome (0239).
      * `placedAt` is when the provider accepted the dial (the workflow's clock is the task's start).
      */
-    async dialCallOnce(input: {
-      callId: string;
-      from: string;
-      to: string;
-      timeLimitSeconds: number;
-      detectVoicemail: boolean;
-      /** The call's agent, named in the answer URL (0244); absent in dials of workflows from before. */
-      agentId?: string;
-      /** Asked again after this dial answered that an earlier run's dial had no outcome yet (0239): only that outcome is looked up. */
-      earlierDialPending?: boolean;
-    }): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending?: true }> {
+    async dialCallOnce(
+      input: DialRequest & {
+        /** Asked again after this dial answered that an earlier run's dial had no outcome yet (0239): only that outcome is looked up. */
+        earlierDialPending?: boolean;
+      },
+    ): Promise<{ providerCallId: string; placedAt: string } | { retryAt: string; earlierDialPending?: true }> {
       if (!input.earlierDialPending) {
         // The last step of the pace (0166): never sent sooner than one interval after the dial
         // before. Not yet: the workflow waits on a timer and asks again (a local activity does not

@@ -53,15 +53,11 @@ export function signStreamTokenWithExpiry(secret: string, callId: string, ttlSec
 }
 
 /**
- * The call id of a valid, unexpired stream token of this kind; null for anything else: another
- * header (another algorithm, `none`), a signature that does not match, another audience, an
- * expiry passed or missing, no subject.
+ * The call of a valid, unexpired stream token of this kind, and the agent it names (null when it
+ * names none, or not as a non-empty string); null for anything else: another header (another
+ * algorithm, `none`), a signature that does not match, another audience, an expiry passed or
+ * missing, no subject.
  */
-export function verifyStreamToken(secret: string, token: string, kind: StreamKind = 'telephony'): string | null {
-  return streamTokenClaims(secret, token, kind)?.callId ?? null;
-}
-
-/** As verifyStreamToken, with the agent the token names (null when it names none, or not as a non-empty string). */
 export function streamTokenClaims(secret: string, token: string, kind: StreamKind = 'telephony'): StreamTokenClaims | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;

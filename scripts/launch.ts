@@ -2,6 +2,8 @@ import path from 'node:path';
 import { loadConfig, parsePort, payloadKeysEnv } from '../config/env';
 import { localDataKeys } from './infra/local-data-keys';
 import { startProcess, waitForPort, type ManagedProcess } from './infra/processes';
+import { NICENESS } from './infra/app-nodes';
+import { BACKGROUND_NICENESS } from './infra/cpu-priority';
 import { startTemporalDevServer, waitForNamespace } from './infra/servers';
 import { startLocalSimulators, type LocalSimulators } from './infra/simulators';
 import { codecServerEnv, createLauncher, printReady, redact, startStoreUnlessGiven } from './infra/launcher';
@@ -52,6 +54,8 @@ async function main(): Promise<void> {
         uiCodecEndpoint: codec.endpoint,
         output: 'inherit-prefixed',
         ownProcessGroup: true,
+        // The workflows' bookkeeping: below the callee's audio on this one host (docs/decisions/0245).
+        niceness: BACKGROUND_NICENESS,
       });
       infrastructure.push(temporal);
       superviseExit(temporal);
@@ -91,6 +95,7 @@ async function main(): Promise<void> {
         env: { ...childEnv, METRICS_PORT: String(metricsPorts[name]) },
         output: 'inherit-prefixed',
         ownProcessGroup: true,
+        niceness: NICENESS[name],
       });
       application.push(proc);
       superviseExit(proc);

@@ -1,10 +1,13 @@
 import path from 'node:path';
+import { BACKGROUND_NICENESS } from './cpu-priority';
 import { ROOT, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
 
 /** The three processes of the application, each runnable as many nodes. */
 export type AppRole = 'api' | 'worker' | 'media';
 
 const ENTRIES: Record<AppRole, string> = { api: 'api/server', worker: 'workers/main', media: 'media/server' };
+/** Workers are the workflows' bookkeeping; the API's answer and the media nodes carry the callee's audio (docs/decisions/0245). */
+export const NICENESS: Record<AppRole, number> = { api: 0, worker: BACKGROUND_NICENESS, media: 0 };
 
 export interface AppNode {
   role: AppRole;
@@ -47,6 +50,7 @@ export async function startAppNode(options: AppNodeOptions): Promise<AppNode> {
     env: { ...env, HOST: options.host },
     output: options.output,
     ownProcessGroup: options.ownProcessGroup,
+    niceness: NICENESS[options.role],
   });
   // Generous: several nodes start at once, each compiling its code (tsx) or loading it.
   if (options.port !== undefined) await waitForPort(options.host, options.port, 180_000, proc);

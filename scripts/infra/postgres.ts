@@ -56,6 +56,7 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
     args: ['-D', options.dataDir, ...settings.flatMap((setting) => ['-c', setting])],
     output: options.output,
     ownProcessGroup: options.ownProcessGroup,
+    niceness: options.niceness,
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
   await waitForPort(host, options.port, 60_000, proc);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { atNiceness } from './cpu-priority';
 
 /** The repository root, from source (tsx) and from dist/ alike. */
 export const ROOT = [path.resolve(__dirname, '../..'), path.resolve(__dirname, '../../..')].find((dir) =>
@@ -63,6 +64,7 @@ export interface LocalDataServerOptions {
   fast?: boolean;
   output: StartOptions['output'];
   ownProcessGroup?: boolean;
+  niceness?: StartOptions['niceness'];
 }
 
 export interface StartOptions {
@@ -81,10 +83,13 @@ export interface StartOptions {
   /** Run as this user and group (PostgreSQL, which refuses to run as root). */
   uid?: number;
   gid?: number;
+  /** Run this much below the launcher's CPU priority (`nice`: docs/decisions/0245); 0 or absent: the same. */
+  niceness?: number;
 }
 
 export function startProcess(options: StartOptions): ManagedProcess {
-  const child = spawn(options.command, options.args, {
+  const { command, args } = atNiceness(options.command, options.args, options.niceness ?? 0);
+  const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -47,6 +47,7 @@ export interface TemporalDevServerOptions {
   uiCodecEndpoint?: string;
   output: StartOptions['output'];
   ownProcessGroup?: boolean;
+  niceness?: StartOptions['niceness'];
 }
 
 /**
@@ -88,6 +89,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     ],
     output: options.output,
     ownProcessGroup: options.ownProcessGroup,
+    niceness: options.niceness,
   });
   await waitForPort(host, options.port, 60_000, proc);
   return { ...proc, address: `${host}:${options.port}` };

@@ -8,6 +8,7 @@ import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../contracts/search-attributes';
+import { BACKGROUND_NICENESS } from './cpu-priority';
 import { requireTool, startProcess, waitForPort, type ManagedProcess, type StartOptions } from './processes';
 import { POSTGRES_USER, startPostgres, type RunningPostgres } from './postgres';
 import { waitForNamespace } from './servers';
@@ -142,6 +143,8 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       fast: options.fast,
       output: output('postgres'),
       ownProcessGroup: options.ownProcessGroup,
+      // Temporal's database: the workflows' bookkeeping, below the callee's audio on a shared host (0245).
+      niceness: BACKGROUND_NICENESS,
     });
     started.push(postgres);
     await setUpTemporalSchemas(host, options.postgresPort);
@@ -172,6 +175,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
         args: ['--root', uiRoot, '--env', 'cluster', 'start'],
         output: output('temporal-ui'),
         ownProcessGroup: options.ownProcessGroup,
+        niceness: BACKGROUND_NICENESS,
       });
       started.push(ui);
       await waitForPort(host, options.ports.ui, 30_000, ui);
@@ -342,6 +346,8 @@ function startTemporalServer(
     args: ['--root', root, '--config', 'config', '--env', 'cluster', '--allow-no-auth', 'start'],
     output,
     ownProcessGroup,
+    // The workflows' bookkeeping: below the callee's audio on a shared host (0245).
+    niceness: BACKGROUND_NICENESS,
   });
   return waitForPort(host, frontendPort, 120_000, proc).then(() => proc);
 }

@@ -16,6 +16,7 @@ import {
   uiServerConfig,
 } from '../../scripts/infra/temporal-cluster';
 import { codecServerEnv } from '../../scripts/infra/launcher';
+import { BACKGROUND_CPU_SHARES } from '../../scripts/infra/cpu-priority';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -28,6 +29,7 @@ interface Service {
   healthcheck?: unknown;
   container_name?: string;
   configs?: { source: string; target: string }[];
+  cpu_shares?: number;
 }
 const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
@@ -110,6 +112,13 @@ describe('docker-compose.yml', () => {
     expect(registered).to.deep.equal(SEARCH_ATTRIBUTE_KEYS.map((key) => key.name));
     expect(SEARCH_ATTRIBUTE_KEYS.every((key) => key.type === 'KEYWORD')).to.equal(true);
     expect(namespace).to.contain('--type Keyword');
+  });
+
+  it("weighs the workflows' bookkeeping below the callee's audio path, as the launchers' nice does (0245)", () => {
+    const shares = Object.fromEntries(Object.entries(services).map(([name, service]) => [name, service.cpu_shares ?? null]));
+    for (const background of ['worker', 'temporal', 'postgresql', 'temporal-ui']) expect(shares[background], background).to.equal(BACKGROUND_CPU_SHARES);
+    for (const audioPath of ['api', 'media', ...Object.keys(services).filter((name) => name.startsWith('mongo'))])
+      expect(shares[audioPath], audioPath).to.equal(null);
   });
 
   it('lets api, worker and media scale: one image, no fixed container names, port ranges', () => {

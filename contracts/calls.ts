@@ -50,6 +50,18 @@ export interface MediaNodeChoice {
   taskQueue: string;
 }
 
+/** What a dial asks the provider for, as the call's workflow gives it to the dial activities. */
+export interface DialRequest {
+  callId: string;
+  from: string;
+  to: string;
+  timeLimitSeconds: number;
+  /** Answering-machine detection: the call's agent screens for voicemail (docs/decisions/0158). */
+  detectVoicemail: boolean;
+  /** The call's agent, named in the answer URL (0244); absent in dials of workflows from before. */
+  agentId?: string;
+}
+
 /** Who asked to hang up, for `hangup_by`. */
 export interface HangupRequest {
   by: string;

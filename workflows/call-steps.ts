@@ -12,7 +12,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import type { ConversationActivities, ConversationInput, ConversationOutcome, ConversationProgress } from '../contracts/conversation';
 import { TASK_QUEUES } from '../contracts/task-queues';
-import type { MediaNodeChoice } from '../contracts/calls';
+import type { DialRequest, MediaNodeChoice } from '../contracts/calls';
 import type { createActivities } from '../activities';
 
 /**
@@ -86,15 +86,8 @@ export function releasesAfterEnd(): boolean {
   return patched(RELEASE_AFTER_END_PATCH);
 }
 
-export interface DialInput {
-  callId: string;
-  from: string;
-  to: string;
-  timeLimitSeconds: number;
-  detectVoicemail: boolean;
-  /** Named in the answer URL, for the media node to read the agent beside the call (0244). */
-  agentId: string;
-}
+/** A new dial always names its agent (0244): the activities also take dials of histories from before, without it. */
+export type DialInput = DialRequest & { agentId: string };
 
 /** Dials the call: its provider call id, and when the provider accepted it (null on the activity path: the task's clock). */
 export async function placeDial(input: DialInput): Promise<{ providerCallId: string; placedAt: string | null }> {

@@ -5,6 +5,7 @@ import type { Telephony } from '../../providers/telephony/types';
 import { Call } from '../../db/models/call';
 import { Agent } from '../../db/models/agent';
 import { MACHINE_DETECTION_TIME_MS } from '../../providers/telephony/callbacks';
+import type { DialRequest } from '../../contracts/calls';
 
 export interface TelephonyDeps {
   /** The telephony provider's adapter; absent in workers that never dial. */
@@ -24,18 +25,6 @@ export interface TelephonyDeps {
 
 /** How long the provider listens to a warm transfer's leg before judging it human or machine (Plivo's `machine_detection_time`). */
 const TRANSFER_LEG_MACHINE_DETECTION_MS = 3_000;
-
-/** What a dial asks the provider for, as the call's workflow gives it. */
-interface DialRequest {
-  callId: string;
-  from: string;
-  to: string;
-  timeLimitSeconds: number;
-  /** Answering-machine detection: the call's agent screens for voicemail (docs/decisions/0158). */
-  detectVoicemail: boolean;
-  /** The call's agent, named in the answer URL (0244); absent in dials of workflows from before. */
-  agentId?: string;
-}
 
 /** Dialling and hanging up through the provider; the call's progress comes back as status callbacks. */
 export function createCallTelephonyActivities(deps: TelephonyDeps) {

@@ -27,6 +27,7 @@ export async function startFerretDb(options: FerretDbOptions): Promise<ManagedPr
     ],
     output: options.output,
     ownProcessGroup: options.ownProcessGroup,
+    niceness: options.niceness,
   });
   await waitForPort(host, options.port, 30_000, proc);
   return { ...proc, uri: (db) => `mongodb://${host}:${options.port}/${db}` };
